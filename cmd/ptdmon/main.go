@@ -1,0 +1,62 @@
+// Command ptdmon watches a prefill/decode-disaggregated LLM deployment and reports
+// Prefill, KV-transfer and Decode requests per second on one time axis.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// command is one subcommand. It returns the process exit code:
+// 0 ok, 1 runtime failure, 2 usage or configuration error.
+type command struct {
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+// commands is filled by the init functions of the subcommand files, so each
+// subcommand lives in its own file.
+var commands = map[string]command{}
+
+func register(name, summary string, run func(args []string, stdout, stderr io.Writer) int) {
+	commands[name] = command{summary: summary, run: run}
+}
+
+func main() {
+	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func dispatch(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "ptdmon: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	return cmd.run(args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: ptdmon <command> [flags]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "commands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'ptdmon <command> -h' for the flags of one command.")
+}
