@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/api"
+	"github.com/ptdmon/ptdmon/internal/config"
+	"github.com/ptdmon/ptdmon/internal/service"
+)
+
+func init() {
+	register("serve", "scrape engines and serve rates, the web UI and /metrics", runServe)
+}
+
+// listFlag collects a repeatable flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return fmt.Sprint(*l) }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func runServe(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cfgPath  = fs.String("config", "", "ptdmon.yaml")
+		prefill  listFlag
+		decode   listFlag
+		listen   = fs.String("listen", "", "address to serve on (default "+config.DefaultListen+")")
+		interval = fs.Duration("interval", 0, "scrape interval (default 1s)")
+		timeout  = fs.Duration("timeout", 0, "scrape timeout, shorter than the interval (default 4/5 of it)")
+		window   = fs.Duration("window", 0, "window W of the windowed rates (default 5s)")
+		kvSource = fs.String("kv-source", "", "KV byte source: auto, flagcx, nixl, mooncake, sglang, none")
+		kvBytes  = fs.Int64("kv-bytes-per-request", 0, "B_request: bytes of one request's KV cache")
+		logLevel = fs.String("log-level", "info", "debug, info, warn or error")
+	)
+	fs.Var(&prefill, "prefill", "prefill target URL or name=URL (repeatable)")
+	fs.Var(&decode, "decode", "decode target URL or name=URL (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	log, err := newLogger(stderr, *logLevel)
+	if err != nil {
+		fmt.Fprintln(stderr, "ptdmon serve:", err)
+		return 2
+	}
+	cfg := &config.Config{}
+	if *cfgPath != "" {
+		if cfg, err = config.Load(*cfgPath); err != nil {
+			fmt.Fprintln(stderr, "ptdmon serve:", err)
+			return 2
+		}
+	}
+	for _, u := range prefill {
+		cfg.Targets = append(cfg.Targets, config.TargetFlag("prefill", u))
+	}
+	for _, u := range decode {
+		cfg.Targets = append(cfg.Targets, config.TargetFlag("decode", u))
+	}
+	setDur := func(d *config.Duration, v time.Duration) {
+		if v != 0 {
+			d.Duration = v
+		}
+	}
+	if *listen != "" {
+		cfg.Listen = *listen
+	}
+	setDur(&cfg.Interval, *interval)
+	setDur(&cfg.Timeout, *timeout)
+	setDur(&cfg.Window, *window)
+	if *kvSource != "" {
+		cfg.KVSource = *kvSource
+	}
+	if *kvBytes != 0 {
+		cfg.KVBytesPerRequest = *kvBytes
+	}
+	cfg.SetDefaults()
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintln(stderr, "ptdmon serve:", err)
+		return 2
+	}
+	kv, err := kvRequestFromConfig(cfg, *kvBytes != 0)
+	if err != nil {
+		fmt.Fprintln(stderr, "ptdmon serve:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = service.Run(ctx, cfg, service.Options{
+		KVRequest: kv,
+		Logger:    log,
+		Ready: func(addr string) {
+			fmt.Fprintf(stdout, "ptdmon: serving on http://%s/\n", addr)
+		},
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "ptdmon serve:", err)
+		return 1
+	}
+	return 0
+}
+
+// kvRequestFromConfig settles B_request.
+func kvRequestFromConfig(cfg *config.Config, fromFlag bool) (api.KVRequest, error) {
+	if cfg.KVBytesPerRequest > 0 {
+		src := "config"
+		if fromFlag {
+			src = "flag"
+		}
+		return api.KVRequest{Bytes: float64(cfg.KVBytesPerRequest), Source: src}, nil
+	}
+	return api.KVRequest{Source: "unset"}, nil
+}
+
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("-log-level %q: %w", level, err)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}

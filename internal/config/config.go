@@ -1,0 +1,265 @@
+// Package config reads ptdmon.yaml and builds the same configuration from
+// command-line flags. Errors name the file and line.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
+)
+
+// Config is ptdmon's whole configuration.
+type Config struct {
+	Listen            string        `yaml:"listen"`
+	Interval          Duration      `yaml:"interval"`
+	Timeout           Duration      `yaml:"timeout"`
+	Window            Duration      `yaml:"window"`
+	History           Duration      `yaml:"history"`
+	MaxBodyBytes      int64         `yaml:"max_body_bytes"`
+	KVSource          string        `yaml:"kv_source"`
+	KVBytesPerRequest int64         `yaml:"kv_bytes_per_request"`
+	Model             ModelConfig   `yaml:"model"`
+	Targets           []Target      `yaml:"targets"`
+	FileSD            []FileSDEntry `yaml:"file_sd"`
+
+	file string
+}
+
+// ModelConfig computes B_request from a model's config.json instead of
+// kv_bytes_per_request.
+type ModelConfig struct {
+	Config     string `yaml:"config"`
+	SeqLen     int    `yaml:"seq_len"`
+	KVDtype    string `yaml:"kv_dtype"`
+	TP         int    `yaml:"tp"`
+	WindowMode string `yaml:"window_mode"`
+	line       int
+}
+
+// Target is one engine instance to scrape.
+type Target struct {
+	Name   string            `yaml:"name"`
+	URL    string            `yaml:"url"`
+	Role   string            `yaml:"role"`
+	Engine string            `yaml:"engine"`
+	Labels map[string]string `yaml:"labels"`
+
+	// Where the target was defined, for error messages ("ptdmon.yaml:12").
+	Source string `yaml:"-"`
+}
+
+// FileSDEntry names Prometheus file_sd files that supply targets.
+type FileSDEntry struct {
+	Files   []string `yaml:"files"`
+	Refresh Duration `yaml:"refresh_interval"`
+}
+
+// Duration reads Go durations ("1s", "500ms") and Prometheus ones ("1m", "1h").
+type Duration struct{ time.Duration }
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration (e.g. 1s, 500ms, 1h)", n.Line, n.Value)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalYAML writes the duration as text.
+func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
+
+// Defaults.
+const (
+	DefaultListen   = "127.0.0.1:9433"
+	DefaultInterval = time.Second
+	DefaultWindow   = 5 * time.Second
+	DefaultHistory  = time.Hour
+)
+
+// Load reads a configuration file. The caller may add flags' values, then
+// calls SetDefaults and Validate.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(data, path)
+}
+
+var lineRE = regexp.MustCompile(`line (\d+): `)
+
+// Parse reads a configuration from data; file names it in errors. Like
+// Load, it neither fills defaults nor validates.
+func Parse(data []byte, file string) (*Config, error) {
+	c := &Config{file: file}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return nil, yamlError(file, err)
+	}
+	for i := range c.Targets {
+		c.Targets[i].Source = file + c.Targets[i].Source
+	}
+	return c, nil
+}
+
+// yamlError rewrites the YAML library's "line N: msg" into "file:N: msg".
+func yamlError(file string, err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs := make([]string, 0, len(te.Errors))
+		for _, e := range te.Errors {
+			msgs = append(msgs, atLine(file, e))
+		}
+		return fmt.Errorf("%s", strings.Join(msgs, "\n"))
+	}
+	return fmt.Errorf("%s", atLine(file, strings.TrimPrefix(err.Error(), "yaml: ")))
+}
+
+func atLine(file, msg string) string {
+	if m := lineRE.FindStringSubmatchIndex(msg); m != nil {
+		return fmt.Sprintf("%s:%s: %s", file, msg[m[2]:m[3]], msg[:m[0]]+msg[m[1]:])
+	}
+	return file + ": " + msg
+}
+
+// UnmarshalYAML records the target's line.
+func (t *Target) UnmarshalYAML(n *yaml.Node) error {
+	type plain Target
+	var p plain
+	dec := *n
+	if err := dec.Decode(&p); err != nil {
+		return err
+	}
+	*t = Target(p)
+	t.Source = ":" + strconv.Itoa(n.Line)
+	return nil
+}
+
+// SetDefaults fills unset fields.
+func (c *Config) SetDefaults() {
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if c.Interval.Duration == 0 {
+		c.Interval.Duration = DefaultInterval
+	}
+	if c.Timeout.Duration == 0 {
+		c.Timeout.Duration = c.Interval.Duration * 4 / 5
+	}
+	if c.Window.Duration == 0 {
+		c.Window.Duration = DefaultWindow
+	}
+	if c.History.Duration == 0 {
+		c.History.Duration = DefaultHistory
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = 64 << 20
+	}
+	for i := range c.Targets {
+		t := &c.Targets[i]
+		if t.Name == "" {
+			t.Name = defaultName(t.URL)
+		}
+	}
+}
+
+func defaultName(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return raw
+}
+
+// Validate checks the configuration; each error names where it comes from.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(where, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", where, fmt.Sprintf(format, a...)))
+	}
+	file := c.file
+	if file == "" {
+		file = "flags"
+	}
+	if c.Interval.Duration < 10*time.Millisecond {
+		bad(file, "interval %s is too short", c.Interval)
+	}
+	if c.Timeout.Duration >= c.Interval.Duration {
+		bad(file, "timeout %s must be shorter than interval %s", c.Timeout, c.Interval)
+	}
+	if c.Window.Duration < 2*c.Interval.Duration {
+		bad(file, "window %s must hold at least two samples (≥ 2 × interval %s)", c.Window, c.Interval)
+	}
+	if _, ok := engine.ParseKVSource(c.KVSource); !ok {
+		bad(file, "kv_source %q: want auto, flagcx, nixl, mooncake, sglang or none", c.KVSource)
+	}
+	if c.KVBytesPerRequest < 0 {
+		bad(file, "kv_bytes_per_request must be positive")
+	}
+	if c.KVBytesPerRequest > 0 && c.Model.Config != "" {
+		bad(file, "set kv_bytes_per_request or model.config, not both")
+	}
+	if c.Model.Config != "" && c.Model.SeqLen <= 0 {
+		bad(file, "model.seq_len must be > 0 when model.config is set")
+	}
+	seen := map[string]string{}
+	for _, t := range c.Targets {
+		where := t.Source
+		if where == "" {
+			where = file
+		}
+		if err := t.validate(); err != nil {
+			bad(where, "target %q: %v", t.Name, err)
+		}
+		if prev, dup := seen[t.Name]; dup {
+			bad(where, "target name %q is already used at %s", t.Name, prev)
+		}
+		seen[t.Name] = where
+	}
+	if len(c.Targets) == 0 && len(c.FileSD) == 0 {
+		bad(file, "no targets: add targets (or file_sd), or pass -prefill/-decode URLs")
+	}
+	return errors.Join(errs...)
+}
+
+func (t Target) validate() error {
+	u, err := url.Parse(t.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("url %q: want http(s)://host:port/path", t.URL)
+	}
+	if t.Role != "" {
+		if _, ok := engine.ParseRole(t.Role); !ok {
+			return fmt.Errorf("role %q: want prefill or decode", t.Role)
+		}
+	}
+	if _, ok := engine.ParseEngine(t.Engine); !ok {
+		return fmt.Errorf("engine %q: want vllm, sglang or auto", t.Engine)
+	}
+	return nil
+}
+
+// TargetFlag parses -prefill/-decode values: URL or name=URL.
+func TargetFlag(role, value string) Target {
+	name, u, ok := strings.Cut(value, "=")
+	if !ok || strings.Contains(name, "/") || strings.Contains(name, ":") {
+		name, u = "", value
+	}
+	t := Target{Name: name, URL: u, Role: role, Source: "-" + role + " " + value}
+	if t.Name == "" {
+		t.Name = defaultName(u)
+	}
+	return t
+}

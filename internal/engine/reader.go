@@ -1,0 +1,342 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/prometheus/prometheus/model/labels"
+
+	"github.com/ptdmon/ptdmon/internal/expo"
+)
+
+// DefaultMaxSeries bounds the series one target may expose.
+const DefaultMaxSeries = 200_000
+
+// ErrRole is wrapped by errors for instances whose role cannot be told.
+var ErrRole = errors.New("role unknown")
+
+// ErrUnusable is wrapped by errors for well-formed expositions that ptdmon
+// cannot read as an engine (no engine metrics, mixed engines, too many series).
+var ErrUnusable = errors.New("unusable exposition")
+
+// Reader turns one target's expositions into Observations. It keeps a cache
+// of what each raw series means, so a steady-state read does not allocate.
+// It is not safe for concurrent use; keep one per target.
+type Reader struct {
+	engine    Engine
+	role      Role
+	kv        KVSource
+	explain   bool
+	MaxSeries int
+
+	parser  expo.Parser
+	cache   map[string]*binding
+	gen     uint32
+	staged  []staged
+	lbls    labels.Labels
+	minRank map[groupKey]int32
+	primary [NumMetrics]bool
+	gsum    [NumGauges]float64
+	gcnt    [NumGauges]int
+	obs     Observation
+	ignored map[string]string
+	err     error
+}
+
+type staged struct {
+	b *binding
+	v float64
+}
+
+type groupKey struct {
+	metric Metric
+	group  uint64
+}
+
+// NewReader returns a Reader for a target of the given engine (EngineAuto to
+// detect it) and role (RoleUnknown to take it from the exposition). kv
+// restricts KV bytes to one connector (KVAuto: every connector found).
+func NewReader(engine Engine, role Role, kv KVSource) *Reader {
+	return &Reader{
+		engine:    engine,
+		role:      role,
+		kv:        kv,
+		MaxSeries: DefaultMaxSeries,
+		cache:     make(map[string]*binding),
+		minRank:   make(map[groupKey]int32),
+	}
+}
+
+// Explain makes the Reader list every family it skips, with the reason.
+func (r *Reader) Explain() { r.explain = true; r.ignored = make(map[string]string) }
+
+// Read parses one exposition. On error nothing of it is kept. The returned
+// Observation is reused by the next call.
+func (r *Reader) Read(body []byte, contentType string) (*Observation, error) {
+	r.gen++
+	r.staged = r.staged[:0]
+	r.err = nil
+	o := &r.obs
+	o.reset()
+	if err := r.parser.Parse(body, contentType, r.visit); err != nil {
+		return nil, err
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	if err := r.finish(o); err != nil {
+		return nil, err
+	}
+	if r.gen%16 == 0 {
+		r.evict()
+	}
+	return o, nil
+}
+
+func (r *Reader) visit(s *expo.Sample) error {
+	b, ok := r.cache[string(s.Series)]
+	if !ok || b.mtype != s.Type {
+		if len(r.cache) >= r.MaxSeries {
+			return fmt.Errorf("%w: more than %d series", ErrUnusable, r.MaxSeries)
+		}
+		r.parser.Labels(&r.lbls)
+		nb := r.classify(string(s.Name), s)
+		b = &nb
+		r.cache[string(s.Series)] = b
+	}
+	b.gen = r.gen
+	if !b.use {
+		if b.note {
+			r.addNote(b.family + ": " + b.why)
+		}
+		if r.explain {
+			if _, seen := r.ignored[b.family]; !seen && b.family != "" {
+				r.ignored[b.family] = b.why
+			}
+		}
+		return nil
+	}
+	if math.IsNaN(s.Value) {
+		return nil
+	}
+	if b.metric.Kind() == KindCounter && s.Value < 0 {
+		return nil
+	}
+	r.staged = append(r.staged, staged{b, s.Value})
+	return nil
+}
+
+func (r *Reader) classify(name string, s *expo.Sample) binding {
+	var b binding
+	switch {
+	case strings.HasSuffix(name, "_created"):
+		b = skip(name, "creation timestamp, not a sample value")
+	case strings.HasPrefix(name, "vllm:"):
+		b = classifyVLLM(name, s.Type, r.lbls)
+	case strings.HasPrefix(name, "sglang:"):
+		b = classifySGLang(name, s.Type, r.lbls)
+	default:
+		b = skip(familyOf(name), "not an engine metric ptdmon reads")
+	}
+	if b.use && b.kv != KVAuto && r.kv != KVAuto && b.kv != r.kv {
+		b = skip(b.family, fmt.Sprintf("KV source %s not selected (kv_source: %s)", b.kv, r.kv))
+	}
+	if b.use && b.engine != r.engine && r.engine != EngineAuto {
+		b = skip(b.family, fmt.Sprintf("a %s metric on a target configured as %s", b.engine, r.engine))
+	}
+	b.mtype = s.Type
+	return b
+}
+
+func familyOf(name string) string {
+	if base, _, ok := splitHistogram(name); ok {
+		return base
+	}
+	return name
+}
+
+// finish applies the rank and fallback rules and aggregates the staged samples.
+func (r *Reader) finish(o *Observation) error {
+	clear(r.minRank)
+	r.primary = [NumMetrics]bool{}
+	var engines [2]bool
+	var roles [2]bool // prefill, decode
+	for _, s := range r.staged {
+		b := s.b
+		if !b.fallback {
+			r.primary[b.metric] = true
+		}
+		if b.rank >= 0 {
+			k := groupKey{b.metric, b.group}
+			if cur, ok := r.minRank[k]; !ok || b.rank < cur {
+				r.minRank[k] = b.rank
+			}
+		}
+		switch b.engine {
+		case VLLM:
+			engines[0] = true
+		case SGLang:
+			engines[1] = true
+		}
+		switch b.role {
+		case Prefill:
+			roles[0] = true
+		case Decode:
+			roles[1] = true
+		}
+		if o.Model == "" && b.model != "" {
+			o.Model = b.model
+		}
+	}
+	if err := r.resolve(o, engines, roles); err != nil {
+		return err
+	}
+	r.gsum = [NumGauges]float64{}
+	r.gcnt = [NumGauges]int{}
+	for _, s := range r.staged {
+		b := s.b
+		if b.fallback && r.primary[b.metric] {
+			continue
+		}
+		if b.rank >= 0 && b.rank != r.minRank[groupKey{b.metric, b.group}] {
+			continue
+		}
+		v := s.v * b.scale
+		switch b.metric.Kind() {
+		case KindCounter:
+			o.Counters = append(o.Counters, CounterValue{Metric: b.metric, Series: b.series, Value: v})
+		case KindGauge:
+			i := b.metric.GaugeIndex()
+			r.gsum[i] += v
+			r.gcnt[i]++
+		case KindHistogram:
+			h := &o.Histograms[b.metric.HistogramIndex()]
+			h.Present = true
+			switch b.part {
+			case partBucket:
+				h.add(b.le, v)
+			case partSum:
+				h.Sum += v
+				h.HasSum = true
+			case partCount:
+				h.Count += v
+				h.HasCount = true
+			}
+		}
+	}
+	for i := range o.Histograms {
+		h := &o.Histograms[i]
+		if n := len(h.Buckets); h.Present && !h.HasCount && n > 0 && math.IsInf(h.Buckets[n-1].UpperBound, 1) {
+			h.Count = h.Buckets[n-1].Count
+		}
+	}
+	for i, n := range r.gcnt {
+		if n == 0 {
+			continue
+		}
+		o.HasGauges[i] = true
+		o.Gauges[i] = r.gsum[i]
+		if GaugeAt(i).averaged() {
+			o.Gauges[i] /= float64(n)
+		}
+	}
+	if r.explain {
+		r.fillIgnored(o)
+	}
+	return nil
+}
+
+func (r *Reader) resolve(o *Observation, engines, roles [2]bool) error {
+	switch {
+	case r.engine != EngineAuto:
+		o.Engine = r.engine
+	case engines[0] && engines[1]:
+		return fmt.Errorf("%w: it mixes vllm: and sglang: metrics; set the target's engine", ErrUnusable)
+	case engines[0]:
+		o.Engine = VLLM
+	case engines[1]:
+		o.Engine = SGLang
+	default:
+		return fmt.Errorf("%w: no vLLM (vllm:) or SGLang (sglang:) metrics in it", ErrUnusable)
+	}
+	if r.role != RoleUnknown {
+		o.Role = r.role
+		return nil
+	}
+	err := r.roleFromLabels(o, roles)
+	if err != nil && r.explain {
+		// Inspecting one exposition: say what is missing, show the rest.
+		o.Notes = append(o.Notes, err.Error())
+		return nil
+	}
+	return err
+}
+
+func (r *Reader) roleFromLabels(o *Observation, roles [2]bool) error {
+	switch {
+	case roles[0] && roles[1]:
+		return fmt.Errorf("%w: the exposition has both engine_type=\"prefill\" and \"decode\" series; set the target's role", ErrRole)
+	case roles[0]:
+		o.Role = Prefill
+	case roles[1]:
+		o.Role = Decode
+	default:
+		return fmt.Errorf("%w: set role: prefill|decode for this target (the exposition has no engine_type=\"prefill\"/\"decode\" label)", ErrRole)
+	}
+	return nil
+}
+
+func (r *Reader) addNote(n string) {
+	for _, have := range r.obs.Notes {
+		if have == n {
+			return
+		}
+	}
+	r.obs.Notes = append(r.obs.Notes, n)
+}
+
+func (h *Histogram) add(le, v float64) {
+	for i := range h.Buckets {
+		if h.Buckets[i].UpperBound == le {
+			h.Buckets[i].Count += v
+			return
+		}
+	}
+	h.Buckets = append(h.Buckets, Bucket{UpperBound: le, Count: v})
+	// Keep the buckets sorted; exposition order is ascending, so this is rare.
+	for i := len(h.Buckets) - 1; i > 0 && h.Buckets[i].UpperBound < h.Buckets[i-1].UpperBound; i-- {
+		h.Buckets[i], h.Buckets[i-1] = h.Buckets[i-1], h.Buckets[i]
+	}
+}
+
+func (r *Reader) fillIgnored(o *Observation) {
+	for fam, why := range r.ignored {
+		o.Ignored = append(o.Ignored, Ignored{Family: fam, Reason: why})
+	}
+	for m := Metric(0); m < numMetrics; m++ {
+		if !r.primary[m] {
+			continue
+		}
+		for _, s := range r.staged {
+			if s.b.metric == m && s.b.fallback {
+				o.Ignored = append(o.Ignored, Ignored{Family: s.b.family, Reason: "deprecated name; the current name is present and read instead"})
+				break
+			}
+		}
+	}
+	sort.Slice(o.Ignored, func(i, j int) bool { return o.Ignored[i].Family < o.Ignored[j].Family })
+	clear(r.ignored)
+}
+
+// evict forgets series not seen in the last 16 reads, so a target whose
+// label values churn cannot grow the cache without bound.
+func (r *Reader) evict() {
+	for k, b := range r.cache {
+		if r.gen-b.gen > 16 {
+			delete(r.cache, k)
+		}
+	}
+}

@@ -1,0 +1,241 @@
+package ledger
+
+import (
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
+)
+
+// Config sets the ledger's time constants.
+type Config struct {
+	Interval time.Duration // scrape interval (default 1s)
+	Window   time.Duration // W of the windowed rates (default 5s)
+	// StaleAfter makes a target's values absent when its newest sample is
+	// older than this (default 2×Interval + 1s).
+	StaleAfter time.Duration
+	// History is the number of points kept (default 3600: 1 h at 1 s).
+	History int
+	// InstanceBudget bounds the per-instance entries kept across the history
+	// (default 200,000); older points lose their per-instance detail first.
+	InstanceBudget int
+	// BytesPerRequest is B_request; 0 leaves KV req/s absent.
+	BytesPerRequest float64
+	Logger          *slog.Logger
+}
+
+func (c *Config) defaults() {
+	if c.Interval <= 0 {
+		c.Interval = time.Second
+	}
+	if c.Window <= 0 {
+		c.Window = 5 * time.Second
+	}
+	if c.StaleAfter <= 0 {
+		c.StaleAfter = 2*c.Interval + time.Second
+	}
+	if c.History <= 0 {
+		c.History = 3600
+	}
+	if c.InstanceBudget <= 0 {
+		c.InstanceBudget = 200_000
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// TargetInfo is what the configuration says about a target.
+type TargetInfo struct {
+	Name   string
+	URL    string
+	Role   engine.Role
+	Engine engine.Engine
+}
+
+// Scrape is the outcome of one scrape of one target.
+type Scrape struct {
+	Target   string
+	Time     time.Time     // midpoint of request start and response end
+	Duration time.Duration // request start to response end
+	Bytes    int
+	Obs      *engine.Observation // nil when the scrape failed
+	Err      error
+	Reason   string // failure class for ptd_scrape_failures_total
+}
+
+// Ledger is safe for concurrent use.
+type Ledger struct {
+	mu        sync.Mutex
+	cfg       Config
+	targets   map[string]*target
+	names     []string // sorted
+	removedKV float64  // adjusted KV bytes of targets no longer configured
+	sawKV     bool
+	points    []Point // ring
+	head      int     // index of the next point to write
+	count     int
+	instKept  int
+	subs      map[chan Point]struct{}
+}
+
+// New returns an empty ledger.
+func New(cfg Config) *Ledger {
+	cfg.defaults()
+	return &Ledger{
+		cfg:     cfg,
+		targets: make(map[string]*target),
+		points:  make([]Point, cfg.History),
+		subs:    make(map[chan Point]struct{}),
+	}
+}
+
+// Config returns the ledger's effective configuration.
+func (l *Ledger) Config() Config {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cfg
+}
+
+// SetBytesPerRequest changes B_request (0 unsets it).
+func (l *Ledger) SetBytesPerRequest(b float64) {
+	l.mu.Lock()
+	l.cfg.BytesPerRequest = b
+	l.mu.Unlock()
+}
+
+// SetTargets replaces the set of targets. A target that leaves keeps its KV
+// bytes in the global counter, which must never decrease.
+func (l *Ledger) SetTargets(infos []TargetInfo) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	keep := make(map[string]bool, len(infos))
+	for _, in := range infos {
+		keep[in.Name] = true
+		if t, ok := l.targets[in.Name]; ok {
+			t.info = in
+			continue
+		}
+		l.targets[in.Name] = newTarget(in, l.cfg.Interval, l.cfg.Window)
+	}
+	for name, t := range l.targets {
+		if !keep[name] {
+			l.removedKV += t.totals[engine.KVBytes]
+			delete(l.targets, name)
+		}
+	}
+	l.names = l.names[:0]
+	for name := range l.targets {
+		l.names = append(l.names, name)
+	}
+	sort.Strings(l.names)
+}
+
+// Record takes one scrape's outcome.
+func (l *Ledger) Record(s Scrape) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t, ok := l.targets[s.Target]
+	if !ok {
+		return
+	}
+	t.lastAttempt = s.Time
+	t.lastDuration = s.Duration
+	t.lastBytes = s.Bytes
+	if s.Obs == nil {
+		t.up = false
+		t.lastErr = "scrape failed"
+		if s.Err != nil {
+			t.lastErr = s.Err.Error()
+		}
+		reason := s.Reason
+		if reason == "" {
+			reason = "error"
+		}
+		t.failures[reason]++
+		return
+	}
+	t.up = true
+	t.lastErr = ""
+	t.lastSuccess = s.Time
+	t.ingest(s.Time, s.Obs, l.cfg.Logger)
+	if t.has(engine.KVBytes) {
+		l.sawKV = true
+	}
+}
+
+// Subscribe returns a channel that receives every new point until cancel is
+// called. A slow reader misses points rather than stalling the ledger.
+func (l *Ledger) Subscribe() (<-chan Point, func()) {
+	ch := make(chan Point, 4)
+	l.mu.Lock()
+	l.subs[ch] = struct{}{}
+	l.mu.Unlock()
+	return ch, func() {
+		l.mu.Lock()
+		if _, ok := l.subs[ch]; ok {
+			delete(l.subs, ch)
+			close(ch)
+		}
+		l.mu.Unlock()
+	}
+}
+
+// Tick computes the point at now, stores it in the history and sends it to
+// the subscribers.
+func (l *Ledger) Tick(now time.Time) Point {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p := l.compute(now)
+	l.store(p)
+	for ch := range l.subs {
+		select {
+		case ch <- p:
+		default:
+		}
+	}
+	return p
+}
+
+func (l *Ledger) store(p Point) {
+	old := &l.points[l.head]
+	l.instKept -= len(old.Instances)
+	l.points[l.head] = p
+	l.instKept += len(p.Instances)
+	l.head = (l.head + 1) % len(l.points)
+	if l.count < len(l.points) {
+		l.count++
+	}
+	// Over budget: drop the per-instance detail of the oldest points.
+	for i := 0; l.instKept > l.cfg.InstanceBudget && i < l.count; i++ {
+		q := &l.points[(l.head-l.count+i+len(l.points))%len(l.points)]
+		l.instKept -= len(q.Instances)
+		q.Instances = nil
+	}
+}
+
+// Latest returns the newest point and whether there is one.
+func (l *Ledger) Latest() (Point, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.count == 0 {
+		return Point{}, false
+	}
+	return l.points[(l.head-1+len(l.points))%len(l.points)], true
+}
+
+// Since returns the points newer than t, oldest first.
+func (l *Ledger) Since(t time.Time) []Point {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]Point, 0, l.count)
+	for i := 0; i < l.count; i++ {
+		p := l.points[(l.head-l.count+i+len(l.points))%len(l.points)]
+		if p.Time.After(t) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,102 @@
+package ledger
+
+import (
+	"sort"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
+)
+
+// TargetStatus is the scrape health and cumulative state of one target.
+type TargetStatus struct {
+	Name           string            `json:"name"`
+	URL            string            `json:"url"`
+	Role           string            `json:"role"`
+	Engine         string            `json:"engine"`
+	Model          string            `json:"model,omitempty"`
+	Up             bool              `json:"up"`
+	LastError      string            `json:"last_error,omitempty"`
+	LastScrape     time.Time         `json:"last_scrape,omitzero"`
+	LastSuccess    time.Time         `json:"last_success,omitzero"`
+	ScrapeDuration float64           `json:"scrape_duration_seconds"`
+	ScrapeBytes    int               `json:"scrape_bytes"`
+	Failures       map[string]uint64 `json:"failures,omitempty"`
+	CounterResets  uint64            `json:"counter_resets"`
+	Notes          []string          `json:"notes,omitempty"`
+
+	// Totals are the reset-adjusted counters (by canonical name), for export.
+	Totals map[string]float64 `json:"totals,omitempty"`
+	// Gauges are the newest sample's gauges, present ones only.
+	Gauges map[string]float64 `json:"gauges,omitempty"`
+	Fresh  bool               `json:"-"`
+}
+
+// Targets returns every target's status, sorted by name.
+func (l *Ledger) Targets(now time.Time) []TargetStatus {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]TargetStatus, 0, len(l.names))
+	for _, name := range l.names {
+		t := l.targets[name]
+		role, eng := t.info.Role, t.info.Engine
+		if role == engine.RoleUnknown {
+			role = t.role
+		}
+		if eng == engine.EngineAuto {
+			eng = t.engine
+		}
+		st := TargetStatus{
+			Name: name, URL: t.info.URL, Role: string(role), Engine: string(eng), Model: t.model,
+			Up: t.up, LastError: t.lastErr, LastScrape: t.lastAttempt, LastSuccess: t.lastSuccess,
+			ScrapeDuration: t.lastDuration.Seconds(), ScrapeBytes: t.lastBytes,
+			CounterResets: t.resets, Notes: append([]string(nil), t.notes...),
+			Fresh: l.unavailable(t, now) == "",
+		}
+		if len(t.failures) > 0 {
+			st.Failures = make(map[string]uint64, len(t.failures))
+			for k, v := range t.failures {
+				st.Failures[k] = v
+			}
+		}
+		for m := 0; m < engine.NumCounters; m++ {
+			if t.hasTotal[m] {
+				if st.Totals == nil {
+					st.Totals = map[string]float64{}
+				}
+				st.Totals[engine.Metric(m).String()] = t.totals[m]
+			}
+		}
+		if t.n > 0 && st.Fresh {
+			s := t.at(0)
+			for i, ok := range s.hasGauge {
+				if ok {
+					if st.Gauges == nil {
+						st.Gauges = map[string]float64{}
+					}
+					st.Gauges[engine.GaugeAt(i).String()] = s.gauges[i]
+				}
+			}
+		}
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// FailureReasons lists every failure class seen so far (for stable export).
+func (l *Ledger) FailureReasons() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	seen := map[string]bool{}
+	for _, t := range l.targets {
+		for r := range t.failures {
+			seen[r] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for r := range seen {
+		out = append(out, r)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,169 @@
+// Package service runs ptdmon's collector process: the scrape loops, the
+// ledger's ticks, file_sd re-reads and the HTTP server, until its context ends.
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/api"
+	"github.com/ptdmon/ptdmon/internal/collector"
+	"github.com/ptdmon/ptdmon/internal/config"
+	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/ledger"
+)
+
+// Options are what Run needs besides the configuration.
+type Options struct {
+	KVRequest api.KVRequest
+	Logger    *slog.Logger
+	// Extra routes (the web UI).
+	Extra map[string]http.Handler
+	// Ready, if set, receives the listening address once the server is up.
+	Ready func(addr string)
+}
+
+// Run starts everything and blocks until ctx ends.
+func Run(ctx context.Context, cfg *config.Config, opts Options) error {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	l := ledger.New(ledger.Config{
+		Interval:        cfg.Interval.Duration,
+		Window:          cfg.Window.Duration,
+		History:         int(cfg.History.Duration / cfg.Interval.Duration),
+		BytesPerRequest: opts.KVRequest.Bytes,
+		Logger:          log,
+	})
+	kv, _ := engine.ParseKVSource(cfg.KVSource)
+	col := collector.New(l, collector.Options{
+		Interval:     cfg.Interval.Duration,
+		Timeout:      cfg.Timeout.Duration,
+		MaxBodyBytes: cfg.MaxBodyBytes,
+		KVSource:     kv,
+		Logger:       log,
+	})
+	targets, err := resolveTargets(cfg)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	col.SetTargets(ctx, targets)
+
+	srv := &http.Server{
+		Handler:           (&api.Server{Ledger: l, KVRequest: opts.KVRequest, Logger: log, Extra: opts.Extra}).Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	addr := ln.Addr().String()
+	log.Info("ptdmon collecting", "listen", "http://"+addr+"/", "targets", len(targets), "interval", cfg.Interval.Duration, "window", cfg.Window.Duration)
+	if opts.Ready != nil {
+		opts.Ready(addr)
+	}
+	done := make(chan struct{})
+	go func() { col.Run(ctx); close(done) }()
+	if len(cfg.FileSD) > 0 {
+		go watchFileSD(ctx, cfg, col, targets, log)
+	}
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	srv.Shutdown(shut)
+	<-done
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// resolveTargets merges the configured targets with those of file_sd.
+func resolveTargets(cfg *config.Config) ([]collector.Target, error) {
+	all := append([]config.Target(nil), cfg.Targets...)
+	if len(cfg.FileSD) > 0 {
+		sd, err := config.ReadFileSD(cfg.FileSD)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, sd...)
+	}
+	out := make([]collector.Target, 0, len(all))
+	seen := map[string]bool{}
+	for _, t := range all {
+		if seen[t.Name] {
+			return nil, fmt.Errorf("%s: target name %q is used twice", t.Source, t.Name)
+		}
+		seen[t.Name] = true
+		role, _ := engine.ParseRole(t.Role)
+		eng, _ := engine.ParseEngine(t.Engine)
+		out = append(out, collector.Target{Name: t.Name, URL: t.URL, Role: role, Engine: eng})
+	}
+	return out, nil
+}
+
+// watchFileSD re-reads the file_sd files when they change (mtime polled).
+func watchFileSD(ctx context.Context, cfg *config.Config, col *collector.Collector, current []collector.Target, log *slog.Logger) {
+	every := 5 * time.Second
+	for _, e := range cfg.FileSD {
+		if e.Refresh.Duration > 0 && e.Refresh.Duration < every {
+			every = e.Refresh.Duration
+		}
+	}
+	tk := time.NewTicker(every)
+	defer tk.Stop()
+	last := stamp(cfg)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tk.C:
+		}
+		now := stamp(cfg)
+		if reflect.DeepEqual(now, last) {
+			continue
+		}
+		last = now
+		ts, err := resolveTargets(cfg)
+		if err != nil {
+			// Keep the targets we have: a half-written file must not empty the set.
+			log.Error("file_sd re-read failed; keeping the previous targets", "err", err)
+			continue
+		}
+		if !reflect.DeepEqual(ts, current) {
+			log.Info("file_sd targets changed", "targets", len(ts))
+			current = ts
+			col.SetTargets(ctx, ts)
+		}
+	}
+}
+
+func stamp(cfg *config.Config) map[string]time.Time {
+	m := map[string]time.Time{}
+	for _, e := range cfg.FileSD {
+		for _, pattern := range e.Files {
+			files, _ := filepath.Glob(pattern)
+			for _, f := range files {
+				if st, err := os.Stat(f); err == nil {
+					m[f] = st.ModTime()
+				}
+			}
+		}
+	}
+	return m
+}
