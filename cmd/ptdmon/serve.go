@@ -13,6 +13,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/config"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/service"
 )
 
@@ -39,6 +40,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		window   = fs.Duration("window", 0, "window W of the windowed rates (default 5s)")
 		kvSource = fs.String("kv-source", "", "KV byte source: auto, flagcx, nixl, mooncake, sglang, none")
 		kvBytes  = fs.Int64("kv-bytes-per-request", 0, "B_request: bytes of one request's KV cache")
+		modelCfg = fs.String("model-config", "", "model's config.json, to compute B_request (with -seq-len)")
+		seqLen   = fs.Int("seq-len", 0, "input length S of the test run, in tokens (e.g. 8192)")
+		kvDtype  = fs.String("kv-dtype", "", "KV cache dtype: auto, bf16, fp16, fp8, fp8_e4m3, fp8_e5m2")
+		tp       = fs.Int("tp", 0, "tensor-parallel size of the engines (for the wire bytes of replicated KV heads)")
 		logLevel = fs.String("log-level", "info", "debug, info, warn or error")
 	)
 	fs.Var(&prefill, "prefill", "prefill target URL or name=URL (repeatable)")
@@ -81,6 +86,18 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if *kvBytes != 0 {
 		cfg.KVBytesPerRequest = *kvBytes
 	}
+	if *modelCfg != "" {
+		cfg.Model.Config = *modelCfg
+	}
+	if *seqLen != 0 {
+		cfg.Model.SeqLen = *seqLen
+	}
+	if *kvDtype != "" {
+		cfg.Model.KVDtype = *kvDtype
+	}
+	if *tp != 0 {
+		cfg.Model.TP = *tp
+	}
 	cfg.SetDefaults()
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintln(stderr, "ptdmon serve:", err)
@@ -115,6 +132,21 @@ func kvRequestFromConfig(cfg *config.Config, fromFlag bool) (api.KVRequest, erro
 			src = "flag"
 		}
 		return api.KVRequest{Bytes: float64(cfg.KVBytesPerRequest), Source: src}, nil
+	}
+	if cfg.Model.Config != "" {
+		res, err := kvsize.FromFile(cfg.Model.Config, kvsize.Options{
+			SeqLen: cfg.Model.SeqLen, KVDtype: cfg.Model.KVDtype, TP: cfg.Model.TP, WindowMode: cfg.Model.WindowMode,
+		})
+		if err != nil {
+			return api.KVRequest{}, err
+		}
+		// B_request is what the byte counters see per request: with TP
+		// replication the connectors move the replicated heads too.
+		b := res.BytesPerRequest
+		if res.WireBytesPerRequest > 0 {
+			b = res.WireBytesPerRequest
+		}
+		return api.KVRequest{Bytes: float64(b), Source: "model-config", Detail: res}, nil
 	}
 	return api.KVRequest{Source: "unset"}, nil
 }

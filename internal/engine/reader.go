@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/ptdmon/ptdmon/internal/expo"
@@ -103,7 +104,7 @@ func (r *Reader) visit(s *expo.Sample) error {
 			return fmt.Errorf("%w: more than %d series", ErrUnusable, r.MaxSeries)
 		}
 		r.parser.Labels(&r.lbls)
-		nb := r.classify(string(s.Name), s)
+		nb := r.classify(string(s.Name), s.Type)
 		b = &nb
 		r.cache[string(s.Series)] = b
 	}
@@ -129,15 +130,15 @@ func (r *Reader) visit(s *expo.Sample) error {
 	return nil
 }
 
-func (r *Reader) classify(name string, s *expo.Sample) binding {
+func (r *Reader) classify(name string, t model.MetricType) binding {
 	var b binding
 	switch {
 	case strings.HasSuffix(name, "_created"):
 		b = skip(name, "creation timestamp, not a sample value")
 	case strings.HasPrefix(name, "vllm:"):
-		b = classifyVLLM(name, s.Type, r.lbls)
+		b = classifyVLLM(name, t, r.lbls)
 	case strings.HasPrefix(name, "sglang:"):
-		b = classifySGLang(name, s.Type, r.lbls)
+		b = classifySGLang(name, t, r.lbls)
 	default:
 		b = skip(familyOf(name), "not an engine metric ptdmon reads")
 	}
@@ -147,7 +148,7 @@ func (r *Reader) classify(name string, s *expo.Sample) binding {
 	if b.use && b.engine != r.engine && r.engine != EngineAuto {
 		b = skip(b.family, fmt.Sprintf("a %s metric on a target configured as %s", b.engine, r.engine))
 	}
-	b.mtype = s.Type
+	b.mtype = t
 	return b
 }
 

@@ -44,7 +44,7 @@ var (
 	upDesc       = desc("ptd_target_up", "1 if the newest scrape of the target succeeded and its values are fresh, else 0.", "target", "role", "engine")
 	durationDesc = desc("ptd_scrape_duration_seconds", "Duration of the newest scrape of the target.", "target")
 	failuresDesc = desc("ptd_scrape_failures_total", "Failed scrapes of the target by reason.", "target", "reason")
-	resetsDesc   = desc("ptd_counter_resets_total", "Counter resets (decreases) seen on the target's series.", "target")
+	resetsDesc   = desc("ptd_series_resets_total", "Counter resets (decreases) seen on the target's source series.", "target")
 )
 
 // Collector implements prometheus.Collector over a ledger.

@@ -1,0 +1,316 @@
+package engine
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const gib = 1 << 30
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Expected values are worked out by hand from the numbers written into each
+// capture (see the comments), not taken from the adapter's output.
+func TestReaderCaptures(t *testing.T) {
+	type want struct {
+		engine   Engine
+		role     Role
+		model    string
+		counters map[Metric]float64
+		series   map[Metric]int
+		gauges   map[Metric]float64
+		absent   []Metric
+		hists    map[Metric][2]float64 // count, sum
+		notes    int
+	}
+	f := func(file string, role Role, w want) {
+		t.Helper()
+		r := NewReader(EngineAuto, role, KVAuto)
+		o, err := r.Read(readFile(t, filepath.Join("testdata", file)), "text/plain; version=0.0.4")
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if o.Engine != w.engine || o.Role != w.role || o.Model != w.model {
+			t.Errorf("%s: engine/role/model = %s/%s/%s, want %s/%s/%s", file, o.Engine, o.Role, o.Model, w.engine, w.role, w.model)
+		}
+		for m, v := range w.counters {
+			got, ok := o.CounterSum(m)
+			if !ok || math.Abs(got-v) > 1e-9*math.Max(1, v) {
+				t.Errorf("%s: counter %s = %v (present %v), want %v", file, m, got, ok, v)
+			}
+		}
+		for m, n := range w.series {
+			got := 0
+			for _, c := range o.Counters {
+				if c.Metric == m {
+					got++
+				}
+			}
+			if got != n {
+				t.Errorf("%s: counter %s has %d source series, want %d", file, m, got, n)
+			}
+		}
+		for m, v := range w.gauges {
+			got, ok := o.Gauge(m)
+			if !ok || math.Abs(got-v) > 1e-12 {
+				t.Errorf("%s: gauge %s = %v (present %v), want %v", file, m, got, ok, v)
+			}
+		}
+		for _, m := range w.absent {
+			if m.Kind() == KindGauge {
+				if _, ok := o.Gauge(m); ok {
+					t.Errorf("%s: gauge %s present, want absent", file, m)
+				}
+			} else if _, ok := o.CounterSum(m); ok {
+				t.Errorf("%s: counter %s present, want absent", file, m)
+			}
+		}
+		for m, cs := range w.hists {
+			h := o.Histograms[m.HistogramIndex()]
+			if !h.Present || h.Count != cs[0] || math.Abs(h.Sum-cs[1]) > 1e-9 {
+				t.Errorf("%s: histogram %s count/sum = %v/%v (present %v), want %v/%v", file, m, h.Count, h.Sum, h.Present, cs[0], cs[1])
+			}
+			if n := len(h.Buckets); n == 0 || !math.IsInf(h.Buckets[n-1].UpperBound, 1) || h.Buckets[n-1].Count != cs[0] {
+				t.Errorf("%s: histogram %s: +Inf bucket missing or not equal to the count", file, m)
+			}
+		}
+		if len(o.Notes) != w.notes {
+			t.Errorf("%s: notes = %q, want %d", file, o.Notes, w.notes)
+		}
+	}
+
+	// vLLM prefill, DP=2, FlagCX. Completions: engine 0 length 1000 + engine 1
+	// stop 3 + length 990; abort 7+1 and error 2 are not completions.
+	f("vllm_prefill_flagcx.txt", Prefill, want{
+		engine: VLLM, role: Prefill, model: "meta-llama/Llama-3.1-8B-Instruct",
+		counters: map[Metric]float64{
+			Completed: 1993, Aborted: 8, Errored: 2,
+			PromptTokens: 8265728 + 8142848, GenerationTokens: 1009 + 994,
+			KVBytes: 1993 * gib, KVTransfers: 4000 + 3972, KVFailures: 1, KVExpired: 2,
+			PrefixQueries: 8265728 + 8142848, PrefixHits: 0,
+		},
+		// 2 engines × (stop, length, repetition).
+		series: map[Metric]int{Completed: 6, KVBytes: 2, KVFailures: 4},
+		gauges: map[Metric]float64{Running: 5, Waiting: 8, KVUsage: 0.375},
+		absent: []Metric{QueueInflight, QueueBootstrap},
+		// TTFT: engine 0 saw 0.2, 0.3, 0.9; engine 1 saw 0.4. FlagCX transfers 0.08, 0.09, 0.3 and 0.09.
+		hists: map[Metric][2]float64{TTFT: {4, 1.8}, KVXferTime: {4, 0.56}},
+	})
+	// vLLM decode with NIXL: eight rank-level transfers of 1/4 GiB.
+	f("vllm_decode_nixl.txt", Decode, want{
+		engine: VLLM, role: Decode, model: "meta-llama/Llama-3.1-8B-Instruct",
+		counters: map[Metric]float64{Completed: 1500 + 480 + 4, Aborted: 3, Errored: 1, KVBytes: 2 * gib, KVTransfers: 8, KVFailures: 3, GenerationTokens: 1021440},
+		gauges:   map[Metric]float64{Running: 180, Waiting: 12, KVUsage: 0.875},
+		hists:    map[Metric][2]float64{ITL: {100, 90*0.02 + 10*0.06}, KVXferTime: {2, 0.22}},
+	})
+	// SGLang prefill with both TP ranks reporting: rank 0 counts once; the
+	// priority="1" series is not a total; pid-labelled gauges add up (1+2).
+	// kv_transfer_total_mb: 500 transfers of 2048 MB; latency in ms → s.
+	f("sglang_prefill.txt", RoleUnknown, want{
+		engine: SGLang, role: Prefill, model: "Qwen/Qwen3-32B",
+		counters: map[Metric]float64{Completed: 500, KVBytes: 500 * 2048 * (1 << 20), KVTransfers: 500, KVFailures: 1, BootstrapFailed: 2, Aborted: 4, PromptTokens: 4096000},
+		series:   map[Metric]int{KVBytes: 1},
+		gauges:   map[Metric]float64{Running: 4, Waiting: 30, KVUsage: 0.62, QueueBootstrap: 3, QueueInflight: 11, RetractedNow: 3},
+		hists:    map[Metric][2]float64{KVXferTime: {500, (400*80 + 100*300) / 1000.0}},
+	})
+	// SGLang decode with DP attention: dp_rank 0..3 each its own group (tp_rank = dp_rank).
+	f("sglang_decode_dp.txt", RoleUnknown, want{
+		engine: SGLang, role: Decode, model: "deepseek-ai/DeepSeek-V3",
+		counters: map[Metric]float64{Completed: 400, GenerationTokens: 409600},
+		gauges:   map[Metric]float64{Running: 10 + 20 + 30 + 40, Waiting: 4, QueuePrealloc: 8, QueueTransfer: 20, KVUsage: (0.1 + 0.2 + 0.3 + 0.4) / 4},
+		absent:   []Metric{KVBytes},
+		hists:    map[Metric][2]float64{TTFT: {400, 300*0.5 + 100*1.5}, ITL: {1000, 30}, E2E: {400, 8000}},
+	})
+	// Old SGLang: prealloc is the old name of the bootstrap queue; the
+	// kv_transfer_total_mb gauge cannot give bytes and is reported, not used.
+	f("sglang_prefill_old.txt", RoleUnknown, want{
+		engine: SGLang, role: Prefill, model: "Qwen/Qwen3-32B",
+		counters: map[Metric]float64{Completed: 77},
+		gauges:   map[Metric]float64{QueueBootstrap: 6, QueueInflight: 2, Running: 4, Waiting: 9},
+		absent:   []Metric{KVBytes, KVTransfers},
+		notes:    1,
+	})
+}
+
+func TestReaderFixtures(t *testing.T) {
+	// Real excerpts from users' reports (shared/fixtures).
+	f := func(file string, role Role, check func(*Observation) string) {
+		t.Helper()
+		path := filepath.Join("..", "..", "..", "shared", "fixtures", file)
+		if _, err := os.Stat(path); err != nil {
+			t.Fatalf("fixture %s: %v", file, err)
+		}
+		r := NewReader(EngineAuto, role, KVAuto)
+		o, err := r.Read(readFile(t, path), "")
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if msg := check(o); msg != "" {
+			t.Errorf("%s: %s", file, msg)
+		}
+	}
+	f("vllm_issue_617_a.txt", Prefill, func(o *Observation) string {
+		// vLLM 0.10 exports the deprecated gpu_prefix_cache_hits_total; the
+		// excerpt has no current-name hits, so the old one is read.
+		if v, ok := o.CounterSum(PrefixHits); !ok || v != 0 {
+			return "prefix hits from the deprecated name missing"
+		}
+		if v, _ := o.CounterSum(PrefixQueries); v != 32 {
+			return "prefix queries != 32"
+		}
+		if v, ok := o.Gauge(KVUsage); !ok || v != 9.75010481363281e-06 {
+			return "kv usage wrong"
+		}
+		if o.Model != "zai-org/GLM-4.5" {
+			return "model " + o.Model
+		}
+		return ""
+	})
+	f("vllm_pr_22227.txt", Decode, func(o *Observation) string {
+		// No # TYPE lines: buckets are still read by name; no _count, so the
+		// count is the largest bucket seen (no +Inf in the excerpt: none).
+		h := o.Histograms[PrefillTime.HistogramIndex()]
+		if !h.Present || len(h.Buckets) != 13 || h.HasCount {
+			return "untyped prefill-time buckets not read"
+		}
+		return ""
+	})
+	f("sglang_issue_1614_aibrix_a.txt", Decode, func(o *Observation) string {
+		// num_retracted_reqs: four pid-labelled zeros.
+		if v, ok := o.Gauge(RetractedNow); !ok || v != 0 {
+			return "retracted gauge missing"
+		}
+		return ""
+	})
+	for _, file := range []string{"sglang_issue_13485.txt", "sglang_pr_4412.txt"} {
+		f(file, Decode, func(o *Observation) string {
+			if o.Engine != SGLang {
+				return "engine not detected"
+			}
+			if _, ok := o.Gauge(Running); !ok {
+				return "running gauge missing"
+			}
+			return ""
+		})
+	}
+}
+
+func TestReaderErrors(t *testing.T) {
+	f := func(body, contentType string, role Role, wantErr error, wantText string) {
+		t.Helper()
+		r := NewReader(EngineAuto, role, KVAuto)
+		_, err := r.Read([]byte(body), contentType)
+		if err == nil {
+			t.Fatalf("Read(%.40q) succeeded, want an error", body)
+		}
+		if wantErr != nil && !errors.Is(err, wantErr) {
+			t.Errorf("Read(%.40q) = %v, want %v", body, err, wantErr)
+		}
+		if !strings.Contains(err.Error(), wantText) {
+			t.Errorf("Read(%.40q) = %q, want it to mention %q", body, err, wantText)
+		}
+	}
+	vllm := "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\",model_name=\"m\"} 1\n"
+	f(vllm, "", RoleUnknown, ErrRole, "set role")
+	f("[]\n", "", Decode, nil, "JSON")
+	f("[]", "application/json", Decode, nil, "TensorRT-LLM")
+	f("vllm:num_requests_running{engine=\"0\" 1\n", "", Decode, nil, "parse")
+	f("process_cpu_seconds_total 1\n", "", Decode, ErrUnusable, "no vLLM")
+	f(vllm+"sglang:num_running_reqs 1\n", "", Decode, ErrUnusable, "mixes")
+	f("\x00\x01\x02garbage", "", Decode, nil, "binary")
+	f("# TYPE sglang:num_running_reqs gauge\nsglang:num_running_reqs{engine_type=\"prefill\"} 1\nsglang:num_queue_reqs{engine_type=\"decode\"} 1\n", "", RoleUnknown, ErrRole, "both")
+}
+
+func TestReaderEngineMismatch(t *testing.T) {
+	// A target configured as vLLM that serves SGLang has nothing ptdmon can read.
+	r := NewReader(VLLM, Decode, KVAuto)
+	body := readFile(t, filepath.Join("testdata", "sglang_decode_dp.txt"))
+	o, err := r.Read(body, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := o.CounterSum(Completed); ok {
+		t.Error("SGLang completions read on a target configured as vLLM")
+	}
+}
+
+func TestReaderKVSourceSelection(t *testing.T) {
+	body := readFile(t, filepath.Join("testdata", "vllm_prefill_flagcx.txt"))
+	r := NewReader(EngineAuto, Prefill, KVNIXL)
+	o, err := r.Read(body, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := o.CounterSum(KVBytes); ok {
+		t.Error("FlagCX bytes read although kv_source is nixl")
+	}
+	if _, ok := o.CounterSum(Completed); !ok {
+		t.Error("completions lost with a KV source filter")
+	}
+}
+
+func TestReaderOpenMetrics(t *testing.T) {
+	// The same vLLM counters in OpenMetrics: family names without _total,
+	// _created samples inside the family, # EOF.
+	body := `# TYPE vllm:request_success counter
+# HELP vllm:request_success Count of successfully processed requests.
+vllm:request_success_total{engine="0",finished_reason="length",model_name="m"} 10.0
+vllm:request_success_created{engine="0",finished_reason="length",model_name="m"} 1.7e+09
+vllm:request_success_total{engine="0",finished_reason="abort",model_name="m"} 2.0
+vllm:request_success_created{engine="0",finished_reason="abort",model_name="m"} 1.7e+09
+# TYPE vllm:flagcx_total_bytes_transferred counter
+vllm:flagcx_total_bytes_transferred_total{engine="0",model_name="m"} 4096.0
+# EOF
+`
+	r := NewReader(EngineAuto, Prefill, KVAuto)
+	o, err := r.Read([]byte(body), "application/openmetrics-text; version=1.0.0; charset=utf-8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := o.CounterSum(Completed); v != 10 {
+		t.Errorf("completions = %v, want 10", v)
+	}
+	if v, _ := o.CounterSum(KVBytes); v != 4096 {
+		t.Errorf("kv bytes = %v, want 4096", v)
+	}
+}
+
+func TestReaderCacheSteadyState(t *testing.T) {
+	// A second read of an identical body gives identical values and uses
+	// the cached bindings (no label materialisation).
+	body := readFile(t, filepath.Join("testdata", "vllm_prefill_flagcx.txt"))
+	r := NewReader(EngineAuto, Prefill, KVAuto)
+	o1, err := r.Read(body, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := o1.CounterSum(Completed)
+	n := len(r.cache)
+	o2, err := r.Read(body, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, _ := o2.CounterSum(Completed)
+	if first != second || len(r.cache) != n {
+		t.Errorf("second read: completions %v vs %v, cache %d vs %d", first, second, len(r.cache), n)
+	}
+	allocs := testing.AllocsPerRun(20, func() {
+		if _, err := r.Read(body, ""); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 10 {
+		t.Errorf("steady-state read allocates %v times, want ≤ 10", allocs)
+	}
+}

@@ -1,0 +1,262 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/api"
+	"github.com/ptdmon/ptdmon/internal/config"
+)
+
+const bReq = 1 << 30 // B_request of the fake engines: 1 GiB
+
+type runningService struct {
+	base   string
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startService(t *testing.T, cfg *config.Config, kv api.KVRequest) *runningService {
+	t.Helper()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.SetDefaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	rs := &runningService{cancel: cancel, done: make(chan error, 1)}
+	go func() {
+		rs.done <- Run(ctx, cfg, Options{KVRequest: kv, Ready: func(a string) { ready <- a }})
+	}()
+	select {
+	case a := <-ready:
+		rs.base = "http://" + a
+	case err := <-rs.done:
+		t.Fatalf("service did not start: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("service did not start in 10 s")
+	}
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-rs.done:
+			if err != nil {
+				t.Errorf("service stopped with %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("service did not stop in 10 s")
+		}
+	})
+	return rs
+}
+
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %s", url, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+}
+
+func getText(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Views of the API used by the tests (decoded independently of the ledger's types).
+type stageJSON struct {
+	Instant *float64          `json:"requests_per_second"`
+	Window  *float64          `json:"requests_per_second_window"`
+	Up      int               `json:"instances_up"`
+	N       int               `json:"instances"`
+	Absent  map[string]string `json:"absent"`
+}
+
+type pointJSON struct {
+	Time          time.Time `json:"time"`
+	Prefill       stageJSON `json:"prefill"`
+	KV            stageJSON `json:"kv"`
+	Decode        stageJSON `json:"decode"`
+	GlobalKVBytes *float64  `json:"global_kv_bytes_total"`
+}
+
+type targetJSON struct {
+	Name          string            `json:"name"`
+	Up            bool              `json:"up"`
+	LastError     string            `json:"last_error"`
+	Failures      map[string]uint64 `json:"failures"`
+	CounterResets uint64            `json:"counter_resets"`
+}
+
+func within(t *testing.T, what string, got *float64, want, tol float64) {
+	t.Helper()
+	if got == nil {
+		t.Errorf("%s is absent, want %v", what, want)
+		return
+	}
+	if math.Abs(*got-want) > tol*want {
+		t.Errorf("%s = %.4f, want %.4f ± %.1f%%", what, *got, want, tol*100)
+	}
+}
+
+// TestEndToEndRates runs the real collector over loopback HTTP against
+// vLLM and SGLang expositions whose counters advance at known rates, with
+// jittered response times and one engine restart (counter reset).
+func TestEndToEndRates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for 15 s of real time")
+	}
+	const jitter = 20 * time.Millisecond
+	// Truth: prefill 20 + 10 + 5 req/s; decode the same; KV bytes from
+	// FlagCX on p-vllm, SGLang's MB histogram on p-sglang, NIXL on d-nixl.
+	pVLLM := startFake(t, jitter, 1, vllmBody("llama", 2, 20, "flagcx", bReq))
+	pSGL := startFake(t, jitter, 2, sglangBody("prefill", "qwen", 10, bReq))
+	pNIXL := startFake(t, jitter, 3, vllmBody("llama", 1, 5, "", 0))
+	dVLLM := startFake(t, jitter, 4, vllmBody("llama", 1, 20, "", 0))
+	dSGL := startFake(t, jitter, 5, sglangBody("decode", "qwen", 10, 0))
+	dNIXL := startFake(t, jitter, 6, vllmBody("llama", 1, 5, "nixl", bReq))
+
+	cfg := &config.Config{
+		Interval: config.Duration{Duration: time.Second},
+		Window:   config.Duration{Duration: 10 * time.Second},
+		Targets: []config.Target{
+			{Name: "p-vllm", URL: pVLLM.URL(), Role: "prefill"},
+			{Name: "p-sglang", URL: pSGL.URL()}, // role from engine_type
+			{Name: "p-nixl", URL: pNIXL.URL(), Role: "prefill", Engine: "vllm"},
+			{Name: "d-vllm", URL: dVLLM.URL(), Role: "decode"},
+			{Name: "d-sglang", URL: dSGL.URL(), Engine: "sglang"},
+			{Name: "d-nixl", URL: dNIXL.URL(), Role: "decode"},
+		},
+	}
+	rs := startService(t, cfg, api.KVRequest{Bytes: bReq, Source: "flag"})
+
+	// The FlagCX prefill restarts 2.5 s in: refused connections, then counters from 0.
+	time.Sleep(2500 * time.Millisecond)
+	pVLLM.restart(400 * time.Millisecond)
+	// Let a full 10 s window pass after the restart.
+	time.Sleep(12500 * time.Millisecond)
+
+	var snap struct {
+		Point   pointJSON    `json:"point"`
+		Targets []targetJSON `json:"targets"`
+	}
+	// On a loaded machine a scrape can time out; the rates are checked at a
+	// tick where every target is up (a down one is absent, by design).
+	for try := 0; ; try++ {
+		getJSON(t, rs.base+"/api/v1/snapshot", &snap)
+		if snap.Point.Prefill.Up+snap.Point.Decode.Up == 6 || try == 5 {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	p := snap.Point
+	within(t, "prefill req/s (10 s window)", p.Prefill.Window, 35, 0.01)
+	within(t, "decode req/s (10 s window)", p.Decode.Window, 35, 0.01)
+	within(t, "KV req/s (10 s window)", p.KV.Window, 35, 0.01)
+	// Adjacent samples 1 s apart carry the jitter of two timestamps.
+	within(t, "prefill req/s (instant)", p.Prefill.Instant, 35, 0.05)
+	within(t, "decode req/s (instant)", p.Decode.Instant, 35, 0.05)
+	within(t, "KV req/s (instant)", p.KV.Instant, 35, 0.05)
+	if p.Prefill.Up != 3 || p.Decode.Up != 3 || p.KV.N != 3 {
+		t.Errorf("up prefill %d decode %d, kv instances %d; want 3, 3, 3", p.Prefill.Up, p.Decode.Up, p.KV.N)
+	}
+
+	var restarted targetJSON
+	for _, tg := range snap.Targets {
+		if tg.Name == "p-vllm" {
+			restarted = tg
+		}
+	}
+	if restarted.CounterResets == 0 {
+		t.Errorf("p-vllm: no counter reset recorded after its restart: %+v", restarted)
+	}
+	if len(restarted.Failures) == 0 {
+		t.Errorf("p-vllm: the restart's failed scrape is not recorded: %+v", restarted.Failures)
+	}
+
+	// The global KV counter never decreases, restart included, and over the
+	// last 10 s it grows by the true KV bytes.
+	var series struct {
+		Points []pointJSON `json:"points"`
+	}
+	getJSON(t, rs.base+"/api/v1/series?instances=0", &series)
+	var prev float64
+	var last, tenAgo *pointJSON
+	for i := range series.Points {
+		q := &series.Points[i]
+		if q.GlobalKVBytes == nil {
+			continue
+		}
+		if *q.GlobalKVBytes < prev {
+			t.Fatalf("global KV counter decreased at %v: %v → %v", q.Time, prev, *q.GlobalKVBytes)
+		}
+		prev = *q.GlobalKVBytes
+		last = q
+	}
+	for i := range series.Points {
+		q := &series.Points[i]
+		if q.GlobalKVBytes != nil && last.Time.Sub(q.Time) <= 10*time.Second {
+			tenAgo = q
+			break
+		}
+	}
+	if last == nil || tenAgo == nil || last == tenAgo {
+		t.Fatal("not enough points with a global KV counter")
+	}
+	got := (*last.GlobalKVBytes - *tenAgo.GlobalKVBytes) / last.Time.Sub(tenAgo.Time).Seconds() / bReq
+	// Tick times and scrape times differ by up to one interval at each end.
+	if math.Abs(got-35) > 0.05*35 {
+		t.Errorf("global KV counter grows at %.3f req/s equivalent, want 35 ± 5%%", got)
+	}
+
+	checkMetrics(t, getText(t, rs.base+"/metrics"))
+}
+
+// checkMetrics runs the real promtool over our /metrics output.
+func checkMetrics(t *testing.T, body string) {
+	t.Helper()
+	for _, name := range []string{"ptd_stage_requests_per_second{stage=\"kv\",window=\"10s\"}", "flagcx_total_bytes_transferred_total", "ptd_requests_completed_total{", "ptd_target_up{"} {
+		if !strings.Contains(body, name) {
+			t.Errorf("/metrics lacks %s", name)
+		}
+	}
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("promtool not installed (CI installs Debian's prometheus package)")
+		}
+		t.Log("promtool not installed; skipping promtool check metrics")
+		return
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(body)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+}
