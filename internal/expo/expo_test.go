@@ -65,7 +65,9 @@ func viaExpo(t *testing.T, body []byte) map[string]float64 {
 func viaExpfmt(t *testing.T, body []byte) map[string]float64 {
 	// expfmt fills in _sum and _count a histogram did not export; those
 	// are not samples of the body.
-	exported := func(name string) bool { return bytes.Contains(body, []byte(name+"{")) || bytes.Contains(body, []byte(name+" ")) }
+	exported := func(name string) bool {
+		return bytes.Contains(body, []byte(name+"{")) || bytes.Contains(body, []byte(name+" "))
+	}
 	t.Helper()
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(bytes.NewReader(body))

@@ -19,10 +19,10 @@ type fakeEngine struct {
 	render func(elapsed float64) string
 	jitter time.Duration
 
-	mu      sync.Mutex
-	start   time.Time // counters are 0 here; moved by a restart
-	srv     *http.Server
-	rng     *rand.Rand
+	mu       sync.Mutex
+	start    time.Time // counters are 0 here; moved by a restart
+	srv      *http.Server
+	rng      *rand.Rand
 	restarts int
 }
 
