@@ -136,8 +136,18 @@ func atLine(file, msg string) string {
 	return file + ": " + msg
 }
 
-// UnmarshalYAML records the target's line.
+var targetKeys = map[string]bool{"name": true, "url": true, "role": true, "engine": true, "labels": true}
+
+// UnmarshalYAML records the target's line. Node.Decode does not inherit the
+// decoder's KnownFields, so unknown keys are checked here.
 func (t *Target) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; !targetKeys[k.Value] {
+				return fmt.Errorf("line %d: field %s not found in target (want name, url, role, engine, labels)", k.Line, k.Value)
+			}
+		}
+	}
 	type plain Target
 	var p plain
 	dec := *n

@@ -96,7 +96,8 @@ func (f *Fetcher) Fetch(ctx context.Context) (Result, error) {
 		return Result{}, classify(fmt.Errorf("GET %s: reading body after %d bytes: %w", f.URL, n, err))
 	}
 	if n > limit {
-		// Drain nothing more: the connection is closed with the body.
+		// Give the oversized buffer back; the connection closes with the body.
+		f.buf = bytes.Buffer{}
 		return Result{}, &Error{ReasonTooLarge, fmt.Errorf("GET %s: body exceeds the %d-byte limit", f.URL, limit)}
 	}
 	if f.buf.Cap() > 4*int(n)+1<<20 {
