@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs ptdmon's whole test suite. Installs what the tests drive for real
+# (Prometheus and promtool, headless Chromium) when they are missing and this
+# user may install Debian packages.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+if [ ${#need[@]} -gt 0 ]; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq
+		apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+	else
+		echo "scripts/test.sh: missing ${need[*]} (Debian packages); install them to run every test" >&2
+	fi
+fi
+
+if [ -f web/package-lock.json ] && command -v npm >/dev/null 2>&1; then
+	(cd web && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+go vet ./...
+go test -race -timeout 30m ./...
