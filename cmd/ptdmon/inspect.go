@@ -42,7 +42,7 @@ type histOut struct {
 func runInspect(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	eng := fs.String("engine", "auto", "engine: vllm, sglang or auto")
+	eng := fs.String("engine", "auto", "engine: vllm, sglang, trtllm or auto")
 	role := fs.String("role", "", "role: prefill or decode (default: from the exposition)")
 	kvSource := fs.String("kv-source", "", "KV byte source: auto, flagcx, nixl, mooncake, sglang, none")
 	contentType := fs.String("content-type", "", "Content-Type of a file (default: text format 0.0.4)")
@@ -60,7 +60,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	}
 	e, ok := engine.ParseEngine(*eng)
 	if !ok {
-		fmt.Fprintf(stderr, "ptdmon inspect: -engine %q: want vllm, sglang or auto\n", *eng)
+		fmt.Fprintf(stderr, "ptdmon inspect: -engine %q: want vllm, sglang, trtllm or auto\n", *eng)
 		return 2
 	}
 	var r engine.Role
@@ -92,6 +92,9 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		Source: src, Engine: string(obs.Engine), Role: string(obs.Role), Model: obs.Model,
 		Counters: map[string]float64{}, Series: map[string]int{}, Gauges: map[string]float64{}, Hists: map[string]histOut{},
 		Notes: obs.Notes, Ignored: obs.Ignored,
+	}
+	if out.Ignored == nil {
+		out.Ignored = []engine.Ignored{}
 	}
 	for _, c := range obs.Counters {
 		out.Counters[c.Metric.String()] += c.Value

@@ -256,7 +256,7 @@ func (t Target) validate() error {
 		}
 	}
 	if _, ok := engine.ParseEngine(t.Engine); !ok {
-		return fmt.Errorf("engine %q: want vllm, sglang or auto", t.Engine)
+		return fmt.Errorf("engine %q: want vllm, sglang, trtllm or auto", t.Engine)
 	}
 	return nil
 }

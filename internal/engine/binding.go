@@ -26,13 +26,14 @@ const (
 	KVNIXL     KVSource = "nixl"
 	KVMooncake KVSource = "mooncake"
 	KVSGLang   KVSource = "sglang"
+	KVDynamo   KVSource = "dynamo"
 	KVNone     KVSource = "none"
 )
 
 // ParseKVSource accepts the connector names ptdmon reads.
 func ParseKVSource(s string) (KVSource, bool) {
 	switch k := KVSource(s); k {
-	case KVAuto, KVFlagCX, KVNIXL, KVMooncake, KVSGLang, KVNone:
+	case KVAuto, KVFlagCX, KVNIXL, KVMooncake, KVSGLang, KVDynamo, KVNone:
 		return k, true
 	case "auto":
 		return KVAuto, true

@@ -159,12 +159,13 @@ func ParseRole(s string) (Role, bool) {
 type Engine string
 
 const (
-	EngineAuto Engine = ""
-	VLLM       Engine = "vllm"
-	SGLang     Engine = "sglang"
+	EngineAuto  Engine = ""
+	VLLM        Engine = "vllm"
+	SGLang      Engine = "sglang"
+	TensorRTLLM Engine = "trtllm"
 )
 
-// ParseEngine accepts vllm, sglang and auto.
+// ParseEngine accepts vllm, sglang, trtllm and auto.
 func ParseEngine(s string) (Engine, bool) {
 	switch s {
 	case "", "auto":
@@ -173,6 +174,8 @@ func ParseEngine(s string) (Engine, bool) {
 		return VLLM, true
 	case "sglang":
 		return SGLang, true
+	case "trtllm", "tensorrt-llm", "tensorrt_llm":
+		return TensorRTLLM, true
 	}
 	return EngineAuto, false
 }

@@ -16,6 +16,15 @@ func KnownNames() []string {
 		out = append(out, name)
 	}
 	out = append(out, "sglang:kv_transfer_total_mb")
+	for _, m := range []map[string]rule{trtllmCounters, trtllmGauges, trtllmHistograms} {
+		for name := range m {
+			out = append(out, name, "trtllm_"+name)
+		}
+	}
+	for name := range trtllmDisagg {
+		out = append(out, name)
+	}
+	out = append(out, "kv_transfer_bytes", "trtllm_kv_transfer_bytes")
 	sort.Strings(out)
 	return out
 }

@@ -139,6 +139,8 @@ func (r *Reader) classify(name string, t model.MetricType) binding {
 		b = classifyVLLM(name, t, r.lbls)
 	case strings.HasPrefix(name, "sglang:"):
 		b = classifySGLang(name, t, r.lbls)
+	case isTRTLLM(name):
+		b = classifyTRTLLM(name, t, r.lbls, r.role)
 	default:
 		b = skip(familyOf(name), "not an engine metric ptdmon reads")
 	}
@@ -152,6 +154,12 @@ func (r *Reader) classify(name string, t model.MetricType) binding {
 	return b
 }
 
+// isTRTLLM tells TensorRT-LLM's names, prefixed or not, from other families.
+func isTRTLLM(name string) bool {
+	_, ok := trtllmName(name)
+	return ok
+}
+
 func familyOf(name string) string {
 	if base, _, ok := splitHistogram(name); ok {
 		return base
@@ -163,7 +171,7 @@ func familyOf(name string) string {
 func (r *Reader) finish(o *Observation) error {
 	clear(r.minRank)
 	r.primary = [NumMetrics]bool{}
-	var engines [2]bool
+	var engines [3]bool
 	var roles [2]bool // prefill, decode
 	for _, s := range r.staged {
 		b := s.b
@@ -181,6 +189,8 @@ func (r *Reader) finish(o *Observation) error {
 			engines[0] = true
 		case SGLang:
 			engines[1] = true
+		case TensorRTLLM:
+			engines[2] = true
 		}
 		switch b.role {
 		case Prefill:
@@ -250,18 +260,26 @@ func (r *Reader) finish(o *Observation) error {
 	return nil
 }
 
-func (r *Reader) resolve(o *Observation, engines, roles [2]bool) error {
+func (r *Reader) resolve(o *Observation, engines [3]bool, roles [2]bool) error {
+	n := 0
+	for _, e := range engines {
+		if e {
+			n++
+		}
+	}
 	switch {
 	case r.engine != EngineAuto:
 		o.Engine = r.engine
-	case engines[0] && engines[1]:
-		return fmt.Errorf("%w: it mixes vllm: and sglang: metrics; set the target's engine", ErrUnusable)
+	case n > 1:
+		return fmt.Errorf("%w: it mixes metrics of several engines (vllm:, sglang:, trtllm_); set the target's engine", ErrUnusable)
 	case engines[0]:
 		o.Engine = VLLM
 	case engines[1]:
 		o.Engine = SGLang
+	case engines[2]:
+		o.Engine = TensorRTLLM
 	default:
-		return fmt.Errorf("%w: no vLLM (vllm:) or SGLang (sglang:) metrics in it", ErrUnusable)
+		return fmt.Errorf("%w: no vLLM (vllm:), SGLang (sglang:) or TensorRT-LLM metrics in it", ErrUnusable)
 	}
 	if r.role != RoleUnknown {
 		o.Role = r.role

@@ -314,3 +314,56 @@ func TestReaderCacheSteadyState(t *testing.T) {
 		t.Errorf("steady-state read allocates %v times, want ≤ 10", allocs)
 	}
 }
+
+func TestReaderTensorRTLLM(t *testing.T) {
+	for _, file := range []string{"trtllm_worker.txt", "trtllm_worker_unprefixed.txt"} {
+		r := NewReader(EngineAuto, Decode, KVAuto)
+		o, err := r.Read(readFile(t, filepath.Join("testdata", file)), "")
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		// stop 900 + length 100; "cancelled" is not a completion, and the
+		// iteration counter (1006) is a fallback for builds without per-request stats.
+		if v, _ := o.CounterSum(Completed); v != 1000 {
+			t.Errorf("%s: completions = %v, want 1000", file, v)
+		}
+		if v, _ := o.CounterSum(Aborted); v != 6 {
+			t.Errorf("%s: cancelled = %v, want 6", file, v)
+		}
+		if v, _ := o.Gauge(Running); v != 37 {
+			t.Errorf("%s: running = %v", file, v)
+		}
+		if o.Engine != TensorRTLLM || o.Model != "" {
+			t.Errorf("%s: engine %q model %q (\"undefined\" is no model)", file, o.Engine, o.Model)
+		}
+		h := o.Histograms[E2E.HistogramIndex()]
+		if h.Count != 20 || math.Abs(h.Sum-26) > 1e-9 {
+			t.Errorf("%s: e2e count/sum %v/%v, want 20/26", file, h.Count, h.Sum)
+		}
+		kv, ok := o.CounterSum(KVBytes)
+		if file == "trtllm_worker.txt" && (!ok || kv != 25*gib) {
+			t.Errorf("%s: Dynamo KV bytes = %v (%v), want 25 GiB", file, kv, ok)
+		}
+	}
+	// The disaggregated front server: one URL, read once per role.
+	body := readFile(t, filepath.Join("testdata", "trtllm_disagg_server.txt"))
+	for role, want := range map[Role]float64{Prefill: 500, Decode: 480} {
+		r := NewReader(TensorRTLLM, role, KVAuto)
+		o, err := r.Read(body, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := o.CounterSum(Completed); v != want {
+			t.Errorf("disagg server as %s: completions = %v, want %v", role, v, want)
+		}
+	}
+	// The real excerpt: unprefixed, labels "undefined".
+	r := NewReader(EngineAuto, Decode, KVAuto)
+	o, err := r.Read(readFile(t, filepath.Join("..", "..", "..", "shared", "fixtures", "trtllm_issue_2004_aibrix_prometheus.txt")), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := o.Histograms[E2E.HistogramIndex()]; o.Engine != TensorRTLLM || !h.HasSum || h.Sum != 3.4878239994868636 || len(h.Buckets) != 3 {
+		t.Errorf("aibrix excerpt: engine %s, e2e %+v", o.Engine, h)
+	}
+}
