@@ -1,0 +1,212 @@
+package sim
+
+import (
+	"strconv"
+)
+
+// vllmFormat prints what a single-API-server vLLM V1 prints: Python
+// prometheus_client in single-process mode, so every counter and histogram
+// child also gets a `<name>_created` gauge family, labels are sorted, every
+// series carries model_name and engine (one per DP engine), and all
+// finished_reason values are pre-created at 0.
+type vllmFormat struct{}
+
+func (vllmFormat) Engine() string      { return EngineVLLM }
+func (vllmFormat) ContentType() string { return textContentType }
+
+type vllmGauge struct {
+	name, help string
+	get        func(*EngineStats) float64
+}
+
+type vllmCounter struct {
+	name, help string // name without _total
+	get        func(*EngineStats) float64
+}
+
+type vllmHist struct {
+	name, help string
+	get        func(*EngineStats) *Histogram
+}
+
+var vllmGauges = []vllmGauge{
+	{"vllm:num_requests_running", "Number of requests in model execution batches.",
+		func(s *EngineStats) float64 { return float64(s.Running) }},
+	{"vllm:num_requests_waiting", "Number of requests waiting to be processed.",
+		func(s *EngineStats) float64 { return float64(s.Waiting) }},
+	{"vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.",
+		func(s *EngineStats) float64 { return s.KVUsage }},
+}
+
+var vllmCounters = []vllmCounter{
+	{"vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens.",
+		func(s *EngineStats) float64 { return float64(s.PrefixQueries) }},
+	{"vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.",
+		func(s *EngineStats) float64 { return float64(s.PrefixHits) }},
+	{"vllm:num_preemptions", "Cumulative number of preemption from the engine.",
+		func(s *EngineStats) float64 { return float64(s.Preemptions) }},
+	{"vllm:prompt_tokens", "Number of prefill tokens processed.",
+		func(s *EngineStats) float64 { return float64(s.PromptTokens) }},
+	{"vllm:generation_tokens", "Number of generation tokens processed.",
+		func(s *EngineStats) float64 { return float64(s.GenTokens) }},
+}
+
+var vllmHists = []vllmHist{
+	{"vllm:request_prompt_tokens", "Number of prefill tokens processed.",
+		func(s *EngineStats) *Histogram { return &s.PromptLen }},
+	{"vllm:request_generation_tokens", "Number of generation tokens processed.",
+		func(s *EngineStats) *Histogram { return &s.GenLen }},
+	{"vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
+		func(s *EngineStats) *Histogram { return &s.TTFT }},
+	{"vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
+		func(s *EngineStats) *Histogram { return &s.ITL }},
+	{"vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.",
+		func(s *EngineStats) *Histogram { return &s.E2E }},
+	{"vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.",
+		func(s *EngineStats) *Histogram { return &s.QueueTime }},
+	{"vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.",
+		func(s *EngineStats) *Histogram { return &s.InferenceTime }},
+	{"vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.",
+		func(s *EngineStats) *Histogram { return &s.PrefillTime }},
+	{"vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.",
+		func(s *EngineStats) *Histogram { return &s.DecodeTime }},
+}
+
+// FlagCXPromMetrics registers its counters first, then its histograms.
+var flagcxCounters = []vllmCounter{
+	{"vllm:flagcx_total_bytes_transferred", "Total bytes transferred by FlagCX KV Cache transfers.",
+		func(s *EngineStats) float64 { return float64(s.KV.BytesTransferred) }},
+	{"vllm:flagcx_total_xfer_time_seconds", "Total time spent inside FlagCX KV Cache transfers. Divide vllm:flagcx_total_bytes_transferred_total by this to get effective link throughput.",
+		func(s *EngineStats) float64 { return s.KV.TransferTime.Seconds() }},
+	{"vllm:flagcx_transfers", "Number of successful FlagCX KV Cache transfers.",
+		func(s *EngineStats) float64 { return float64(s.KV.Transfers) }},
+	{"vllm:flagcx_total_descriptors", "Total number of descriptors written by FlagCX KV Cache transfers.",
+		func(s *EngineStats) float64 { return float64(s.KV.Descriptors) }},
+	{"vllm:flagcx_num_failed_transfers", "Number of failed FlagCX KV Cache transfers. NOTE: This metric is tracked on the P instance.",
+		func(s *EngineStats) float64 { return float64(s.KV.FailedTransfers) }},
+	{"vllm:flagcx_num_failed_recvs", "Number of failed FlagCX KV Cache receives (side-channel or transfer errors reported to D). NOTE: This metric is tracked on the D instance.",
+		func(s *EngineStats) float64 { return float64(s.KV.FailedRecvs) }},
+	{"vllm:flagcx_num_kv_expired_reqs", "Number of requests that had their KV expire before being sent. NOTE: This metric is tracked on the P instance.",
+		func(s *EngineStats) float64 { return float64(s.KV.ExpiredReqs) }},
+}
+
+var flagcxHists = []vllmHist{
+	{"vllm:flagcx_xfer_time_seconds", "Histogram of transfer duration for FlagCX KV Cache transfers.",
+		func(s *EngineStats) *Histogram { return &s.XferTime }},
+	{"vllm:flagcx_bytes_transferred", "Histogram of bytes transferred per FlagCX KV Cache transfer.",
+		func(s *EngineStats) *Histogram { return &s.XferBytes }},
+	{"vllm:flagcx_num_descriptors", "Histogram of number of descriptors per FlagCX KV Cache transfer.",
+		func(s *EngineStats) *Histogram { return &s.XferDescs }},
+}
+
+// NixlPromMetrics registers its histograms first, then its counters.
+var nixlHists = []vllmHist{
+	{"vllm:nixl_xfer_time_seconds", "Histogram of transfer duration for NIXL KV Cache transfers.",
+		func(s *EngineStats) *Histogram { return &s.XferTime }},
+	{"vllm:nixl_post_time_seconds", "Histogram of transfer post time for NIXL KV Cache transfers.",
+		func(s *EngineStats) *Histogram { return &s.PostTime }},
+	{"vllm:nixl_bytes_transferred", "Histogram of bytes transferred per NIXL KV Cache transfers.",
+		func(s *EngineStats) *Histogram { return &s.XferBytes }},
+	{"vllm:nixl_num_descriptors", "Histogram of number of descriptors per NIXL  KV Cache transfers.",
+		func(s *EngineStats) *Histogram { return &s.XferDescs }},
+}
+
+var nixlCounters = []vllmCounter{
+	{"vllm:nixl_num_failed_transfers", "Number of failed NIXL KV Cache transfers.",
+		func(s *EngineStats) float64 { return float64(s.KV.FailedTransfers) }},
+	{"vllm:nixl_num_failed_notifications", "Number of failed NIXL KV Cache notifications.",
+		func(s *EngineStats) float64 { return float64(s.KV.FailedRecvs) }},
+	{"vllm:nixl_num_kv_expired_reqs", "Number of requests that had their KV expire. NOTE: This metric is tracked on the P instance.",
+		func(s *EngineStats) float64 { return float64(s.KV.ExpiredReqs) }},
+}
+
+func vllmBase(v *InstanceView, s *EngineStats, buf *[2]label) []label {
+	buf[0] = label{"engine", strconv.Itoa(s.Index)}
+	buf[1] = label{"model_name", v.Model}
+	return buf[:]
+}
+
+// Render prints the families in the order vLLM's PrometheusStatLogger
+// registers them (the order prometheus_client prints), connector last.
+func (vllmFormat) Render(dst []byte, v *InstanceView) []byte {
+	var lb [2]label
+	for _, g := range vllmGauges {
+		dst = appendHeader(dst, g.name, g.help, "gauge")
+		for _, s := range v.Engines {
+			dst = appendSample(dst, g.name, "", vllmBase(v, s, &lb), g.get(s))
+		}
+	}
+	for _, c := range vllmCounters {
+		dst = vllmCounterFamily(dst, v, c)
+	}
+	// request_success: one child per (engine, finished_reason), all pre-created.
+	const succ, succHelp = "vllm:request_success", "Count of successfully processed requests."
+	dst = appendHeader(dst, succ+"_total", succHelp, "counter")
+	for _, s := range v.Engines {
+		for i, r := range finishReasons {
+			dst = appendSample(dst, succ, "_total", vllmBase(v, s, &lb), float64(s.Finished[i]), label{"finished_reason", r})
+		}
+	}
+	dst = appendHeader(dst, succ+"_created", succHelp, "gauge")
+	for _, s := range v.Engines {
+		for i, r := range finishReasons {
+			dst = appendSample(dst, succ, "_created", vllmBase(v, s, &lb), s.Created+float64(i)*1e-6, label{"finished_reason", r})
+		}
+	}
+	for _, h := range vllmHists {
+		dst = vllmHistFamily(dst, v, h)
+	}
+	switch v.Connector {
+	case ConnectorFlagCX:
+		for _, c := range flagcxCounters {
+			dst = vllmCounterFamily(dst, v, c)
+		}
+		for _, h := range flagcxHists {
+			dst = vllmHistFamily(dst, v, h)
+		}
+	case ConnectorNIXL:
+		for _, h := range nixlHists {
+			dst = vllmHistFamily(dst, v, h)
+		}
+		for _, c := range nixlCounters {
+			dst = vllmCounterFamily(dst, v, c)
+		}
+	}
+	return dst
+}
+
+func vllmCounterFamily(dst []byte, v *InstanceView, c vllmCounter) []byte {
+	var lb [2]label
+	dst = appendHeader(dst, c.name+"_total", c.help, "counter")
+	for _, s := range v.Engines {
+		dst = appendSample(dst, c.name, "_total", vllmBase(v, s, &lb), c.get(s))
+	}
+	dst = appendHeader(dst, c.name+"_created", c.help, "gauge")
+	for _, s := range v.Engines {
+		dst = appendSample(dst, c.name, "_created", vllmBase(v, s, &lb), s.Created)
+	}
+	return dst
+}
+
+// vllmHistFamily prints single-process order: per child the cumulative
+// buckets, then _count, then _sum; the _created gauges follow the family.
+func vllmHistFamily(dst []byte, v *InstanceView, h vllmHist) []byte {
+	var lb [2]label
+	dst = appendHeader(dst, h.name, h.help, "histogram")
+	for _, s := range v.Engines {
+		hist := h.get(s)
+		base := vllmBase(v, s, &lb)
+		var acc uint64
+		for i, le := range hist.tbl.le {
+			acc += hist.counts[i]
+			dst = appendSample(dst, h.name, "_bucket", base, float64(acc), label{"le", le})
+		}
+		dst = appendSample(dst, h.name, "_count", base, float64(acc))
+		dst = appendSample(dst, h.name, "_sum", base, hist.sum)
+	}
+	dst = appendHeader(dst, h.name+"_created", h.help, "gauge")
+	for _, s := range v.Engines {
+		dst = appendSample(dst, h.name, "_created", vllmBase(v, s, &lb), s.Created)
+	}
+	return dst
+}

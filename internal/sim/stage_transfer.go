@@ -1,0 +1,101 @@
+package sim
+
+import (
+	"time"
+)
+
+func (g *group) descriptors(sc Scenario) int {
+	if g.spec.Transfer.Descriptors > 0 {
+		return g.spec.Transfer.Descriptors
+	}
+	return (sc.InputTokens + 15) / 16 // one per 16-token KV block
+}
+
+// kickTransfer hands queued KV to idle transfer threads of prefill engine p.
+// Every thread gets an equal share of the link, so the stage's capacity is
+// bandwidth/B_request requests/s whatever the thread count.
+func (m *Model) kickTransfer(p *engine) {
+	if p.inst.down {
+		return
+	}
+	spec := p.inst.grp.spec.Transfer
+	for p.freeThr > 0 && len(p.xferQ) > 0 {
+		r := p.xferQ[0]
+		p.xferQ = p.xferQ[1:]
+		if r.aborted {
+			m.failOnPrefill(p, r)
+			p.inflight--
+			continue
+		}
+		th := 0
+		for th < len(p.threadBusy) && p.threadBusy[th] {
+			th++
+		}
+		p.threadBusy[th] = true
+		p.threadReq[th] = r
+		p.freeThr--
+		r.xferStart = m.now
+		perThread := spec.BandwidthBytesPerSec / float64(spec.Threads)
+		dur := secsToNs(float64(m.sc.KVBytesPerRequest) / perThread)
+		m.schedule(&event{t: m.now + dur, kind: evTransferDone, eng: p, gen: p.gen, req: r, thread: th})
+	}
+}
+
+func (m *Model) transferDone(p *engine, th int, r *request) {
+	p.threadBusy[th] = false
+	p.threadReq[th] = nil
+	p.freeThr++
+	p.xferBusyNs += m.now - r.xferStart
+	g := p.inst.grp
+	if r.aborted { // decode died mid-copy: the sender notices at completion
+		m.failOnPrefill(p, r)
+		p.inflight--
+		m.kickTransfer(p)
+		m.kickPrefill(p)
+		return
+	}
+	d := r.d
+	bytes := m.sc.KVBytesPerRequest
+	dur := time.Duration(m.now - r.xferStart)
+	descs := g.descriptors(m.sc)
+	secs := dur.Seconds()
+
+	// The side whose connector counts the copy records it: FlagCX and SGLang
+	// (Mooncake) on the pushing prefill, NIXL on the pulling decode.
+	exporter := p
+	if g.spec.Connector == ConnectorNIXL {
+		exporter = d
+	}
+	exporter.stats.kv.Thread(th%exporter.stats.kv.Threads()).RecordTransfer(dur, bytes, descs)
+	exporter.inst.truth.addKV(m.now, bytes)
+	switch g.spec.Engine {
+	case EngineVLLM:
+		es := exporter.stats
+		es.XferTime.observe(secs)
+		es.XferBytes.observe(float64(bytes))
+		es.XferDescs.observe(float64(descs))
+		es.PostTime.observe(0.0005)
+	case EngineSGLang:
+		es := p.stats
+		mb := float64(bytes) / (1 << 20)
+		es.KVMB.observe(mb)
+		es.KVLatencyMs.observe(secs * 1e3)
+		es.KVSpeedGBs.observe(float64(bytes) / 1e9 / secs)
+		es.LastKVMB, es.LastKVMs, es.LastKVGB = mb, secs*1e3, float64(bytes)/1e9/secs
+		// SGLang's prefill streams the request back (and its tokenizer counts
+		// it) only once the KV has been sent.
+		es.Requests++
+		es.PromptTokens += uint64(m.sc.InputTokens)
+		es.GenTokens++
+		es.E2E.observe(float64(m.now-r.arrival) / 1e9)
+		p.inst.truth.addPrefill(m.now)
+	}
+	m.releasePrefillSlot(p, r)
+
+	d.receiving = remove(d.receiving, r)
+	r.dReady = m.now
+	d.ready = append(d.ready, r)
+	m.kickDecode(d)
+	m.kickTransfer(p)
+	m.kickPrefill(p)
+}

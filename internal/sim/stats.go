@@ -1,0 +1,119 @@
+package sim
+
+import (
+	"sort"
+
+	"github.com/ptdmon/ptdmon/internal/kvstats"
+)
+
+// Histogram is a cumulative Prometheus-style histogram with fixed bounds.
+// counts[i] is the non-cumulative count of bucket i (len(bounds)+1, the last
+// is +Inf); renderers accumulate.
+type Histogram struct {
+	tbl    *bucketTable
+	counts []uint64
+	sum    float64
+	count  uint64
+}
+
+func newHistogram(t *bucketTable) Histogram {
+	return Histogram{tbl: t, counts: make([]uint64, len(t.bounds)+1)}
+}
+
+func (h *Histogram) observe(v float64) { h.observeN(v, 1) }
+
+// observeN records n identical observations; decode steps use it for the n
+// inter-token gaps of one batch step.
+func (h *Histogram) observeN(v float64, n uint64) {
+	if n == 0 {
+		return
+	}
+	// Bucket i holds v <= bounds[i] (Prometheus "le").
+	i := sort.SearchFloat64s(h.tbl.bounds, v)
+	h.counts[i] += n
+	h.sum += v * float64(n)
+	h.count += n
+}
+
+// Count and Sum expose totals for tests and truth cross-checks.
+func (h *Histogram) Count() uint64 { return h.count }
+func (h *Histogram) Sum() float64  { return h.sum }
+
+// Finish reasons in vLLM's FINISH_REASON_STRINGS order.
+var finishReasons = [...]string{"stop", "length", "abort", "error", "repetition"}
+
+const (
+	reasonStop   = 0
+	reasonLength = 1
+)
+
+// EngineStats is what one engine process exports: counters since the
+// process started, plus gauges refreshed from model state before rendering.
+// One struct serves every format; a format renders the fields its engine has.
+type EngineStats struct {
+	Index   int     // vLLM engine="i", SGLang dp_rank
+	PID     int     // SGLang multiprocess pid label
+	Created float64 // unix seconds the process started (vLLM _created)
+
+	// Gauges (filled by Model.refresh just before rendering).
+	Running, Waiting             int
+	Bootstrap, Inflight          int
+	Prealloc, TransferQueue      int
+	KVUsage                      float64
+	UsedTokens                   int
+	GenThroughput                float64
+	Queued                       int     // SGLang waiting queue (num_queue_reqs)
+	LastKVMB, LastKVMs, LastKVGB float64 // old SGLang gauges: last transfer
+
+	// Counters.
+	Finished        [len(finishReasons)]uint64
+	Requests        uint64 // SGLang num_requests_total
+	PromptTokens    uint64
+	GenTokens       uint64
+	PrefixQueries   uint64
+	PrefixHits      uint64
+	Preemptions     uint64
+	BootstrapFailed uint64
+	TransferFailed  uint64
+
+	// Request histograms (bucket tables depend on the engine).
+	TTFT, ITL, E2E                Histogram
+	QueueTime, PrefillTime        Histogram
+	DecodeTime, InferenceTime     Histogram
+	PromptLen, GenLen             Histogram
+	XferTime, PostTime            Histogram // vLLM connectors, seconds
+	XferBytes, XferDescs          Histogram
+	KVMB, KVLatencyMs, KVSpeedGBs Histogram // SGLang, per request
+
+	// KV is the connector's cumulative counters; refreshed from kv.
+	KV kvstats.Snapshot
+	kv *kvstats.Stats
+}
+
+func newEngineStats(engine string, index, threads int, created float64, pid int) *EngineStats {
+	es := &EngineStats{Index: index, PID: pid, Created: created, kv: kvstats.New(threads)}
+	switch engine {
+	case EngineSGLang:
+		es.TTFT = newHistogram(sglangTTFTBuckets)
+		es.ITL = newHistogram(sglangITLBuckets)
+		es.E2E = newHistogram(sglangE2EBuckets)
+		es.KVMB = newHistogram(sglangKVMBBuckets)
+		es.KVLatencyMs = newHistogram(sglangKVLatencyBuckets)
+		es.KVSpeedGBs = newHistogram(sglangKVSpeedBuckets)
+	default:
+		es.TTFT = newHistogram(vllmTTFTBuckets)
+		es.ITL = newHistogram(vllmITLBuckets)
+		es.E2E = newHistogram(vllmRequestLatencyBuckets)
+		es.QueueTime = newHistogram(vllmRequestLatencyBuckets)
+		es.PrefillTime = newHistogram(vllmRequestLatencyBuckets)
+		es.DecodeTime = newHistogram(vllmRequestLatencyBuckets)
+		es.InferenceTime = newHistogram(vllmRequestLatencyBuckets)
+		es.PromptLen = newHistogram(vllmTokenBuckets)
+		es.GenLen = newHistogram(vllmTokenBuckets)
+		es.XferTime = newHistogram(vllmXferTimeBuckets)
+		es.PostTime = newHistogram(vllmPostTimeBuckets)
+		es.XferBytes = newHistogram(vllmXferBytesBuckets)
+		es.XferDescs = newHistogram(vllmDescriptorBuckets)
+	}
+	return es
+}
