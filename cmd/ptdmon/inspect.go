@@ -79,7 +79,10 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	body, ct, err := load(src, *contentType, *timeout)
 	if err != nil {
 		fmt.Fprintln(stderr, "ptdmon inspect:", err)
-		return 1
+		if isURL(src) {
+			return 1
+		}
+		return 2
 	}
 	rd := engine.NewReader(e, r, kv)
 	rd.Explain()
@@ -128,7 +131,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 
 // load reads a file, or fetches a URL the way the collector does.
 func load(src, contentType string, timeout time.Duration) ([]byte, string, error) {
-	if strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://") {
+	if isURL(src) {
 		f := &scrape.Fetcher{URL: src, Client: scrape.NewClient(1), Timeout: timeout}
 		res, err := f.Fetch(context.Background())
 		if err != nil {
@@ -148,3 +151,5 @@ func load(src, contentType string, timeout time.Duration) ([]byte, string, error
 	}
 	return b, contentType, nil
 }
+
+func isURL(s string) bool { return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") }

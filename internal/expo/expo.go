@@ -81,9 +81,6 @@ func (p *Parser) Parse(body []byte, contentType string, visit func(*Sample) erro
 	if looksBinary(body) {
 		return fmt.Errorf("body: %w (binary data)", ErrNotExposition)
 	}
-	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && (t[0] == '[' || t[0] == '{' && !looksLikeSeries(t)) {
-		return fmt.Errorf("body starts with %q: %w (a JSON document?)", t[0], ErrNotExposition)
-	}
 	if format == "application/openmetrics-text" {
 		p.p = textparse.NewOpenMetricsParser(body, nil, textparse.WithOMParserSTSeriesSkipped())
 	} else {
@@ -99,6 +96,9 @@ func (p *Parser) Parse(body []byte, contentType string, visit func(*Sample) erro
 		}
 		line++
 		if err != nil {
+			if first := firstDataLine(body); len(first) > 0 && (first[0] == '[' || first[0] == '{' && !looksLikeSeries(first)) {
+				return fmt.Errorf("first data line starts with %q: %w (a JSON document?)", first[0], ErrNotExposition)
+			}
 			return fmt.Errorf("parse %s exposition near entry %d: %w", format, line, err)
 		}
 		switch et {
@@ -165,6 +165,23 @@ func belongs(name, family []byte, t model.MetricType) bool {
 		return string(suffix) == "_sum" || string(suffix) == "_count"
 	}
 	return false
+}
+
+// firstDataLine returns the first line that is neither blank nor a comment.
+func firstDataLine(b []byte) []byte {
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) > 0 && line[0] != '#' {
+			return line
+		}
+	}
+	return nil
 }
 
 func looksBinary(b []byte) bool {

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCmd(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := dispatch(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestInspect(t *testing.T) {
+	f := func(wantCode int, wantOut, wantErr string, args ...string) {
+		t.Helper()
+		code, out, errs := runCmd(append([]string{"inspect"}, args...)...)
+		if code != wantCode || !strings.Contains(out, wantOut) || !strings.Contains(errs, wantErr) {
+			t.Errorf("inspect %v: exit %d, stdout %.200q, stderr %.200q; want exit %d, %q, %q", args, code, out, errs, wantCode, wantOut, wantErr)
+		}
+	}
+	capture := filepath.Join("..", "..", "internal", "engine", "testdata", "vllm_prefill_flagcx.txt")
+	f(0, `"engine": "vllm"`, "", "-role", "prefill", capture)
+	f(0, `"requests_completed": 1993`, "", "-role", "prefill", capture)
+	f(0, `"family": "vllm:iteration_tokens_total"`, "", capture) // ignored, with the reason
+	f(0, `role unknown`, "", capture)                                // without -role: said, not fatal
+	f(2, "", "not a Prometheus", filepath.Join("..", "..", "..", "shared", "fixtures", "trtllm_issue_2004_aibrix_metrics_json.txt"))
+	f(2, "", "no such file", "/nonexistent/metrics.txt")
+	f(2, "", "-role \"router\"", "-role", "router", capture)
+	f(2, "", "usage: ptdmon inspect", capture, "extra")
+
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := os.ReadFile(filepath.Join("..", "..", "internal", "engine", "testdata", "sglang_prefill.txt"))
+		w.Write(b)
+	}))
+	defer srv.Close()
+	code, out, _ := runCmd("inspect", srv.URL)
+	var got struct {
+		Engine   string             `json:"engine"`
+		Role     string             `json:"role"`
+		Counters map[string]float64 `json:"counters"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil {
+		t.Fatalf("inspect URL: exit %d, %v", code, err)
+	}
+	if got.Engine != "sglang" || got.Role != "prefill" || got.Counters["requests_completed"] != 500 {
+		t.Errorf("inspect URL: %+v", got)
+	}
+}
+
+func TestServeConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "ptdmon.yaml")
+	os.WriteFile(cfg, []byte("interval: 1s\ntargets:\n  - url: http://127.0.0.1:1/metrics\n    rol: prefill\n"), 0o644)
+	f := func(wantErr string, args ...string) {
+		t.Helper()
+		code, _, errs := runCmd(append([]string{"serve"}, args...)...)
+		if code != 2 || !strings.Contains(errs, wantErr) {
+			t.Errorf("serve %v: exit %d, stderr %q; want exit 2 and %q", args, code, errs, wantErr)
+		}
+	}
+	f(cfg+":4: field rol not found", "-config", cfg)
+	f("no targets")
+	f("window", "-prefill", "http://127.0.0.1:1/metrics", "-window", "1s")
+	f("url", "-decode", "d0=ftp://x/metrics")
+	f("model.seq_len", "-prefill", "http://127.0.0.1:1/metrics", "-model-config", "x.json")
+	f("flag provided but not defined", "-bogus")
+	missing := filepath.Join(dir, "nope.json")
+	f(missing, "-prefill", "http://127.0.0.1:1/metrics", "-model-config", missing, "-seq-len", "8192")
+}
+
+func TestUnknownCommand(t *testing.T) {
+	code, _, errs := runCmd("frobnicate")
+	if code != 2 || !strings.Contains(errs, "unknown command") || !strings.Contains(errs, "serve") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
