@@ -1,0 +1,51 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Client reads a running ptdmon's API.
+type Client struct {
+	Base string // e.g. http://127.0.0.1:9433
+	HTTP *http.Client
+}
+
+func (c *Client) get(ctx context.Context, path string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.Base, "/")+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", req.URL, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		return fmt.Errorf("GET %s: %w", req.URL, err)
+	}
+	return nil
+}
+
+// Snapshot fetches /api/v1/snapshot.
+func (c *Client) Snapshot(ctx context.Context) (*Snapshot, error) {
+	var s Snapshot
+	return &s, c.get(ctx, "/api/v1/snapshot", &s)
+}
+
+// History fetches the stage-level points newer than since.
+func (c *Client) History(ctx context.Context, since time.Time) ([]Point, error) {
+	var s Series
+	path := "/api/v1/series?instances=0"
+	if !since.IsZero() {
+		path += fmt.Sprintf("&since=%d", since.UnixMilli())
+	}
+	return s.Points, c.get(ctx, path, &s)
+}
