@@ -13,6 +13,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/expo"
+	"github.com/ptdmon/ptdmon/internal/iterstats"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/scrape"
 )
@@ -23,6 +24,8 @@ type Target struct {
 	URL    string
 	Role   engine.Role
 	Engine engine.Engine
+	// IterationStats: URL serves TensorRT-LLM's JSON iteration statistics.
+	IterationStats bool
 }
 
 // Options configure the loops.
@@ -116,9 +119,44 @@ func (c *Collector) Run(ctx context.Context) {
 	}
 }
 
+// reader turns one fetched body into an observation and its sample time.
+type reader interface {
+	read(body []byte, contentType string, at time.Time) (*engine.Observation, time.Time, error)
+}
+
+type promReader struct{ *engine.Reader }
+
+func (p promReader) read(body []byte, contentType string, at time.Time) (*engine.Observation, time.Time, error) {
+	o, err := p.Read(body, contentType)
+	return o, at, err
+}
+
+// iterReader reads TensorRT-LLM's JSON iteration statistics; their records
+// carry their own time, which becomes the sample time.
+type iterReader struct{ *iterstats.Reader }
+
+func (p iterReader) read(body []byte, _ string, at time.Time) (*engine.Observation, time.Time, error) {
+	o, t, err := p.Read(body, at)
+	if err != nil {
+		return nil, t, err
+	}
+	if loop, _, ok := p.LastIteration().Loop(); ok {
+		i := engine.IterationLoop.GaugeIndex()
+		o.Gauges[i], o.HasGauges[i] = loop.Seconds(), true
+	}
+	return o, t, nil
+}
+
+func (c *Collector) newReader(t Target) reader {
+	if t.IterationStats {
+		return iterReader{iterstats.NewReader(t.Role, iterstats.Options{Name: t.Name, Logger: c.opts.Logger})}
+	}
+	return promReader{engine.NewReader(t.Engine, t.Role, c.opts.KVSource)}
+}
+
 func (c *Collector) run(ctx context.Context, t Target) {
 	f := &scrape.Fetcher{URL: t.URL, Client: c.opts.Client, Timeout: c.opts.Timeout, MaxBodyBytes: c.opts.MaxBodyBytes}
-	r := engine.NewReader(t.Engine, t.Role, c.opts.KVSource)
+	r := c.newReader(t)
 	// Spread targets over the interval so their scrapes do not all land at once.
 	h := fnv.New32a()
 	h.Write([]byte(t.Name))
@@ -142,7 +180,7 @@ func (c *Collector) run(ctx context.Context, t Target) {
 	}
 }
 
-func (c *Collector) once(ctx context.Context, t Target, f *scrape.Fetcher, r *engine.Reader) {
+func (c *Collector) once(ctx context.Context, t Target, f *scrape.Fetcher, r reader) {
 	res, err := f.Fetch(ctx)
 	if ctx.Err() != nil {
 		return
@@ -158,7 +196,7 @@ func (c *Collector) once(ctx context.Context, t Target, f *scrape.Fetcher, r *en
 		c.ledger.Record(s)
 		return
 	}
-	obs, err := r.Read(res.Body, res.ContentType)
+	obs, at, err := r.read(res.Body, res.ContentType, res.Time)
 	if err != nil {
 		s.Err = err
 		switch {
@@ -168,6 +206,8 @@ func (c *Collector) once(ctx context.Context, t Target, f *scrape.Fetcher, r *en
 			s.Reason = "adapter"
 		case errors.Is(err, expo.ErrNotExposition):
 			s.Reason = "not_exposition"
+		case errors.Is(err, iterstats.ErrEmpty):
+			s.Reason = "iterstats_empty"
 		default:
 			s.Reason = "parse"
 		}
@@ -175,5 +215,6 @@ func (c *Collector) once(ctx context.Context, t Target, f *scrape.Fetcher, r *en
 		return
 	}
 	s.Obs = obs
+	s.Time = at
 	c.ledger.Record(s)
 }

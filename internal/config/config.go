@@ -54,6 +54,12 @@ type Target struct {
 	Role   string            `yaml:"role"`
 	Engine string            `yaml:"engine"`
 	Labels map[string]string `yaml:"labels"`
+	// IterationStats reads url as TensorRT-LLM's JSON iteration statistics
+	// (GET /metrics of a worker with enable_iter_perf_stats) instead of a
+	// Prometheus exposition. Reads drain that endpoint: ptdmon must be its
+	// only reader, and the same worker must not also be listed through
+	// /prometheus/metrics, or its completions count twice.
+	IterationStats bool `yaml:"iteration_stats"`
 
 	// Where the target was defined, for error messages ("ptdmon.yaml:12").
 	Source string `yaml:"-"`
@@ -136,7 +142,7 @@ func atLine(file, msg string) string {
 	return file + ": " + msg
 }
 
-var targetKeys = map[string]bool{"name": true, "url": true, "role": true, "engine": true, "labels": true}
+var targetKeys = map[string]bool{"name": true, "url": true, "role": true, "engine": true, "labels": true, "iteration_stats": true}
 
 // UnmarshalYAML records the target's line. Node.Decode does not inherit the
 // decoder's KnownFields, so unknown keys are checked here.
@@ -144,7 +150,7 @@ func (t *Target) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if k := n.Content[i]; !targetKeys[k.Value] {
-				return fmt.Errorf("line %d: field %s not found in target (want name, url, role, engine, labels)", k.Line, k.Value)
+				return fmt.Errorf("line %d: field %s not found in target (want name, url, role, engine, labels, iteration_stats)", k.Line, k.Value)
 			}
 		}
 	}
@@ -255,8 +261,15 @@ func (t Target) validate() error {
 			return fmt.Errorf("role %q: want prefill or decode", t.Role)
 		}
 	}
-	if _, ok := engine.ParseEngine(t.Engine); !ok {
+	eng, ok := engine.ParseEngine(t.Engine)
+	if !ok {
 		return fmt.Errorf("engine %q: want vllm, sglang, trtllm or auto", t.Engine)
+	}
+	if t.IterationStats && eng != engine.TensorRTLLM && eng != engine.EngineAuto {
+		return fmt.Errorf("iteration_stats is TensorRT-LLM's JSON endpoint; engine is %s", t.Engine)
+	}
+	if t.IterationStats && t.Role == "" {
+		return fmt.Errorf("iteration_stats needs role: prefill or decode (the JSON records do not say)")
 	}
 	return nil
 }

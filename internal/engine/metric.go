@@ -37,6 +37,7 @@ const (
 	QueueTransfer
 	KVUsage
 	RetractedNow
+	IterationLoop
 	numGaugesEnd
 )
 
@@ -115,6 +116,7 @@ var metricNames = [numMetrics]string{
 	QueueTransfer:    "queue_transfer",
 	KVUsage:          "kv_cache_usage_ratio",
 	RetractedNow:     "requests_retracted_now",
+	IterationLoop:    "iteration_loop_seconds",
 	TTFT:             "ttft_seconds",
 	ITL:              "itl_seconds",
 	E2E:              "e2e_seconds",
