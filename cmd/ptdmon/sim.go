@@ -226,8 +226,10 @@ func simPrometheusYAML(c *sim.Cluster) string {
 		if err != nil {
 			continue
 		}
-		fmt.Fprintf(&b, "      - targets: [\"%s\"]\n        labels: {role: %s, ptd_engine: %s, target: %s}\n",
-			u.Host, t.Role, t.Engine, t.Name)
+		// __metrics_path__ sends TensorRT-LLM scrapes to /prometheus/metrics:
+		// its /metrics is JSON and drained on read.
+		fmt.Fprintf(&b, "      - targets: [\"%s\"]\n        labels: {__metrics_path__: %s, ptd_role: %s, ptd_engine: %s, ptd_target: %s}\n",
+			u.Host, u.Path, t.Role, t.Engine, t.Name)
 	}
 	return b.String()
 }

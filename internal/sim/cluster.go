@@ -18,7 +18,7 @@ type Target struct {
 	Name   string `json:"name"`
 	URL    string `json:"url"`
 	Role   string `json:"role"`   // "prefill" | "decode"
-	Engine string `json:"engine"` // "vllm" | "sglang"
+	Engine string `json:"engine"` // "vllm" | "sglang" | "trtllm"
 }
 
 // Options tune how a Cluster runs; the zero value is usable.
@@ -32,6 +32,14 @@ type Options struct {
 	Logger *slog.Logger // default slog.Default()
 	// Tick is how often restarts are applied to listeners (default 50ms).
 	Tick time.Duration
+	// SteadyClockOffsets are TensorRT-LLM workers' steady clocks minus the
+	// disagg server's, by instance name (default 0): the ctx/gen times of
+	// WritePerfRecords are shifted by them, and WriteClockSync's probes
+	// measure them.
+	SteadyClockOffsets map[string]time.Duration
+	// WallClockOffsets shift the host wall clock of TensorRT-LLM instances,
+	// by instance name: the `timestamp` of their JSON iteration stats.
+	WallClockOffsets map[string]time.Duration
 }
 
 // Cluster runs a Model behind one HTTP server per instance plus a control
@@ -83,6 +91,9 @@ func Start(ctx context.Context, sc Scenario, opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{model: m, opts: opts, log: opts.Logger, start: start, done: make(chan struct{})}
+	for name, off := range opts.WallClockOffsets {
+		m.setTRTLLMWallOffset(name, off)
+	}
 	faultSet := map[string]bool{}
 	for _, n := range sc.Faults.Instances {
 		faultSet[n] = true
@@ -109,7 +120,7 @@ func Start(ctx context.Context, sc Scenario, opts Options) (*Cluster, error) {
 		return nil, fmt.Errorf("listen for control: %w", err)
 	}
 	c.ctlURL = "http://" + ln.Addr().String()
-	c.control = &http.Server{Handler: c.controlHandler(), ReadHeaderTimeout: 5 * time.Second}
+	c.control = &http.Server{Handler: c.trtllmControl(c.controlHandler()), ReadHeaderTimeout: 5 * time.Second}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -124,7 +135,14 @@ func Start(ctx context.Context, sc Scenario, opts Options) (*Cluster, error) {
 
 func (c *Cluster) serve(li *liveInstance, ln net.Listener) {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) { c.serveMetrics(li, w, r) })
+	if li.info.Engine == EngineTRTLLM {
+		// trtllm-serve: Prometheus text at /prometheus/metrics, JSON
+		// iteration stats (drained on read) at /metrics.
+		mux.HandleFunc("GET /prometheus/metrics", func(w http.ResponseWriter, r *http.Request) { c.serveMetrics(li, w, r) })
+		mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) { c.serveIterStats(li, w, r) })
+	} else {
+		mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) { c.serveMetrics(li, w, r) })
+	}
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	li.srv = srv
@@ -285,6 +303,42 @@ func abortConn(w http.ResponseWriter) {
 	conn.Close()
 }
 
+// serveIterStats serves a TensorRT-LLM instance's JSON iteration stats,
+// drained on read.
+func (c *Cluster) serveIterStats(li *liveInstance, w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	c.model.AdvanceTo(c.offset(c.opts.Clock()))
+	body, err := c.model.IterationStats(li.info.Name, nil)
+	c.mu.Unlock()
+	if err != nil {
+		abortConn(w)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
+}
+
+// trtllmControl adds the TensorRT-LLM endpoints to the control server:
+// /perf_records.jsonl (WritePerfRecords), /clock_sync.json (WriteClockSync)
+// and /usage.json (WriteUsage).
+func (c *Cluster) trtllmControl(next http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", next)
+	mux.HandleFunc("GET /perf_records.jsonl", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/jsonl")
+		_ = c.WritePerfRecords(w)
+	})
+	mux.HandleFunc("GET /clock_sync.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = c.WriteClockSync(w)
+	})
+	mux.HandleFunc("GET /usage.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = c.WriteUsage(w)
+	})
+	return mux
+}
+
 // malformed cuts the body mid-line and appends a line no Prometheus parser
 // accepts, so a scraper must reject the whole scrape.
 func malformed(body []byte) []byte {
@@ -293,11 +347,16 @@ func malformed(body []byte) []byte {
 	return append(out, "{broken=\"\n"...)
 }
 
-// Targets lists the instances' scrape endpoints.
+// Targets lists the instances' scrape endpoints (TensorRT-LLM:
+// /prometheus/metrics; its /metrics is JSON).
 func (c *Cluster) Targets() []Target {
 	out := make([]Target, 0, len(c.insts))
 	for _, li := range c.insts {
-		out = append(out, Target{Name: li.info.Name, URL: "http://" + li.addr + "/metrics",
+		path := "/metrics"
+		if li.info.Engine == EngineTRTLLM {
+			path = "/prometheus/metrics"
+		}
+		out = append(out, Target{Name: li.info.Name, URL: "http://" + li.addr + path,
 			Role: li.info.Role, Engine: li.info.Engine})
 	}
 	return out

@@ -5,7 +5,7 @@ import "strings"
 // Format renders one instance's /metrics in the wire format of one engine.
 // A new engine (e.g. TensorRT-LLM) is a new Format; the model does not change.
 type Format interface {
-	// Engine is the engine name used in targets ("vllm", "sglang").
+	// Engine is the engine name used in targets ("vllm", "sglang", "trtllm").
 	Engine() string
 	// ContentType is the Content-Type header the engine sends.
 	ContentType() string
@@ -30,6 +30,8 @@ func formatFor(engine string) Format {
 	switch engine {
 	case EngineSGLang:
 		return sglangFormat{}
+	case EngineTRTLLM:
+		return trtllmFormat{}
 	default:
 		return vllmFormat{}
 	}
@@ -38,7 +40,7 @@ func formatFor(engine string) Format {
 // FormatFor returns the Format of an engine name, or nil.
 func FormatFor(engine string) Format {
 	switch engine {
-	case EngineVLLM, EngineSGLang:
+	case EngineVLLM, EngineSGLang, EngineTRTLLM:
 		return formatFor(engine)
 	}
 	return nil

@@ -24,7 +24,8 @@ type Model struct {
 	instances []*instance
 	byName    map[string]*instance
 	nextReqID uint64
-	dropped   uint64 // arrivals with no live instance to take them
+	dropped   uint64      // arrivals with no live instance to take them
+	trtDone   []trtRecord // completed TensorRT-LLM requests, in completion order
 }
 
 type group struct {
@@ -46,6 +47,7 @@ type instance struct {
 	pidBase   int
 	truth     truthSeries
 	formatter Format
+	trt       *trtInstance // TensorRT-LLM iteration stats; nil for other engines
 }
 
 // engine is one scheduler (one DP rank) of an instance.
@@ -164,6 +166,9 @@ func NewModel(sc Scenario, seed int64, epoch time.Time) (*Model, error) {
 		if gs.Engine == EngineSGLang && gs.Connector == "" {
 			gs.Connector = ConnectorMooncake
 		}
+		if gs.Engine == EngineTRTLLM && gs.Connector == "" {
+			gs.Connector = ConnectorUCX
+		}
 		g := &group{idx: gi, spec: gs}
 		m.groups = append(m.groups, g)
 		mk := func(role string, n, dp int) {
@@ -180,6 +185,9 @@ func NewModel(sc Scenario, seed int64, epoch time.Time) (*Model, error) {
 					upAt: []int64{0}, pidBase: pid, formatter: formatFor(gs.Engine),
 				}
 				pid += 16
+				if gs.Engine == EngineTRTLLM {
+					in.trt = newTRTInstance()
+				}
 				for k := 0; k < dp; k++ {
 					e := &engine{inst: in, idx: k, role: role}
 					e.threadBusy = make([]bool, gs.Transfer.Threads)
@@ -258,15 +266,27 @@ func (m *Model) dispatch(ev *event) {
 		m.schedule(&event{t: m.now + m.expInterval(ev.grp.spec.Rate), kind: evArrival, grp: ev.grp})
 	case evPrefillDone:
 		if ev.gen == ev.eng.gen {
-			m.prefillDone(ev.eng)
+			if ev.eng.inst.trt != nil {
+				m.trtPrefillDone(ev.eng)
+			} else {
+				m.prefillDone(ev.eng)
+			}
 		}
 	case evTransferDone:
 		if ev.gen == ev.eng.gen {
+			aborted := ev.req.aborted
 			m.transferDone(ev.eng, ev.thread, ev.req)
+			if ev.eng.inst.trt != nil && !aborted {
+				m.trtTransferDone(ev.eng, ev.req)
+			}
 		}
 	case evDecodeStep:
 		if ev.gen == ev.eng.gen {
-			m.decodeStep(ev.eng)
+			if ev.eng.inst.trt != nil {
+				m.trtDecodeStep(ev.eng)
+			} else {
+				m.decodeStep(ev.eng)
+			}
 		}
 	case evDown:
 		m.takeDown(ev.inst)

@@ -11,6 +11,7 @@ import (
 const (
 	EngineVLLM   = "vllm"
 	EngineSGLang = "sglang"
+	EngineTRTLLM = "trtllm"
 
 	RolePrefill = "prefill"
 	RoleDecode  = "decode"
@@ -18,6 +19,7 @@ const (
 	ConnectorFlagCX   = "flagcx"
 	ConnectorNIXL     = "nixl"
 	ConnectorMooncake = "mooncake"
+	ConnectorUCX      = "ucx" // TensorRT-LLM cache transceiver
 )
 
 // LlamaKVBytes is B_request of Llama-3.1-8B in bf16 at S=8192:
@@ -50,8 +52,8 @@ type Scenario struct {
 // instances (a P/D pair never mixes engines).
 type Group struct {
 	Name      string  `yaml:"name" json:"name"`           // instance name prefix
-	Engine    string  `yaml:"engine" json:"engine"`       // vllm | sglang
-	Connector string  `yaml:"connector" json:"connector"` // vllm: flagcx | nixl; sglang: mooncake
+	Engine    string  `yaml:"engine" json:"engine"`       // vllm | sglang | trtllm
+	Connector string  `yaml:"connector" json:"connector"` // vllm: flagcx | nixl; sglang: mooncake; trtllm: ucx
 	Rate      float64 `yaml:"rate" json:"rate"`           // Poisson arrivals, requests/s
 
 	Prefill  PrefillSpec  `yaml:"prefill" json:"prefill"`
@@ -64,6 +66,25 @@ type Group struct {
 	OldKVGauge     bool `yaml:"old_kv_gauge" json:"old_kv_gauge,omitempty"`
 	OldQueueName   bool `yaml:"old_queue_name" json:"old_queue_name,omitempty"`
 	OmitEngineType bool `yaml:"omit_engine_type" json:"omit_engine_type,omitempty"` // 2025 tokenizer metrics
+
+	// TensorRT-LLM only (see format_trtllm.go and iterstats.go).
+	TRTLLM TRTLLMSpec `yaml:"trtllm" json:"trtllm,omitzero"`
+}
+
+// TRTLLMSpec holds the TensorRT-LLM wire-format options of a group.
+type TRTLLMSpec struct {
+	// OldNames prints the pre-2026 collector: no trtllm_ prefix and only its
+	// five families (request_success_total and four latency histograms).
+	OldNames bool `yaml:"old_names" json:"old_names,omitempty"`
+	// UndefinedLabels prints engine_type="undefined",model_name="undefined"
+	// as stock trtllm-serve does when no labels are configured.
+	UndefinedLabels bool `yaml:"undefined_labels" json:"undefined_labels,omitempty"`
+	// IterStatsInterval builds one JSON iteration-stats record every N
+	// iterations (iter_perf_stats_interval; 0 = 1).
+	IterStatsInterval int `yaml:"iter_stats_interval" json:"iter_stats_interval,omitempty"`
+	// IterStatsMax bounds the drained-on-read queue (0 = 1000); the oldest
+	// records are dropped and counted in statsDroppedFrames.
+	IterStatsMax int `yaml:"iter_stats_max" json:"iter_stats_max,omitempty"`
 }
 
 // PrefillSpec sizes each prefill instance.
@@ -186,6 +207,17 @@ var builtins = map[string]func() Scenario{
 		}
 		return sc
 	},
+	"trtllm": func() Scenario {
+		sc := baseScenario()
+		trt := sc.Groups[0]
+		trt.Name, trt.Engine, trt.Connector, trt.Rate = "trt", EngineTRTLLM, ConnectorUCX, 3
+		trt.Prefill.Instances, trt.Prefill.DP = 1, 2 // one ctx worker, attention DP 2
+		trt.Decode.Instances = 1
+		sc.Groups = []Group{sc.Groups[0], trt}
+		sc.Name, sc.Bottleneck = "trtllm", "none"
+		sc.Description = "balanced vLLM group plus a TensorRT-LLM group (1 ctx worker with attention DP 2, 1 gen worker, 3 req/s)"
+		return sc
+	},
 	"flaky": func() Scenario {
 		sc := baseScenario()
 		sc.Name, sc.Bottleneck = "flaky", "none"
@@ -298,8 +330,15 @@ func (sc Scenario) Validate() error {
 			if g.Connector != "" && g.Connector != ConnectorMooncake {
 				return bad(p+".connector", "sglang uses mooncake, got %q", g.Connector)
 			}
+		case EngineTRTLLM:
+			if g.Connector != "" && g.Connector != ConnectorUCX {
+				return bad(p+".connector", "trtllm uses ucx, got %q", g.Connector)
+			}
+			if g.TRTLLM.IterStatsInterval < 0 || g.TRTLLM.IterStatsMax < 0 {
+				return bad(p+".trtllm.iter_stats_interval", "iter_stats_interval and iter_stats_max must be >= 0")
+			}
 		default:
-			return bad(p+".engine", "must be vllm or sglang, got %q", g.Engine)
+			return bad(p+".engine", "must be vllm, sglang or trtllm, got %q", g.Engine)
 		}
 		if g.Rate < 0 {
 			return bad(p+".rate", "must be >= 0")

@@ -65,7 +65,7 @@ func TestScenarioFileErrorsHaveLines(t *testing.T) {
 	cases := []struct{ body, want string }{
 		{"model: x\ngroups:\n  - name: a\n    engine: vllm\n    prefil: {instances: 1}\n", ":5: field prefil not found"},
 		{"model: x\nstop_fraction: 2\n", ":2: stop_fraction: must be within [0, 1]"},
-		{"groups:\n  - name: a\n    engine: vllm\n  - name: b\n    engine: trtllm\n", ":5: groups[1].engine: must be vllm or sglang"},
+		{"groups:\n  - name: a\n    engine: vllm\n  - name: b\n    engine: tgi\n", ":5: groups[1].engine: must be vllm, sglang or trtllm"},
 		{"groups:\n  - name: a\n    decode:\n      kv_slots: 1\n", ":4: groups[0].decode.kv_slots"},
 		{"base: nope\n", ":1: base: unknown scenario"},
 		{"model: [unclosed\n", "custom.yaml:"},
