@@ -73,6 +73,38 @@ type rule struct {
 	leScale  float64 // for histograms exported in other units than seconds
 }
 
+// declared reports whether a sample declared as t may be read as want;
+// untyped samples (no # TYPE line) are read by their name.
+func declared(t, want model.MetricType) bool { return t == want || t == model.MetricTypeUnknown }
+
+func wrongType(family string, want, t model.MetricType) binding {
+	return skip(family, "expected a "+string(want)+", the exposition declares "+string(t))
+}
+
+// plain maps a counter or gauge through an engine's tables; ok is false when
+// name is in neither. finished, if set, re-routes completion series by their
+// finished_reason label (aborted and failed requests are not completions).
+func plain(b binding, name string, t model.MetricType, ls labels.Labels, counters, gauges map[string]rule, finished func(reason string) (Metric, bool)) (binding, bool) {
+	if r, ok := counters[name]; ok {
+		if !declared(t, model.MetricTypeCounter) {
+			return wrongType(name, model.MetricTypeCounter, t), true
+		}
+		if r.metric == Completed && finished != nil {
+			if m, other := finished(ls.Get("finished_reason")); other {
+				r.metric = m
+			}
+		}
+		return bind(b, r, partValue, ls), true
+	}
+	if r, ok := gauges[name]; ok {
+		if !declared(t, model.MetricTypeGauge) {
+			return wrongType(name, model.MetricTypeGauge, t), true
+		}
+		return bind(b, r, partValue, ls), true
+	}
+	return b, false
+}
+
 // skip builds a binding for a series that is not used, with the reason.
 func skip(family, why string) binding {
 	return binding{family: family, why: why}

@@ -61,17 +61,8 @@ func classifySGLang(name string, t model.MetricType, ls labels.Labels) binding {
 	if tp, pp := ls.Get("tp_rank"), ls.Get("pp_rank"); tp != "" || pp != "" {
 		b.rank = int32(atoiOr(pp, 0)<<16 | atoiOr(tp, 0))
 	}
-	if r, ok := sglangCounters[name]; ok {
-		if t != model.MetricTypeCounter && t != model.MetricTypeUnknown {
-			return skip(name, "expected a counter, the exposition declares "+string(t))
-		}
-		return bind(b, r, partValue, ls)
-	}
-	if r, ok := sglangGauges[name]; ok {
-		if t != model.MetricTypeGauge && t != model.MetricTypeUnknown {
-			return skip(name, "expected a gauge, the exposition declares "+string(t))
-		}
-		return bind(b, r, partValue, ls)
+	if nb, ok := plain(b, name, t, ls, sglangCounters, sglangGauges, nil); ok {
+		return nb
 	}
 	if name == "sglang:kv_transfer_total_mb" {
 		// Before SGLang PR #19009 this was a gauge holding the last request's
@@ -85,8 +76,8 @@ func classifySGLang(name string, t model.MetricType, ls labels.Labels) binding {
 		return skip(name, "not used by ptdmon")
 	}
 	b.family = base
-	if t != model.MetricTypeHistogram && t != model.MetricTypeUnknown {
-		return skip(base, "expected a histogram, the exposition declares "+string(t))
+	if !declared(t, model.MetricTypeHistogram) {
+		return wrongType(base, model.MetricTypeHistogram, t)
 	}
 	if base == "sglang:kv_transfer_total_mb" {
 		switch p {

@@ -60,13 +60,13 @@ func trtllmName(name string) (string, bool) {
 	return name, c || g || h || d
 }
 
-// finishedElsewhere are finish reasons that are not completions.
-func finishedElsewhere(reason string) bool {
+// trtllmFinished: finish reasons that are not completions.
+func trtllmFinished(reason string) (Metric, bool) {
 	switch reason {
 	case "abort", "aborted", "error", "cancelled", "canceled", "timeout":
-		return true
+		return Aborted, true
 	}
-	return false
+	return Completed, false
 }
 
 func classifyTRTLLM(full string, t model.MetricType, ls labels.Labels, role Role) binding {
@@ -77,20 +77,9 @@ func classifyTRTLLM(full string, t model.MetricType, ls labels.Labels, role Role
 	}
 	b := binding{engine: TensorRTLLM, rank: -1, model: modelName, family: full}
 	b.group = hashString(0, ls.Get("dp_rank"))
-	if r, ok := trtllmCounters[name]; ok {
-		if t != model.MetricTypeCounter && t != model.MetricTypeUnknown {
-			return skip(full, "expected a counter, the exposition declares "+string(t))
-		}
-		if r.metric == Completed && finishedElsewhere(ls.Get("finished_reason")) {
-			r.metric = Aborted
-		}
-		return bind(b, r, partValue, ls)
-	}
-	if r, ok := trtllmGauges[name]; ok {
-		if t != model.MetricTypeGauge && t != model.MetricTypeUnknown {
-			return skip(full, "expected a gauge, the exposition declares "+string(t))
-		}
-		return bind(b, r, partValue, ls)
+	if nb, ok := plain(b, name, t, ls, trtllmCounters, trtllmGauges, trtllmFinished); ok {
+		nb.family = full
+		return nb
 	}
 	if want, ok := trtllmDisagg[name]; ok {
 		if role == RoleUnknown {
@@ -106,8 +95,8 @@ func classifyTRTLLM(full string, t model.MetricType, ls labels.Labels, role Role
 		return skip(full, "not used by ptdmon")
 	}
 	b.family = strings.TrimSuffix(full, strings.TrimPrefix(name, base))
-	if t != model.MetricTypeHistogram && t != model.MetricTypeUnknown {
-		return skip(b.family, "expected a histogram, the exposition declares "+string(t))
+	if !declared(t, model.MetricTypeHistogram) {
+		return wrongType(b.family, model.MetricTypeHistogram, t)
 	}
 	if base == "kv_transfer_bytes" {
 		// Dynamo's per-request KV size histogram (from TensorRT-LLM's

@@ -61,40 +61,33 @@ var vllmByteHistograms = map[string]KVSource{
 	"vllm:mooncake_bytes_transferred": KVMooncake,
 }
 
+// vllmFinished: completions exclude aborted and failed requests (SPEC §2);
+// every other finished_reason (stop, length, repetition, …) counts.
+func vllmFinished(reason string) (Metric, bool) {
+	switch reason {
+	case "abort":
+		return Aborted, true
+	case "error":
+		return Errored, true
+	}
+	return Completed, false
+}
+
 // classifyVLLM maps one vllm: series. Labels: model_name, engine (DP index),
 // finished_reason on request_success_total.
 func classifyVLLM(name string, t model.MetricType, ls labels.Labels) binding {
 	b := binding{engine: VLLM, rank: -1, model: ls.Get("model_name"), family: name}
 	b.group = hashString(0, ls.Get("engine"))
-	if r, ok := vllmCounters[name]; ok {
-		if t != model.MetricTypeCounter && t != model.MetricTypeUnknown {
-			return skip(name, "expected a counter, the exposition declares "+string(t))
-		}
-		if r.metric == Completed {
-			// Completions exclude aborted and failed requests (SPEC §2); every
-			// other finished_reason (stop, length, repetition, …) counts.
-			switch ls.Get("finished_reason") {
-			case "abort":
-				r.metric = Aborted
-			case "error":
-				r.metric = Errored
-			}
-		}
-		return bind(b, r, partValue, ls)
-	}
-	if r, ok := vllmGauges[name]; ok {
-		if t != model.MetricTypeGauge && t != model.MetricTypeUnknown {
-			return skip(name, "expected a gauge, the exposition declares "+string(t))
-		}
-		return bind(b, r, partValue, ls)
+	if nb, ok := plain(b, name, t, ls, vllmCounters, vllmGauges, vllmFinished); ok {
+		return nb
 	}
 	base, p, isHist := splitHistogram(name)
 	if !isHist {
 		return skip(name, "not used by ptdmon")
 	}
 	b.family = base
-	if t != model.MetricTypeHistogram && t != model.MetricTypeUnknown {
-		return skip(base, "expected a histogram, the exposition declares "+string(t))
+	if !declared(t, model.MetricTypeHistogram) {
+		return wrongType(base, model.MetricTypeHistogram, t)
 	}
 	if r, ok := vllmHistograms[base]; ok {
 		return bind(b, r, p, ls)
