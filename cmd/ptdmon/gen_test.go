@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runGenCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = dispatch(append([]string{"gen"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestGenExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "ptdmon.yaml")
+	os.WriteFile(good, []byte("kv_bytes_per_request: 4096\nwindow: 10s\ntargets:\n  - {name: p0, url: \"http://127.0.0.1:8000/metrics\", role: prefill, engine: vllm}\n  - {name: t0, url: \"http://127.0.0.1:8001\", role: decode, engine: trtllm}\n"), 0o644)
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("targets:\n  - {name: p0, url: \"http://h:1\", role: middle}\n"), 0o644)
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		contains string
+	}{
+		{"no artifact", nil, 2, "usage"},
+		{"unknown artifact", []string{"helm"}, 2, "unknown artifact"},
+		{"rules to stdout", []string{"rules"}, 0, "record: stage:ptd_requests:rate5s"},
+		{"rules window from config", []string{"rules", "-config", good}, 0, "vector(4096)"},
+		{"rules window flag", []string{"rules", "-window", "20s"}, 0, "stage:ptd_requests:rate20s"},
+		{"prometheus", []string{"prometheus", "-config", good, "-ptdmon", "10.1.1.1:9433"}, 0, "10.1.1.1:9433"},
+		{"prometheus trtllm", []string{"prometheus", "-config", good}, 0, "/prometheus/metrics"},
+		{"bad role", []string{"rules", "-config", bad}, 2, "role"},
+		{"missing config", []string{"rules", "-config", filepath.Join(dir, "nope.yaml")}, 2, "read config"},
+		{"extra argument", []string{"rules", "x"}, 2, "unexpected argument"},
+		{"grafana to stdout", []string{"grafana", "-out", "-"}, 1, "directory"},
+	}
+	for _, tt := range tests {
+		code, out, errs := runGenCmd(t, tt.args...)
+		if code != tt.code || !strings.Contains(out+errs, tt.contains) {
+			t.Errorf("%s: exit %d (want %d), output lacks %q:\n%s%s", tt.name, code, tt.code, tt.contains, out, errs)
+		}
+	}
+}
+
+// TestGenComposeMatchesDeploy: `ptdmon gen compose` without a config
+// regenerates the checked-in deploy/ tree exactly.
+func TestGenComposeMatchesDeploy(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errs := runGenCmd(t, "compose", "-out", dir); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	n := 0
+	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		got, _ := os.ReadFile(p)
+		want, err := os.ReadFile(filepath.Join("..", "..", "deploy", rel))
+		if err != nil {
+			t.Errorf("deploy/%s: %v", rel, err)
+			return nil
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("deploy/%s differs from `ptdmon gen compose` (go test ./internal/gen -update-deploy)", rel)
+		}
+		n++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 10 {
+		t.Errorf("only %d files generated", n)
+	}
+}

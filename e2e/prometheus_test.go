@@ -1,0 +1,376 @@
+// Package e2e runs ptdmon against real external programs.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/api"
+	"github.com/ptdmon/ptdmon/internal/config"
+	"github.com/ptdmon/ptdmon/internal/gen"
+	"github.com/ptdmon/ptdmon/internal/service"
+	"github.com/ptdmon/ptdmon/internal/sim"
+)
+
+// Test shape. The simulator runs at simSpeed so that a 10 s window holds
+// about 2,000 completions per stage: the recorded rates are then compared
+// over the last avgSpan of evaluations, which is far from Poisson noise.
+const (
+	simSpeed  = 20
+	window    = 10 * time.Second
+	avgSpan   = 15 * time.Second
+	runFor    = 30 * time.Second
+	tolerance = 0.02
+)
+
+func prometheusBin(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("prometheus")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("prometheus not found but CI is set (apt-get install -y prometheus): %v", err)
+		}
+		t.Skip("prometheus not installed")
+	}
+	return p
+}
+
+// scenario is the built-in balanced cluster (vLLM FlagCX and SGLang) plus
+// a vLLM NIXL pool, SGLang with data parallelism 2, so the engines path
+// reads every byte source and sums DP ranks.
+func scenario(t *testing.T) sim.Scenario {
+	t.Helper()
+	sc, err := sim.LoadScenario("balanced")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var groups []sim.Group
+	for _, g := range sc.Groups {
+		switch g.Engine {
+		case sim.EngineVLLM:
+			groups = append(groups, g)
+			nixl := g
+			nixl.Name, nixl.Connector, nixl.Prefill.Instances, nixl.Decode.Instances, nixl.Rate = "nixl", sim.ConnectorNIXL, 1, 1, 2
+			groups = append(groups, nixl)
+		case sim.EngineSGLang:
+			g.Prefill.DP, g.Decode.DP = 2, 2
+			groups = append(groups, g)
+		}
+	}
+	sc.Groups = groups
+	if err := sc.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}
+
+type stageRates struct{ prefill, kv, decode float64 }
+
+func (s stageRates) get(stage string) float64 {
+	switch stage {
+	case "prefill":
+		return s.prefill
+	case "kv":
+		return s.kv
+	}
+	return s.decode
+}
+
+var stages = []string{"prefill", "kv", "decode"}
+
+// TestPrometheusBothPaths: simulated engines, ptdmon serve in-process and
+// the real Prometheus with the generated scrape config and rules. After
+// 30 s, the recorded stage rates of both paths agree with the simulator's
+// truth and with ptdmon's own snapshot within 2%.
+func TestPrometheusBothPaths(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the 30 s Prometheus run")
+	}
+	promBin := prometheusBin(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 85*time.Second)
+	defer cancel()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	sc := scenario(t)
+	cl, err := sim.Start(ctx, sc, sim.Options{Seed: 7, Speed: simSpeed, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	bytesPerReq := cl.BytesPerRequest()
+
+	cfg := &config.Config{Listen: "127.0.0.1:0", Window: config.Duration{Duration: window}, KVBytesPerRequest: bytesPerReq}
+	for _, tg := range cl.Targets() {
+		cfg.Targets = append(cfg.Targets, config.Target{Name: tg.Name, URL: tg.URL, Role: tg.Role, Engine: tg.Engine})
+	}
+	cfg.SetDefaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	svcCtx, stopSvc := context.WithCancel(ctx)
+	ready := make(chan string, 1)
+	var svcWG sync.WaitGroup
+	svcWG.Add(1)
+	go func() {
+		defer svcWG.Done()
+		err := service.Run(svcCtx, cfg, service.Options{
+			KVRequest: api.KVRequest{Bytes: float64(bytesPerReq), Source: "simulator"},
+			Logger:    quiet,
+			Ready:     func(addr string) { ready <- addr },
+		})
+		if err != nil {
+			t.Errorf("service.Run: %v", err)
+		}
+	}()
+	defer func() { stopSvc(); svcWG.Wait() }()
+	var ptdAddr string
+	select {
+	case ptdAddr = <-ready:
+	case <-time.After(10 * time.Second):
+		t.Fatal("ptdmon did not start")
+	}
+
+	// Generated artifacts, exactly as `ptdmon gen prometheus|rules` writes them.
+	dir := t.TempDir()
+	in := gen.FromConfig(cfg, bytesPerReq)
+	in.PtdmonAddr = ptdAddr
+	in.RuleFiles = []string{"rules.yml"}
+	promCfg, err := gen.PrometheusConfig(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := gen.Rules(in).YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"prometheus.yml": promCfg, "rules.yml": rules} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	promAddr := "127.0.0.1:" + freePort(t)
+	var promLog bytes.Buffer
+	cmd := exec.CommandContext(ctx, promBin,
+		"--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+promAddr,
+		"--log.level=warn")
+	cmd.Stdout, cmd.Stderr = &promLog, &promLog
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("prometheus log:\n%s", promLog.String())
+		}
+	}()
+	promURL := "http://" + promAddr
+	waitReady(t, promURL+"/-/ready")
+
+	// Poll ptdmon's snapshot once a second over the averaging span.
+	n := gen.RecordNames(strconvDuration(window))
+	time.Sleep(time.Until(started.Add(runFor - avgSpan)))
+	var snaps []stageRates
+	for time.Since(started) < runFor {
+		if s, ok := snapshot(t, "http://"+ptdAddr+"/api/v1/snapshot"); ok {
+			snaps = append(snaps, s)
+		}
+		time.Sleep(time.Second)
+	}
+	if len(snaps) < int(avgSpan/time.Second)-2 {
+		t.Fatalf("only %d snapshots with all three windowed rates", len(snaps))
+	}
+	snap := average(snaps)
+	end := time.Now()
+
+	for _, path := range []string{"ptdmon", "engines"} {
+		for _, stage := range stages {
+			sel := fmt.Sprintf(`%s{path=%q,stage=%q}[%ds]`, n.Stage[1], path, stage, int(avgSpan/time.Second))
+			series := queryMatrix(t, promURL, sel, end)
+			if len(series) != 1 {
+				t.Errorf("%s %s: %d series recorded, want one", path, stage, len(series))
+				continue
+			}
+			samples := series[0]
+			if len(samples) < int(avgSpan/time.Second)-2 {
+				t.Errorf("%s %s: only %d recorded samples in the last %s", path, stage, len(samples), avgSpan)
+				continue
+			}
+			var rec, truth float64
+			for _, s := range samples {
+				rec += s.v
+				truth += trueRate(cl, s.t, stage)
+			}
+			rec /= float64(len(samples))
+			truth /= float64(len(samples))
+			dTruth, dSnap := rel(rec, truth), rel(rec, snap.get(stage))
+			t.Logf("path=%-7s %-7s recorded %8.3f req/s  truth %8.3f (%+.2f%%)  ptdmon snapshot %8.3f (%+.2f%%)",
+				path, stage, rec, truth, 100*dTruth, snap.get(stage), 100*dSnap)
+			if math.Abs(dTruth) > tolerance || math.Abs(dSnap) > tolerance {
+				t.Errorf("%s %s: recorded %.3f, truth %.3f, snapshot %.3f: beyond %.0f%%", path, stage, rec, truth, snap.get(stage), 100*tolerance)
+			}
+		}
+		// The instant flavour is recorded too, for the three stages.
+		if s := queryMatrix(t, promURL, fmt.Sprintf(`%s{path=%q}[5s]`, n.Stage[0], path), end); len(s) != 3 {
+			t.Errorf("%s: %d instant stage series recorded, want 3", path, len(s))
+		}
+	}
+	if d := time.Since(started); d > 80*time.Second {
+		t.Errorf("run took %s", d)
+	}
+}
+
+func strconvDuration(d time.Duration) string {
+	if d%time.Minute == 0 {
+		return strconv.Itoa(int(d/time.Minute)) + "m"
+	}
+	return strconv.Itoa(int(d/time.Second)) + "s"
+}
+
+// trueRate is the simulator's exact stage rate over the window ending at
+// t: what a perfect collector would report for that evaluation.
+func trueRate(cl *sim.Cluster, t time.Time, stage string) float64 {
+	a, b := cl.TruthAt(t.Add(-window)), cl.TruthAt(t)
+	sec := b.At.Sub(a.At).Seconds()
+	switch stage {
+	case "prefill":
+		return float64(b.Totals.PrefillCompleted-a.Totals.PrefillCompleted) / sec
+	case "kv":
+		return float64(b.Totals.KVBytes-a.Totals.KVBytes) / sec / float64(b.BytesPerRequest)
+	}
+	return float64(b.Totals.DecodeCompleted-a.Totals.DecodeCompleted) / sec
+}
+
+func rel(got, want float64) float64 {
+	if want == 0 {
+		return math.Inf(1)
+	}
+	return (got - want) / want
+}
+
+func average(s []stageRates) stageRates {
+	var a stageRates
+	for _, x := range s {
+		a.prefill += x.prefill
+		a.kv += x.kv
+		a.decode += x.decode
+	}
+	k := float64(len(s))
+	return stageRates{a.prefill / k, a.kv / k, a.decode / k}
+}
+
+func waitReady(t *testing.T, u string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(u)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("prometheus not ready at %s", u)
+}
+
+// snapshot reads ptdmon's windowed stage rates; ok is false while any of
+// them is absent.
+func snapshot(t *testing.T, u string) (stageRates, bool) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatalf("snapshot: %v", err)
+	}
+	defer resp.Body.Close()
+	var s struct {
+		Point *struct {
+			Prefill, KV, Decode struct {
+				Window *float64 `json:"requests_per_second_window"`
+			}
+		} `json:"point"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&s); err != nil {
+		t.Fatalf("snapshot: %v", err)
+	}
+	p := s.Point
+	if p == nil || p.Prefill.Window == nil || p.KV.Window == nil || p.Decode.Window == nil {
+		return stageRates{}, false
+	}
+	return stageRates{*p.Prefill.Window, *p.KV.Window, *p.Decode.Window}, true
+}
+
+type sample struct {
+	t time.Time
+	v float64
+}
+
+// queryMatrix runs a range-vector instant query and returns the raw
+// samples of each series (the recorded evaluations, with their evaluation
+// timestamps).
+func queryMatrix(t *testing.T, promURL, q string, at time.Time) [][]sample {
+	t.Helper()
+	v := url.Values{"query": {q}, "time": {strconv.FormatFloat(float64(at.UnixMilli())/1e3, 'f', 3, 64)}}
+	resp, err := http.Get(promURL + "/api/v1/query?" + v.Encode())
+	if err != nil {
+		t.Fatalf("query %s: %v", q, err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Status string
+		Error  string
+		Data   struct {
+			Result []struct {
+				Metric map[string]string
+				Values [][2]any
+			}
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Status != "success" {
+		t.Fatalf("query %s: %v %s", q, err, r.Error)
+	}
+	var out [][]sample
+	for _, res := range r.Data.Result {
+		var ss []sample
+		for _, pair := range res.Values {
+			ts, _ := pair[0].(float64)
+			s, _ := pair[1].(string)
+			f, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				t.Fatalf("query %s: value %q", q, s)
+			}
+			ss = append(ss, sample{time.UnixMilli(int64(math.Round(ts * 1e3))), f})
+		}
+		out = append(out, ss)
+	}
+	return out
+}

@@ -1,0 +1,106 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/gen"
+)
+
+// TestPrometheusRelabelling checks the generated scrape config in the real
+// Prometheus: every engine target gets ptd_target/ptd_role/ptd_engine, and
+// a TensorRT-LLM target is scraped on /prometheus/metrics (its /metrics is
+// JSON, drained on read, and must be left alone).
+func TestPrometheusRelabelling(t *testing.T) {
+	promBin := prometheusBin(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	serve := func(path string) *httptest.Server {
+		mux := http.NewServeMux()
+		mux.HandleFunc(path, func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+			fmt.Fprintln(w, "# TYPE x_total counter\nx_total 1")
+		})
+		return httptest.NewServer(mux)
+	}
+	vllm, trt := serve("/metrics"), serve("/prometheus/metrics")
+	defer vllm.Close()
+	defer trt.Close()
+	in := gen.Input{Targets: []gen.Target{
+		{Name: "vllm-p0", URL: vllm.URL + "/metrics", Role: "prefill", Engine: "vllm"},
+		{Name: "trt-d0", URL: trt.URL, Role: "decode", Engine: "trtllm"},
+	}, PtdmonAddr: "127.0.0.1:1"}
+	cfg, err := gen.PrometheusConfig(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	promAddr := "127.0.0.1:" + freePort(t)
+	cmd := exec.CommandContext(ctx, promBin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+promAddr, "--log.level=error")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	waitReady(t, "http://"+promAddr+"/-/ready")
+
+	want := map[string]map[string]string{
+		"vllm-p0": {"ptd_role": "prefill", "ptd_engine": "vllm", "job": gen.JobEngines},
+		"trt-d0":  {"ptd_role": "decode", "ptd_engine": "trtllm", "job": gen.JobEngines},
+	}
+	var got map[string]map[string]string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		got = upTargets(t, "http://"+promAddr)
+		if len(got) == len(want) {
+			break
+		}
+	}
+	for name, labels := range want {
+		g, ok := got[name]
+		if !ok {
+			t.Errorf("target %s not up with ptd_target=%s (got %v)", name, name, got)
+			continue
+		}
+		for k, v := range labels {
+			if g[k] != v {
+				t.Errorf("target %s: %s=%q, want %q", name, k, g[k], v)
+			}
+		}
+	}
+}
+
+// upTargets returns the labels of every engine target whose last scrape
+// succeeded, by ptd_target.
+func upTargets(t *testing.T, promURL string) map[string]map[string]string {
+	t.Helper()
+	resp, err := http.Get(promURL + "/api/v1/query?" + url.Values{"query": {`up{job="` + gen.JobEngines + `"} == 1`}}.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Data struct {
+			Result []struct{ Metric map[string]string }
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]string{}
+	for _, res := range r.Data.Result {
+		out[res.Metric["ptd_target"]] = res.Metric
+	}
+	return out
+}

@@ -1,0 +1,73 @@
+package gen
+
+import "fmt"
+
+// Alert thresholds. A stage lags when, averaged over lagRange, it processes
+// less than lagRatio of what the stage before it hands over.
+const (
+	lagRange        = "1m"
+	lagRatio        = "0.9"
+	queueGrowth     = "0.1" // requests/s, the queue's slope over queueRange
+	queueRange      = "1m"
+	queueMinDepth   = "10"
+	docsRunbookBase = "docs/prometheus.md#alerts"
+)
+
+func alert(name, expr, forDur, severity, summary, runbook string) Rule {
+	return Rule{
+		Alert:  name,
+		Expr:   expr,
+		For:    forDur,
+		Labels: map[string]string{"severity": severity},
+		Annotations: map[string]string{
+			"summary": summary,
+			"runbook": runbook + " (" + docsRunbookBase + ")",
+		},
+	}
+}
+
+// alertRules read only recorded series and up/ptd_target_up, so they work
+// the same whichever path fed the recordings.
+func alertRules(n Names) []Rule {
+	rate := n.Stage[1]
+	stage := func(s string) string {
+		return fmt.Sprintf(`avg_over_time(%s{stage="%s"}[%s])`, rate, s, lagRange)
+	}
+	lags := func(slow, fast string) string {
+		return fmt.Sprintf("%s < on (path, model) %s * %s", stage(slow), lagRatio, stage(fast))
+	}
+	return []Rule{
+		alert("PTDTargetDown",
+			`ptd_target_up == 0 or up{ptd_role!=""} == 0 or up{job="ptdmon"} == 0`,
+			"15s", "critical",
+			"{{ or $labels.target $labels.ptd_target $labels.instance }} ({{ $labels.job }}) is not being scraped",
+			"Check that the engine (or ptdmon) process is running and its /metrics answers from the Prometheus host; stage rates that include it are partial meanwhile."),
+		alert("PTDKVRequestBytesUnset",
+			fmt.Sprintf("count by (path) (%s) unless on (path) (%s > 0)", n.TargetKVBytes[1], n.KVRequestBytes),
+			"1m", "warning",
+			"KV bytes are collected on the {{ $labels.path }} path but B_request is unset, so KV req/s is absent",
+			"Set kv_bytes_per_request (or model.config with seq_len) in ptdmon.yaml, then restart ptdmon or regenerate the rules with `ptdmon gen rules -config ptdmon.yaml`."),
+		alert("PTDKVTransferLagging",
+			lags("kv", "prefill"),
+			"1m", "warning",
+			"KV transfer ({{ $labels.path }} path) moves fewer requests/s than prefill completes",
+			"KV-bound: look at the prefill inflight and decode transfer queues and the connector's link; if they are flat, check that B_request matches the model, sequence length and KV dtype of this run."),
+		alert("PTDDecodeLagging",
+			lags("decode", "kv")+" or ("+lags("decode", "prefill")+
+				fmt.Sprintf(` unless on (path, model) %s{stage="kv"})`, rate),
+			"2m", "warning",
+			"Decode ({{ $labels.path }} path) completes fewer requests/s than the stage feeding it",
+			"Decode-bound: check decode waiting and prealloc queues and KV usage on decode instances; add decode capacity or lower the load."),
+		alert("PTDQueueGrowing",
+			fmt.Sprintf("sum by (path, role, queue) (deriv(%s[%s])) > %s and on (path, role, queue) sum by (path, role, queue) (%s) > %s",
+				n.TargetQueue, queueRange, queueGrowth, n.TargetQueue, queueMinDepth),
+			"1m", "warning",
+			"The {{ $labels.role }} {{ $labels.queue }} queue ({{ $labels.path }} path) keeps growing",
+			"The stage after this queue is the bottleneck: waiting on prefill means prefill-bound, inflight/transfer means KV-bound, bootstrap/prealloc means decode admission, waiting on decode means decode-bound."),
+		alert("PTDKVTransferFailures",
+			fmt.Sprintf("sum by (path, target) (%s) > 0", n.TargetKVFailures),
+			"", "warning",
+			"KV transfers fail on {{ $labels.target }} ({{ $labels.path }} path)",
+			"Read the engine's KV connector log lines (FlagCX, NIXL, Mooncake) on both sides of the transfer; failed requests are retried or aborted, so completions drop."),
+	}
+}

@@ -1,0 +1,144 @@
+// Package gen generates deployment artifacts for running ptdmon with
+// Prometheus and Grafana: the scrape configuration, the recording and
+// alerting rules, the dashboards, and docker-compose / Kubernetes manifests.
+//
+// Every generator is a pure function of an Input, so the checked-in files
+// under deploy/ can be compared byte for byte with what the code produces.
+package gen
+
+import (
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/ptdmon/ptdmon/internal/config"
+)
+
+// Target is one engine endpoint Prometheus scrapes directly.
+type Target struct {
+	Name   string
+	URL    string
+	Role   string // prefill | decode
+	Engine string // vllm | sglang | trtllm | "" (auto)
+	Labels map[string]string
+}
+
+// Input is everything the generators read.
+type Input struct {
+	Targets []Target
+	// FileSD lists file_sd files (globs) that also supply engine targets,
+	// with ptdmon's labels ptd_role, ptd_engine and ptd_name.
+	FileSD []string
+	// PtdmonAddr is host:port of ptdmon's own /metrics.
+	PtdmonAddr string
+	// Window is W of the windowed rates.
+	Window time.Duration
+	// KVBytesPerRequest is B_request; 0 means unset, in which case the
+	// engines path has no KV req/s and an alert says so.
+	KVBytesPerRequest int64
+	// KVSource restricts the engines path to one KV byte source, like
+	// ptdmon's kv_source (auto or "" = every source).
+	KVSource string
+	// RuleFiles are written into the Prometheus config's rule_files.
+	RuleFiles []string
+}
+
+// Defaults for an Input built from nothing.
+const (
+	DefaultWindow     = config.DefaultWindow
+	DefaultPtdmonAddr = "127.0.0.1:9433"
+)
+
+// FromConfig builds an Input from a loaded ptdmon.yaml. B_request is passed
+// separately because it may be computed from the model's config.json.
+func FromConfig(cfg *config.Config, kvBytes int64) Input {
+	in := Input{
+		PtdmonAddr:        cfg.Listen,
+		Window:            cfg.Window.Duration,
+		KVBytesPerRequest: kvBytes,
+		KVSource:          cfg.KVSource,
+	}
+	for _, t := range cfg.Targets {
+		in.Targets = append(in.Targets, Target{Name: t.Name, URL: t.URL, Role: t.Role, Engine: t.Engine, Labels: t.Labels})
+	}
+	for _, e := range cfg.FileSD {
+		in.FileSD = append(in.FileSD, e.Files...)
+	}
+	return in.withDefaults()
+}
+
+func (in Input) withDefaults() Input {
+	if in.Window <= 0 {
+		in.Window = DefaultWindow
+	}
+	if in.PtdmonAddr == "" {
+		in.PtdmonAddr = DefaultPtdmonAddr
+	}
+	return in
+}
+
+// Check reports targets Prometheus could not scrape. It is looser than
+// config.Validate: Prometheus can scrape TensorRT-LLM even where ptdmon's
+// own adapters do not read it.
+func (in Input) Check() error {
+	seen := map[string]bool{}
+	for _, t := range in.Targets {
+		if _, err := splitURL(t.URL); err != nil {
+			return fmt.Errorf("target %q: %w", t.Name, err)
+		}
+		switch t.Role {
+		case "prefill", "decode":
+		default:
+			return fmt.Errorf("target %q: role %q: want prefill or decode (the rules group by role)", t.Name, t.Role)
+		}
+		switch t.Engine {
+		case "", "auto", "vllm", "sglang", "trtllm":
+		default:
+			return fmt.Errorf("target %q: engine %q: want vllm, sglang or trtllm", t.Name, t.Engine)
+		}
+		if seen[t.Name] {
+			return fmt.Errorf("target name %q is used twice", t.Name)
+		}
+		seen[t.Name] = true
+	}
+	if in.Window < 2*time.Second {
+		return fmt.Errorf("window %s must hold at least two 1s scrapes", in.Window)
+	}
+	return nil
+}
+
+type scrapeURL struct {
+	scheme, host, path string
+}
+
+func splitURL(raw string) (scrapeURL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return scrapeURL{}, fmt.Errorf("url %q: %w", raw, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return scrapeURL{}, fmt.Errorf("url %q: want http(s)://host:port/path", raw)
+	}
+	p := u.EscapedPath()
+	if p == "" || p == "/" {
+		p = "/metrics"
+	}
+	return scrapeURL{scheme: u.Scheme, host: u.Host, path: p}, nil
+}
+
+// promDuration writes d the way PromQL range selectors and recorded names
+// do ("5s", "1m"), matching ptdmon's own window label.
+func promDuration(d time.Duration) string {
+	return model.Duration(d).String()
+}
+
+// engineName normalises "auto" to "": the engine is then detected from
+// the exposition, and no ptd_engine label is attached.
+func engineName(e string) string {
+	if e == "auto" {
+		return ""
+	}
+	return e
+}

@@ -1,0 +1,294 @@
+package gen
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/common"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
+	"github.com/grafana/grafana-foundation-sdk/go/stat"
+	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
+)
+
+// Dashboard UIDs, stable so links and provisioning keep working.
+const (
+	UIDOverview = "ptdmon-overview"
+	UIDInstance = "ptdmon-instance"
+)
+
+// Filters every recorded-series query carries.
+const (
+	filterPath   = `path=~"$path"`
+	filterModel  = `model=~"$model"`
+	filterTarget = `target=~"$target"`
+)
+
+var ds = common.DataSourceRef{Type: cog.ToPtr("prometheus"), Uid: cog.ToPtr("${datasource}")}
+
+// query is one PromQL target of a panel.
+type query struct{ expr, legend string }
+
+// panelSpec describes one time series panel; table-driven so a dashboard
+// reads as a list of what it shows.
+type panelSpec struct {
+	title, desc, unit string
+	span, height      uint32
+	max               *float64
+	queries           []query
+}
+
+func (p panelSpec) build() *timeseries.PanelBuilder {
+	b := timeseries.NewPanelBuilder().Title(p.title).Description(p.desc).
+		Datasource(ds).Span(p.span).Height(p.height).Min(0).
+		Legend(common.NewVizLegendOptionsBuilder().ShowLegend(true).
+			DisplayMode(common.LegendDisplayModeList).Placement(common.LegendPlacementBottom)).
+		Tooltip(common.NewVizTooltipOptionsBuilder().Mode(common.TooltipDisplayModeMulti).Sort(common.SortOrderNone))
+	if p.unit != "" {
+		b.Unit(p.unit)
+	}
+	if p.max != nil {
+		b.Max(*p.max)
+	}
+	for i, q := range p.queries {
+		b.WithTarget(prometheus.NewDataqueryBuilder().Datasource(ds).Expr(q.expr).
+			LegendFormat(q.legend).Range().RefId(string(rune('A' + i))))
+	}
+	return b
+}
+
+type rowSpec struct {
+	title  string
+	panels []panelSpec
+}
+
+func variables(n Names, w string, withTarget bool) []cog.Builder[dashboard.VariableModel] {
+	rate := n.Stage[1]
+	vars := []cog.Builder[dashboard.VariableModel]{
+		dashboard.NewDatasourceVariableBuilder("datasource").Label("Data source").Type("prometheus"),
+		dashboard.NewCustomVariableBuilder("path").Label("Path").
+			Description("ptdmon: rates from ptdmon's /metrics; engines: rates from the engines' own counters").
+			Values(dashboard.StringOrMap{String: cog.ToPtr(pathPtdmon + "," + pathEngines)}).
+			Multi(true).IncludeAll(true).AllValue(".*").
+			Current(option("All", "$__all")),
+		dashboard.NewQueryVariableBuilder("model").Label("Model").Datasource(ds).
+			Query(dashboard.StringOrMap{String: cog.ToPtr("label_values(" + rate + ", model)")}).
+			Definition("label_values(" + rate + ", model)").
+			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).
+			Multi(true).IncludeAll(true).AllValue(".*").Current(option("All", "$__all")),
+		dashboard.NewCustomVariableBuilder("window").Label("Rate").
+			Description("instant: irate (last two samples); " + w + ": rate over the window W").
+			Values(dashboard.StringOrMap{String: cog.ToPtr("instant : " + n.Ops[0] + "," + w + " : " + n.Ops[1])}).
+			Current(option(w, n.Ops[1])),
+	}
+	if withTarget {
+		q := "label_values(" + n.TargetCompleted[1] + "{" + filterPath + "}, target)"
+		vars = append(vars, dashboard.NewQueryVariableBuilder("target").Label("Instance").Datasource(ds).
+			Query(dashboard.StringOrMap{String: cog.ToPtr(q)}).Definition(q).
+			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).Sort(dashboard.VariableSortAlphabeticalAsc).
+			Multi(true).IncludeAll(true).AllValue(".*").Current(option("All", "$__all")))
+	}
+	return vars
+}
+
+func option(text, value string) dashboard.VariableOption {
+	return dashboard.VariableOption{
+		Selected: cog.ToPtr(true),
+		Text:     dashboard.StringOrArrayOfString{String: cog.ToPtr(text)},
+		Value:    dashboard.StringOrArrayOfString{String: cog.ToPtr(value)},
+	}
+}
+
+func newDashboard(uid, title, desc string) *dashboard.DashboardBuilder {
+	return dashboard.NewDashboardBuilder(title).Uid(uid).Description(desc).
+		Tags([]string{"ptdmon", "llm", "disaggregated", "generated"}).
+		// The collector and the scrape config both run at 1 s.
+		Refresh("1s").Time("now-15m", "now").Timezone(common.TimeZoneBrowser).
+		Tooltip(dashboard.DashboardCursorSyncCrosshair).
+		Timepicker(dashboard.NewTimePickerBuilder().RefreshIntervals([]string{"1s", "5s", "10s", "30s", "1m"}))
+}
+
+// stageFilter is the filter of stage-level recordings.
+var stageFilter = []string{filterPath, filterModel}
+
+// latencyPanels query the engines' histograms: ptdmon does not re-export
+// them, so these need Prometheus to scrape the engines (the engines path).
+func latencyPanels(by, extra string) []panelSpec {
+	fam := []struct{ title, vllm, sglang string }{
+		{"TTFT", "vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds"},
+		{"ITL", "vllm:inter_token_latency_seconds", "sglang:inter_token_latency_seconds"},
+		{"E2E latency", "vllm:e2e_request_latency_seconds", "sglang:e2e_request_latency_seconds"},
+	}
+	var out []panelSpec
+	for _, f := range fam {
+		p := panelSpec{title: f.title + " p50 / p99", unit: "s", span: 8, height: 8,
+			desc: "histogram_quantile over the engines' own histograms (needs the engines scrape job); one quantile per engine kind and role, since bucket layouts differ between engines."}
+		for _, q := range []string{"0.5", "0.99"} {
+			for _, e := range []struct{ name, fam string }{{"vLLM", f.vllm}, {"SGLang", f.sglang}} {
+				m := []string{onlyPtd, `model_name=~"$model"`}
+				if extra != "" {
+					m = append(m, extra)
+				}
+				expr := fmt.Sprintf("histogram_quantile(%s, sum by (le, %s) (rate(%s[$__rate_interval])))",
+					q, by, sel(e.fam+"_bucket", m...))
+				p.queries = append(p.queries, query{expr, fmt.Sprintf("%s p%s {{%s}}", e.name, strings.TrimPrefix(q, "0."), by)})
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func overviewRows(n Names) []rowSpec {
+	one := 1.0
+	win := func(names [2]string) string { return strings.Replace(names[1], n.Ops[1], "${window}", 1) }
+	f := stageFilter
+	return []rowSpec{
+		{"Raw signals behind the three curves", []panelSpec{
+			{title: "Prefill running", unit: "short", span: 6, height: 7,
+				desc:    "Requests in the prefill instances' running batches (a gauge: shown raw, never differentiated).",
+				queries: []query{{sumBy("sum", "path", sel(n.TargetRunning, append([]string{`role="prefill"`}, f...)...)), "prefill running · {{path}}"}}},
+			{title: "Decode running", unit: "short", span: 6, height: 7,
+				desc:    "Requests in the decode instances' running batches.",
+				queries: []query{{sumBy("sum", "path", sel(n.TargetRunning, append([]string{`role="decode"`}, f...)...)), "decode running · {{path}}"}}},
+			{title: "KV bytes/s", unit: "Bps", span: 6, height: 7,
+				desc:    "KV-cache bytes per second over every connector; divided by B_request it is the KV req/s curve.",
+				queries: []query{{sel(win(n.PathKVBytes), f...), "KV bytes/s · {{path}}"}}},
+			{title: "KV bytes transferred (cumulative)", unit: "bytes", span: 6, height: 7,
+				desc:    "flagcx_total_bytes_transferred_total: every engine's KV bytes, carried across restarts (exported by ptdmon).",
+				queries: []query{{"flagcx_total_bytes_transferred_total", "all engines"}}},
+		}},
+		{"Queues and KV cache", []panelSpec{
+			{title: "Queues", unit: "short", span: 12, height: 8,
+				desc:    "Waiting requests and SGLang's P/D hand-off queues (bootstrap, inflight on prefill; prealloc, transfer on decode). A queue that keeps growing sits in front of the bottleneck.",
+				queries: []query{{sumBy("sum", "path, role, queue", sel(n.TargetQueue, f...)), "{{role}} {{queue}} · {{path}}"}}},
+			{title: "KV cache usage", unit: "percentunit", span: 12, height: 8, max: &one,
+				desc:    "Fraction of each instance's KV cache in use.",
+				queries: []query{{sel(n.TargetKVUsage, f...), "{{target}} ({{role}}) · {{path}}"}}},
+		}},
+		{"Latency (engines scraped directly)", latencyPanels("ptd_role", "")},
+		{"Per instance", []panelSpec{
+			{title: "Completions per instance", unit: "reqps", span: 12, height: 8,
+				desc:    "Completion counter rate of each instance; prefill instances add up to Prefill req/s, decode instances to Decode req/s.",
+				queries: []query{{sel(win(n.TargetCompleted), f...), "{{target}} ({{role}}) · {{path}}"}}},
+			{title: "KV bytes/s per instance", unit: "Bps", span: 12, height: 8,
+				desc:    "Counted on the side each connector counts: FlagCX and SGLang on prefill, NIXL on decode.",
+				queries: []query{{sumBy("sum", "path, target, role", sel(win(n.TargetKVBytes), f...)), "{{target}} ({{role}}) · {{path}}"}}},
+			{title: "Targets up", unit: "short", span: 24, height: 6, max: &one,
+				desc: "1 while the target's newest scrape succeeded: ptdmon's view (ptd_target_up) and Prometheus' (up).",
+				queries: []query{
+					{"ptd_target_up", "{{target}} · ptdmon"},
+					{`up{ptd_role!=""}`, "{{ptd_target}} · engines"},
+					{`up{job="ptdmon"}`, "ptdmon {{instance}}"},
+				}},
+		}},
+	}
+}
+
+// Overview is the main dashboard: the three stage rates on one time axis,
+// the raw series that explain them below, then queues, KV usage, latency
+// and a per-instance breakdown.
+func Overview(in Input) (dashboard.Dashboard, error) {
+	in = in.withDefaults()
+	w := promDuration(in.Window)
+	n := RecordNames(w)
+	rates := panelSpec{
+		title: "Prefill, KV transfer and Decode req/s", unit: "reqps", span: 20, height: 10,
+		desc: "The three stages on one time axis, same rate flavour and window for all three. KV req/s = KV bytes/s ÷ B_request. " +
+			"A stage below the one feeding it, with a growing queue in front of it, is the bottleneck.",
+		queries: []query{{sel(strings.Replace(n.Stage[1], n.Ops[1], "${window}", 1), stageFilter...), "{{stage}} · {{path}}"}},
+	}
+	b := newDashboard(UIDOverview, "ptdmon — P/D stage rates",
+		"Prefill, KV-transfer and Decode requests per second of a prefill/decode-disaggregated deployment. Generated by `ptdmon gen grafana`.")
+	for _, v := range variables(n, w, false) {
+		b.WithVariable(v)
+	}
+	b.Link(dashboard.NewDashboardLinkBuilder("Instance drill-down").Type(dashboard.DashboardLinkTypeLink).
+		Url("/d/" + UIDInstance).IncludeVars(true).KeepTime(true))
+	b.WithRow(dashboard.NewRowBuilder("Stage rates"))
+	b.WithPanel(rates.build())
+	b.WithPanel(stat.NewPanelBuilder().Title("B_request").Datasource(ds).Span(4).Height(10).Unit("bytes").
+		Description("Bytes of one request's KV cache, configured once per test run; KV req/s is absent while it is unset.").
+		GraphMode(common.BigValueGraphModeNone).ColorMode(common.BigValueColorModeNone).
+		WithTarget(prometheus.NewDataqueryBuilder().Datasource(ds).Expr(sel(n.KVRequestBytes, filterPath)).
+			LegendFormat("{{path}}").Instant().RefId("A")))
+	addRows(b, overviewRows(n))
+	return b.Build()
+}
+
+func addRows(b *dashboard.DashboardBuilder, rows []rowSpec) {
+	for _, r := range rows {
+		b.WithRow(dashboard.NewRowBuilder(r.title))
+		for _, p := range r.panels {
+			b.WithPanel(p.build())
+		}
+	}
+}
+
+// Instance is the per-instance drill-down dashboard.
+func Instance(in Input) (dashboard.Dashboard, error) {
+	in = in.withDefaults()
+	w := promDuration(in.Window)
+	n := RecordNames(w)
+	win := func(names [2]string) string { return strings.Replace(names[1], n.Ops[1], "${window}", 1) }
+	f := []string{filterPath, filterModel, filterTarget}
+	one := 1.0
+	rows := []rowSpec{
+		{"Rates", []panelSpec{
+			{title: "Completions req/s", unit: "reqps", span: 12, height: 8,
+				queries: []query{{sel(win(n.TargetCompleted), f...), "{{target}} ({{role}}) · {{path}}"}}},
+			{title: "KV bytes/s by source", unit: "Bps", span: 12, height: 8,
+				desc:    "source is the connector counter the engines path read (flagcx, nixl, mooncake, sglang).",
+				queries: []query{{sel(win(n.TargetKVBytes), f...), "{{target}} {{source}} · {{path}}"}}},
+		}},
+		{"Raw signals", []panelSpec{
+			{title: "Running", unit: "short", span: 8, height: 8,
+				queries: []query{{sel(n.TargetRunning, f...), "{{target}} · {{path}}"}}},
+			{title: "Queues", unit: "short", span: 8, height: 8,
+				queries: []query{{sel(n.TargetQueue, f...), "{{target}} {{queue}} · {{path}}"}}},
+			{title: "KV cache usage", unit: "percentunit", span: 8, height: 8, max: &one,
+				queries: []query{{sel(n.TargetKVUsage, f...), "{{target}} · {{path}}"}}},
+		}},
+		{"Health", []panelSpec{
+			{title: "KV transfer failures/s (1m)", unit: "short", span: 12, height: 7,
+				queries: []query{{sel(n.TargetKVFailures, f...), "{{target}} · {{path}}"}}},
+			{title: "Up", unit: "short", span: 12, height: 7, max: &one,
+				queries: []query{
+					{sel("ptd_target_up", filterTarget), "{{target}} · ptdmon"},
+					{sel("up", onlyPtd, `ptd_target=~"$target"`), "{{ptd_target}} · engines"},
+				}},
+		}},
+		{"Latency (engines scraped directly)", latencyPanels("ptd_target", `ptd_target=~"$target"`)},
+	}
+	b := newDashboard(UIDInstance, "ptdmon — instances",
+		"Per-instance drill-down of the P/D stage rates. Generated by `ptdmon gen grafana`.")
+	for _, v := range variables(n, w, true) {
+		b.WithVariable(v)
+	}
+	b.Link(dashboard.NewDashboardLinkBuilder("Stage rates").Type(dashboard.DashboardLinkTypeLink).
+		Url("/d/" + UIDOverview).IncludeVars(true).KeepTime(true))
+	addRows(b, rows)
+	return b.Build()
+}
+
+// Dashboards returns every dashboard as indented JSON by file name.
+func Dashboards(in Input) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for name, build := range map[string]func(Input) (dashboard.Dashboard, error){
+		"ptdmon-overview.json": Overview,
+		"ptdmon-instance.json": Instance,
+	} {
+		d, err := build(in)
+		if err != nil {
+			return nil, fmt.Errorf("dashboard %s: %w", name, err)
+		}
+		b, err := json.MarshalIndent(d, "", "  ")
+		if err != nil {
+			return nil, fmt.Errorf("dashboard %s: %w", name, err)
+		}
+		out[name] = append(b, '\n')
+	}
+	return out, nil
+}

@@ -1,0 +1,85 @@
+package gen
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The label sets of recorded series. Both paths record the same labels so
+// that one dashboard reads either.
+const (
+	targetBy = "target, role, engine, model"
+	// Labels attached to engine targets by the generated scrape config.
+	engineBy = "ptd_target, ptd_role, ptd_engine, model_name"
+	stageBy  = "path, model"
+)
+
+// Path label values.
+const (
+	pathPtdmon  = "ptdmon"
+	pathEngines = "engines"
+)
+
+// onlyPtd keeps engine series that came through the generated scrape
+// config (or file_sd with ptdmon's labels), so engines scraped by other
+// jobs without a role are not summed into a stage.
+const onlyPtd = `ptd_role!=""`
+
+// sel writes a selector with matchers.
+func sel(name string, matchers ...string) string {
+	if len(matchers) == 0 {
+		return name
+	}
+	return name + "{" + strings.Join(matchers, ", ") + "}"
+}
+
+// rangeFn applies a range function (rate, irate) over window w.
+func rangeFn(fn, selector, w string) string {
+	return fmt.Sprintf("%s(%s[%s])", fn, selector, w)
+}
+
+// sumBy aggregates an expression.
+func sumBy(agg, by, expr string) string {
+	return fmt.Sprintf("%s by (%s) (%s)", agg, by, expr)
+}
+
+// toTargetLabels renames the scrape config's ptd_* labels (and the engines'
+// model_name) to the labels ptdmon exports, then keeps only those. The
+// engines' own "engine" label (vLLM's data-parallel index) was summed away
+// before, so it cannot clash.
+func toTargetLabels(agg, expr string) string {
+	e := expr
+	for _, r := range [][2]string{{"target", "ptd_target"}, {"role", "ptd_role"}, {"engine", "ptd_engine"}, {"model", "model_name"}} {
+		e = fmt.Sprintf(`label_replace(%s, "%s", "$1", "%s", "(.*)")`, e, r[0], r[1])
+	}
+	return sumBy(agg, targetBy, e)
+}
+
+// sglangRanks collapses SGLang's tensor/pipeline-parallel ranks: every rank
+// of a data-parallel group reports the same requests, so they are not added
+// (dp_rank and pid stay, and are added).
+func sglangRanks(expr string) string {
+	return "max without (tp_rank, pp_rank) (" + expr + ")"
+}
+
+// union joins per-engine expressions that already carry distinct label
+// sets. Each side is tagged first so that two sources of the same target
+// (which have equal label sets once the metric name is dropped) are both
+// kept by "or" and then added by the caller's sum.
+func union(parts ...string) string {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	tagged := make([]string, len(parts))
+	for i, p := range parts {
+		tagged[i] = fmt.Sprintf(`label_replace(%s, "ptd_part", "%d", "", "")`, p, i)
+	}
+	return strings.Join(tagged, " or ")
+}
+
+// fallback prefers the first expression and uses the next only for targets
+// the first has nothing for: engines export deprecated names only when the
+// current name is absent, or both for a while, and must not be added.
+func fallback(parts ...string) string {
+	return strings.Join(parts, " or ")
+}
