@@ -3,16 +3,19 @@
 package api
 
 import (
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/ptdmon/ptdmon/internal/diagnose"
 	"github.com/ptdmon/ptdmon/internal/export"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 )
@@ -33,12 +36,16 @@ type Server struct {
 	Logger    *slog.Logger
 	// Extra routes (the web UI) mounted beside the API.
 	Extra map[string]http.Handler
+	// Diagnose configures the bottleneck verdict (zero: defaults).
+	Diagnose diagnose.Config
+
+	verdicts verdictCache
 }
 
 // Handler returns the HTTP handler for every route.
 func (s *Server) Handler() http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(&export.Collector{Ledger: s.Ledger})
+	reg.MustRegister(&export.Collector{Ledger: s.Ledger, Stage: s.stage})
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,
@@ -65,6 +72,7 @@ type Snapshot struct {
 	Window    float64               `json:"window_seconds"`
 	KVRequest KVRequest             `json:"kv_request_bytes"`
 	Point     *ledger.Point         `json:"point"`
+	Verdict   *diagnose.Verdict     `json:"verdict"`
 	Targets   []ledger.TargetStatus `json:"targets"`
 }
 
@@ -79,6 +87,7 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 	}
 	if p, ok := s.Ledger.Latest(); ok {
 		snap.Point = &p
+		snap.Verdict = s.verdictAt(p.Time)
 	}
 	writeJSON(w, snap)
 }
@@ -97,24 +106,73 @@ type Series struct {
 	Interval float64        `json:"interval_seconds"`
 	Window   float64        `json:"window_seconds"`
 	Points   []ledger.Point `json:"points"`
+	// Verdict is the bottleneck verdict at the newest point.
+	Verdict *diagnose.Verdict `json:"verdict"`
+}
+
+// CompactSeries is the body of /api/v1/series?format=compact: the stream's
+// encoding, so that a client decodes history and live points alike.
+type CompactSeries struct {
+	Format   string              `json:"format"`
+	Interval float64             `json:"interval_seconds"`
+	Window   float64             `json:"window_seconds"`
+	Fields   map[string][]string `json:"fields"`
+	// Points are compact points, oldest first; the newest carries "v".
+	Points []json.RawMessage `json:"points"`
 }
 
 // series returns the points after ?since= (unix milliseconds or RFC 3339;
-// default: the whole history). ?instances=0 leaves per-instance detail out.
+// default: the whole history) or the newest ?last= seconds of them.
+// ?instances=0 leaves per-instance detail out; ?format=compact uses the
+// stream's short encoding.
 func (s *Server) series(w http.ResponseWriter, r *http.Request) {
-	since, err := parseSince(r.URL.Query().Get("since"))
+	q := r.URL.Query()
+	since, err := parseSince(q.Get("since"))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	if v := q.Get("last"); v != "" {
+		secs, err := strconv.ParseFloat(v, 64)
+		if err != nil || secs <= 0 {
+			http.Error(w, fmt.Sprintf("last=%q: want seconds > 0", v), http.StatusBadRequest)
+			return
+		}
+		if p, ok := s.Ledger.Latest(); ok {
+			if t := p.Time.Add(-time.Duration(secs * float64(time.Second))); t.After(since) {
+				since = t
+			}
+		}
+	}
 	pts := s.Ledger.Since(since)
-	if r.URL.Query().Get("instances") == "0" {
+	if q.Get("instances") == "0" {
 		for i := range pts {
 			pts[i].Instances = nil
 		}
 	}
+	var verdict *diagnose.Verdict
+	if len(pts) > 0 {
+		verdict = s.verdictAt(pts[len(pts)-1].Time)
+	}
 	cfg := s.Ledger.Config()
-	writeJSON(w, Series{Interval: cfg.Interval.Seconds(), Window: cfg.Window.Seconds(), Points: pts})
+	switch q.Get("format") {
+	case "", "full":
+		writeJSONGzip(w, r, Series{Interval: cfg.Interval.Seconds(), Window: cfg.Window.Seconds(), Points: pts, Verdict: verdict})
+	case "compact":
+		out := CompactSeries{Format: CompactFormat, Interval: cfg.Interval.Seconds(), Window: cfg.Window.Seconds(),
+			Fields: CompactFields, Points: make([]json.RawMessage, len(pts))}
+		var enc compactEncoder
+		for i := range pts {
+			var v *diagnose.Verdict
+			if i == len(pts)-1 {
+				v = verdict
+			}
+			out.Points[i] = enc.encode(nil, &pts[i], v)
+		}
+		writeJSONGzip(w, r, out)
+	default:
+		http.Error(w, fmt.Sprintf("format=%q: want full or compact", q.Get("format")), http.StatusBadRequest)
+	}
 }
 
 func parseSince(v string) (time.Time, error) {
@@ -135,9 +193,12 @@ func (s *Server) targets(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, s.Ledger.Targets(time.Now()))
 }
 
-// stream sends one "point" event per tick. Clients reconnect by themselves
-// (EventSource); the retry hint keeps that quick.
+// stream sends one "point" event per tick with the verdict at that point:
+// compact (see CompactFields) unless ?format=full asks for the verbose
+// point. Clients reconnect by themselves (EventSource); the retry hint keeps
+// that quick.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
+	full := r.URL.Query().Get("format") == "full"
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
@@ -149,6 +210,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	ch, cancel := s.Ledger.Subscribe()
 	defer cancel()
+	var enc compactEncoder
 	fmt.Fprint(w, "retry: 2000\n\n")
 	fl.Flush()
 	for {
@@ -159,17 +221,39 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return
 			}
-			b, err := json.Marshal(p)
+			b, err := s.event(&enc, &p, full)
 			if err != nil {
 				s.log().Error("encode point", "err", err)
 				return
 			}
-			if _, err := fmt.Fprintf(w, "event: point\nid: %d\ndata: %s\n\n", p.Time.UnixMilli(), b); err != nil {
+			if _, err := w.Write(b); err != nil {
 				return
 			}
 			fl.Flush()
 		}
 	}
+}
+
+// event renders one SSE event.
+func (s *Server) event(enc *compactEncoder, p *ledger.Point, full bool) ([]byte, error) {
+	v := s.verdictAt(p.Time)
+	if v != nil {
+		v.At = time.Time{} // the event's own time says when
+	}
+	b := fmt.Appendf(nil, "event: point\nid: %d\ndata: ", p.Time.UnixMilli())
+	if full {
+		body, err := json.Marshal(struct {
+			*ledger.Point
+			Verdict *diagnose.Verdict `json:"verdict"`
+		}{p, v})
+		if err != nil {
+			return nil, fmt.Errorf("point at %s: %w", p.Time, err)
+		}
+		b = append(b, body...)
+	} else {
+		b = enc.encode(b, p, v)
+	}
+	return append(b, "\n\n"...), nil
 }
 
 func (s *Server) log() *slog.Logger {
@@ -184,5 +268,24 @@ func writeJSON(w http.ResponseWriter, v any) {
 	enc := json.NewEncoder(w)
 	if err := enc.Encode(v); err != nil {
 		slog.Default().Error("encode response", "err", err)
+	}
+}
+
+// writeJSONGzip compresses when the client accepts it: an hour of history
+// for 16 instances is megabytes of JSON that compresses about tenfold.
+func writeJSONGzip(w http.ResponseWriter, r *http.Request, v any) {
+	if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		writeJSON(w, v)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Encoding", "gzip")
+	w.Header().Add("Vary", "Accept-Encoding")
+	zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
+	if err := json.NewEncoder(zw).Encode(v); err != nil {
+		slog.Default().Error("encode response", "err", err)
+	}
+	if err := zw.Close(); err != nil {
+		slog.Default().Debug("finish gzip response", "err", err)
 	}
 }

@@ -140,7 +140,13 @@ func (p iterReader) read(body []byte, _ string, at time.Time) (*engine.Observati
 	if err != nil {
 		return nil, t, err
 	}
-	if loop, _, ok := p.LastIteration().Loop(); ok {
+	it := p.LastIteration()
+	if it.N > 0 {
+		i := engine.IterationLatency.GaugeIndex()
+		o.Gauges[i], o.HasGauges[i] = it.Mean.Seconds(), true
+		o.SchedulerMode = it.Mode
+	}
+	if loop, _, ok := it.Loop(); ok {
 		i := engine.IterationLoop.GaugeIndex()
 		o.Gauges[i], o.HasGauges[i] = loop.Seconds(), true
 	}

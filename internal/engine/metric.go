@@ -37,6 +37,7 @@ const (
 	QueueTransfer
 	KVUsage
 	RetractedNow
+	IterationLatency
 	IterationLoop
 	numGaugesEnd
 )
@@ -116,6 +117,7 @@ var metricNames = [numMetrics]string{
 	QueueTransfer:    "queue_transfer",
 	KVUsage:          "kv_cache_usage_ratio",
 	RetractedNow:     "requests_retracted_now",
+	IterationLatency: "iteration_latency_seconds",
 	IterationLoop:    "iteration_loop_seconds",
 	TTFT:             "ttft_seconds",
 	ITL:              "itl_seconds",

@@ -12,6 +12,10 @@ type Observation struct {
 	Engine Engine
 	Role   Role
 	Model  string
+	// SchedulerMode is the engine's scheduler mode when it reports one
+	// (TensorRT-LLM: "overlap" or "non_overlap"): in overlap mode one
+	// iteration's latency spans about two loops.
+	SchedulerMode string
 
 	// Counters holds one value per source series (after rank selection), so
 	// the ledger can detect a reset on the series where it happens.
@@ -82,7 +86,7 @@ func (o *Observation) CounterSum(m Metric) (float64, bool) {
 }
 
 func (o *Observation) reset() {
-	o.Engine, o.Role, o.Model = EngineAuto, RoleUnknown, ""
+	o.Engine, o.Role, o.Model, o.SchedulerMode = EngineAuto, RoleUnknown, "", ""
 	o.Counters = o.Counters[:0]
 	o.Gauges = [NumGauges]float64{}
 	o.HasGauges = [NumGauges]bool{}

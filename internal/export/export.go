@@ -29,12 +29,14 @@ var (
 		engine.KVFailures:       desc("ptd_kv_transfer_failures_total", "Failed KV transfers reported by the instance, reset-adjusted.", instanceLabels...),
 	}
 	gaugeDescs = map[engine.Metric]*prometheus.Desc{
-		engine.Running: desc("ptd_requests_running", "Requests in the instance's running batch.", instanceLabels...),
-		engine.Waiting: desc("ptd_requests_waiting", "Requests in the instance's waiting queue.", instanceLabels...),
-		engine.KVUsage: desc("ptd_kv_cache_usage_ratio", "Fraction of the instance's KV cache in use (0..1).", instanceLabels...),
+		engine.Running:       desc("ptd_requests_running", "Requests in the instance's running batch.", instanceLabels...),
+		engine.Waiting:       desc("ptd_requests_waiting", "Requests in the instance's waiting queue.", instanceLabels...),
+		engine.KVUsage:       desc("ptd_kv_cache_usage_ratio", "Fraction of the instance's KV cache in use (0..1).", instanceLabels...),
+		engine.IterationLoop: desc("ptd_iteration_loop_seconds", "Duration of one executor loop (TensorRT-LLM iteration statistics: hostStepTimeMS, or iterLatencyMS halved in overlap mode, where one iteration spans about two loops).", instanceLabels...),
 	}
-	queueDesc = desc("ptd_queue_requests", "Requests in a P/D hand-off queue (SGLang: bootstrap and inflight on prefill, prealloc and transfer on decode).", append(instanceLabels, "queue")...)
-	queues    = map[engine.Metric]string{engine.QueueBootstrap: "bootstrap", engine.QueueInflight: "inflight", engine.QueuePrealloc: "prealloc", engine.QueueTransfer: "transfer"}
+	iterLatencyDesc = desc("ptd_iteration_latency_seconds", "Mean iterLatencyMS of the newest poll of TensorRT-LLM iteration statistics, as reported; with scheduler_mode=\"overlap\" it spans about two loops.", append(instanceLabels, "scheduler_mode")...)
+	queueDesc       = desc("ptd_queue_requests", "Requests in a P/D hand-off queue (SGLang: bootstrap and inflight on prefill, prealloc and transfer on decode).", append(instanceLabels, "queue")...)
+	queues          = map[engine.Metric]string{engine.QueueBootstrap: "bootstrap", engine.QueueInflight: "inflight", engine.QueuePrealloc: "prealloc", engine.QueueTransfer: "transfer"}
 
 	globalKVDesc  = desc("flagcx_total_bytes_transferred_total", "KV-cache bytes transferred by all engines, summed over engines and series, carried across counter resets and across engines that disappear.")
 	stageRateDesc = desc("ptd_stage_requests_per_second", "Requests per second processed by a stage (prefill, kv, decode), instant (adjacent samples) or over the window.", "stage", "window")
@@ -45,12 +47,17 @@ var (
 	durationDesc = desc("ptd_scrape_duration_seconds", "Duration of the newest scrape of the target.", "target")
 	failuresDesc = desc("ptd_scrape_failures_total", "Failed scrapes of the target by reason.", "target", "reason")
 	resetsDesc   = desc("ptd_series_resets_total", "Counter resets (decreases) seen on the target's source series.", "target")
+
+	bottleneckDesc = desc("ptd_bottleneck_stage", "Info metric: 1 for the stage the bottleneck verdict names now (prefill, kv, admission, decode, balanced or insufficient).", "stage")
 )
 
 // Collector implements prometheus.Collector over a ledger.
 type Collector struct {
 	Ledger *ledger.Ledger
 	Now    func() time.Time
+	// Stage, if set, returns the bottleneck verdict's stage for
+	// ptd_bottleneck_stage.
+	Stage func() string
 }
 
 // Describe implements prometheus.Collector.
@@ -61,7 +68,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range gaugeDescs {
 		ch <- d
 	}
-	for _, d := range []*prometheus.Desc{queueDesc, globalKVDesc, stageRateDesc, kvBytesDesc, kvReqDesc, upDesc, durationDesc, failuresDesc, resetsDesc} {
+	for _, d := range []*prometheus.Desc{queueDesc, iterLatencyDesc, globalKVDesc, stageRateDesc, kvBytesDesc, kvReqDesc, upDesc, durationDesc, failuresDesc, resetsDesc, bottleneckDesc} {
 		ch <- d
 	}
 }
@@ -102,6 +109,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 				ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, lv...)
 			}
 		}
+		if v, ok := t.Gauges[engine.IterationLatency.String()]; ok {
+			ch <- prometheus.MustNewConstMetric(iterLatencyDesc, prometheus.GaugeValue, v, append(lv, t.SchedulerMode)...)
+		}
 		for m, q := range queues {
 			if v, ok := t.Gauges[m.String()]; ok {
 				ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, v, append(lv, q)...)
@@ -115,6 +125,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	p, ok := c.Ledger.Latest()
 	if !ok {
 		return
+	}
+	if c.Stage != nil {
+		ch <- prometheus.MustNewConstMetric(bottleneckDesc, prometheus.GaugeValue, 1, c.Stage())
 	}
 	if p.GlobalKVBytes.OK() {
 		ch <- prometheus.MustNewConstMetric(globalKVDesc, prometheus.CounterValue, p.GlobalKVBytes.V)

@@ -117,24 +117,46 @@ func quantile(q float64, bounds, counts []float64) (float64, bool) {
 	return start + (end-start)*(rank-prev)/inBucket, true
 }
 
-// merged accumulates window increases of one histogram over instances,
-// bucket by upper bound, as PromQL's sum by (le) does.
+// merged accumulates window increases of one histogram over instances.
+// Instances may use different buckets (vLLM's and SGLang's differ): each
+// one's cumulative count at a bound it lacks is its count at its largest
+// bound below, so the sum stays cumulative. A plain sum by le, as in PromQL,
+// would interleave the two schemes into a non-monotone histogram.
 type merged struct {
-	bounds []float64
-	counts []float64
+	parts []histPart
+}
+
+type histPart struct {
+	bounds, counts []float64
 }
 
 func (m *merged) add(bounds, inc []float64) {
-	for i, b := range bounds {
-		j := sort.SearchFloat64s(m.bounds, b)
-		if j < len(m.bounds) && m.bounds[j] == b {
-			m.counts[j] += inc[i]
-			continue
+	m.parts = append(m.parts, histPart{bounds, inc})
+}
+
+// sum returns the merged cumulative histogram over the union of bounds.
+func (m *merged) sum() (bounds, counts []float64) {
+	for _, p := range m.parts {
+		for _, b := range p.bounds {
+			j := sort.SearchFloat64s(bounds, b)
+			if j < len(bounds) && bounds[j] == b {
+				continue
+			}
+			bounds = append(bounds, 0)
+			copy(bounds[j+1:], bounds[j:])
+			bounds[j] = b
 		}
-		m.bounds = append(m.bounds, 0)
-		m.counts = append(m.counts, 0)
-		copy(m.bounds[j+1:], m.bounds[j:])
-		copy(m.counts[j+1:], m.counts[j:])
-		m.bounds[j], m.counts[j] = b, inc[i]
 	}
+	counts = make([]float64, len(bounds))
+	for _, p := range m.parts {
+		k, have := 0, 0.0
+		for i, u := range bounds {
+			for k < len(p.bounds) && p.bounds[k] <= u {
+				have = p.counts[k]
+				k++
+			}
+			counts[i] += have
+		}
+	}
+	return bounds, counts
 }

@@ -287,3 +287,38 @@ func TestJSONAbsentIsNullWithReason(t *testing.T) {
 		t.Errorf("nested absent reason missing: %v", why)
 	}
 }
+
+func TestQuantilesAcrossBucketSchemes(t *testing.T) {
+	// vLLM-like buckets on one instance, SGLang-like on another: 10
+	// observations ≤ 0.5 s on each. The merged median must stay ≤ 0.5 s,
+	// not jump to the top bucket.
+	l := newLedger(0)
+	l.SetTargets([]TargetInfo{{Name: "a", Role: engine.Decode}, {Name: "b", Role: engine.Decode}})
+	rec := func(name string, s float64, bounds []float64, n float64) {
+		o := obs(engine.Decode, 0, math.NaN(), nil)
+		h := &o.Histograms[engine.TTFT.HistogramIndex()]
+		h.Present, h.HasCount = true, true
+		for _, b := range bounds {
+			c := n
+			if b < 0.25 {
+				c = 0
+			}
+			h.Buckets = append(h.Buckets, engine.Bucket{UpperBound: b, Count: c})
+		}
+		h.Count = n
+		l.Record(Scrape{Target: name, Time: at(s), Obs: o})
+	}
+	inf := math.Inf(1)
+	va := []float64{0.1, 0.25, 0.5, 1, 2560, inf}
+	sg := []float64{0.2, 0.4, 0.6, 160, inf}
+	rec("a", 0, va, 0)
+	rec("b", 0, sg, 0)
+	rec("a", 2, va, 10)
+	rec("b", 2, sg, 10)
+	p := l.Tick(at(2))
+	for _, q := range []Num{p.Decode.TTFT.P50, p.Decode.TTFT.P90, p.Decode.TTFT.P99} {
+		if !q.OK() || q.V > 0.6 {
+			t.Errorf("quantile %+v, want ≤ 0.6 s", q)
+		}
+	}
+}

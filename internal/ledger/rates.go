@@ -93,16 +93,17 @@ func (t *target) histIncrease(h int, now time.Time, w time.Duration, acc *merged
 }
 
 func quant(acc *merged, what string) Quant {
-	n := len(acc.counts)
+	bounds, counts := acc.sum()
+	n := len(counts)
 	if n == 0 {
 		return Quant{Absent("no " + what + " histogram"), Absent("no " + what + " histogram"), Absent("no " + what + " histogram")}
 	}
-	if acc.counts[n-1] <= 0 {
+	if counts[n-1] <= 0 {
 		why := "no " + what + " observations in the window"
 		return Quant{Absent(why), Absent(why), Absent(why)}
 	}
 	q := func(p float64) Num {
-		v, ok := quantile(p, acc.bounds, acc.counts)
+		v, ok := quantile(p, bounds, counts)
 		if !ok {
 			return Absent(what + " histogram has no +Inf bucket")
 		}

@@ -23,6 +23,7 @@ type TargetStatus struct {
 	Failures       map[string]uint64 `json:"failures,omitempty"`
 	CounterResets  uint64            `json:"counter_resets"`
 	Notes          []string          `json:"notes,omitempty"`
+	SchedulerMode  string            `json:"scheduler_mode,omitempty"`
 
 	// Totals are the reset-adjusted counters (by canonical name), for export.
 	Totals map[string]float64 `json:"totals,omitempty"`
@@ -49,7 +50,7 @@ func (l *Ledger) Targets(now time.Time) []TargetStatus {
 			Name: name, URL: t.info.URL, Role: string(role), Engine: string(eng), Model: t.model,
 			Up: t.up, LastError: t.lastErr, LastScrape: t.lastAttempt, LastSuccess: t.lastSuccess,
 			ScrapeDuration: t.lastDuration.Seconds(), ScrapeBytes: t.lastBytes,
-			CounterResets: t.resets, Notes: append([]string(nil), t.notes...),
+			CounterResets: t.resets, Notes: append([]string(nil), t.notes...), SchedulerMode: t.schedulerMode,
 			Fresh: l.unavailable(t, now) == "",
 		}
 		if len(t.failures) > 0 {

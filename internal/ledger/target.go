@@ -14,6 +14,8 @@ type target struct {
 	role   engine.Role
 	model  string
 
+	schedulerMode string
+
 	up           bool
 	lastErr      string
 	lastAttempt  time.Time
@@ -73,7 +75,7 @@ func newTarget(in TargetInfo, interval, window time.Duration) *target {
 func (t *target) has(m engine.Metric) bool { return t.hasTotal[m] }
 
 func (t *target) ingest(at time.Time, o *engine.Observation, log *slog.Logger) {
-	t.engine, t.role, t.model = o.Engine, o.Role, o.Model
+	t.engine, t.role, t.model, t.schedulerMode = o.Engine, o.Role, o.Model, o.SchedulerMode
 	t.notes = append(t.notes[:0], o.Notes...)
 	for _, c := range o.Counters {
 		k := seriesKey{c.Metric, c.Series}

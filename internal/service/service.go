@@ -19,14 +19,13 @@ import (
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/web"
 )
 
 // Options are what Run needs besides the configuration.
 type Options struct {
 	KVRequest api.KVRequest
 	Logger    *slog.Logger
-	// Extra routes (the web UI).
-	Extra map[string]http.Handler
 	// Ready, if set, receives the listening address once the server is up.
 	Ready func(addr string)
 }
@@ -64,7 +63,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	col.SetTargets(ctx, targets)
 
 	srv := &http.Server{
-		Handler:           (&api.Server{Ledger: l, KVRequest: opts.KVRequest, Logger: log, Extra: opts.Extra}).Handler(),
+		Handler:           (&api.Server{Ledger: l, KVRequest: opts.KVRequest, Logger: log, Extra: web.Routes()}).Handler(),
 		ReadHeaderTimeout: 5 * time.Second,
 	}
 	errc := make(chan error, 1)
@@ -112,7 +111,7 @@ func resolveTargets(cfg *config.Config) ([]collector.Target, error) {
 		seen[t.Name] = true
 		role, _ := engine.ParseRole(t.Role)
 		eng, _ := engine.ParseEngine(t.Engine)
-		out = append(out, collector.Target{Name: t.Name, URL: t.URL, Role: role, Engine: eng})
+		out = append(out, collector.Target{Name: t.Name, URL: t.URL, Role: role, Engine: eng, IterationStats: t.IterationStats})
 	}
 	return out, nil
 }

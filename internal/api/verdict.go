@@ -1,0 +1,66 @@
+package api
+
+import (
+	"sync"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/diagnose"
+	"github.com/ptdmon/ptdmon/internal/ledger"
+)
+
+// verdictCache computes the verdict once per tick, shared by every stream
+// client, the snapshot and /metrics.
+type verdictCache struct {
+	mu sync.Mutex
+	at time.Time
+	v  diagnose.Verdict
+}
+
+// diagnoseConfig is the verdict's window: at least diagnose's default and
+// never shorter than the rate window W.
+func (s *Server) diagnoseConfig(cfg ledger.Config) diagnose.Config {
+	d := s.Diagnose
+	if d.Window <= 0 {
+		d.Window = diagnose.DefaultWindow
+	}
+	if d.Window < cfg.Window {
+		d.Window = cfg.Window
+	}
+	return d
+}
+
+// verdictAt returns the verdict at the point stamped t (the newest point
+// when t is zero), or nil when there are no points.
+func (s *Server) verdictAt(t time.Time) *diagnose.Verdict {
+	if t.IsZero() {
+		p, ok := s.Ledger.Latest()
+		if !ok {
+			return nil
+		}
+		t = p.Time
+	}
+	c := &s.verdicts
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at.Equal(t) {
+		v := c.v
+		return &v
+	}
+	cfg := s.Ledger.Config()
+	dc := s.diagnoseConfig(cfg)
+	pts := s.Ledger.Since(t.Add(-dc.Window - cfg.Interval))
+	for len(pts) > 0 && pts[len(pts)-1].Time.After(t) {
+		pts = pts[:len(pts)-1]
+	}
+	v := diagnose.Diagnose(pts, dc)
+	c.at, c.v = t, v
+	return &v
+}
+
+// stage is the verdict's class now, for the ptd_bottleneck_stage metric.
+func (s *Server) stage() string {
+	if v := s.verdictAt(time.Time{}); v != nil {
+		return string(v.Stage)
+	}
+	return string(diagnose.Insufficient)
+}

@@ -1,0 +1,202 @@
+// Package diagnose names the stage that limits a P/D deployment (SPEC §7),
+// as a pure function of the ledger's recent points: a stage whose upstream
+// queue grows while its own rate stays below the rate feeding it is the
+// bottleneck. Every verdict carries the numbers it rests on.
+package diagnose
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/ledger"
+)
+
+// Stage is the verdict's class.
+type Stage string
+
+// The verdict classes, upstream to downstream.
+const (
+	Insufficient Stage = "insufficient" // not enough data to say
+	Balanced     Stage = "balanced"
+	Prefill      Stage = "prefill"
+	KV           Stage = "kv"
+	Admission    Stage = "admission" // decode pre-allocation (SGLang bootstrap/prealloc)
+	Decode       Stage = "decode"
+)
+
+// Stages lists every class, for exporters that want a stable set.
+var Stages = []Stage{Insufficient, Balanced, Prefill, KV, Admission, Decode}
+
+// Verdict is the diagnosis at the newest point.
+type Verdict struct {
+	Stage    Stage    `json:"stage"`
+	Headline string   `json:"headline"`
+	Evidence []string `json:"evidence,omitempty"`
+	// Notes are caveats: inputs that were absent, stages running partial.
+	Notes   []string  `json:"notes,omitempty"`
+	Window  float64   `json:"window_seconds"` // span of the points used
+	Samples int       `json:"samples"`
+	At      time.Time `json:"at,omitzero"`
+}
+
+// Thresholds separate a trend from noise. The defaults suit a 1 s interval
+// and Poisson-like traffic of a few requests per second or more.
+type Thresholds struct {
+	// MinSlope (requests/s) and MinRise (requests over the window) a queue's
+	// least-squares line must reach to count as growing.
+	MinSlope, MinRise float64
+	// RateGap is the relative shortfall (0.08 = 8%) and RateGapAbs the
+	// absolute one (req/s) by which a stage's mean rate must trail its
+	// feeder's, in at least Persist of the ticks (windowed rates), to count.
+	RateGap, RateGapAbs, Persist float64
+	// HoldSeconds: a hand-off queue holding more than this many seconds of
+	// its consumer's throughput (Little's law), and at least HoldMin
+	// requests, is backed up even when it no longer grows.
+	HoldSeconds, HoldMin float64
+	// KVFull is the prefill KV-cache usage above which prefill instances are
+	// treated as blocked by their own un-transferred KV.
+	KVFull float64
+}
+
+// Config sets the diagnosis window and thresholds.
+type Config struct {
+	// Window is how far back the verdict looks (default 30 s). SPEC §7's W
+	// is the rate window (5 s); a queue trend over 5 samples is noise, so
+	// the verdict uses the longer of the two.
+	Window time.Duration
+	// MinSamples is how many points with prefill and decode rates the
+	// verdict needs (default 10).
+	MinSamples int
+	Thresholds Thresholds
+}
+
+// DefaultWindow is the verdict's window unless configured.
+const DefaultWindow = 30 * time.Second
+
+func (c Config) withDefaults() Config {
+	if c.Window <= 0 {
+		c.Window = DefaultWindow
+	}
+	if c.MinSamples <= 0 {
+		c.MinSamples = 10
+	}
+	t := &c.Thresholds
+	def := func(p *float64, v float64) {
+		if *p <= 0 {
+			*p = v
+		}
+	}
+	def(&t.MinSlope, 0.05)
+	def(&t.MinRise, 3)
+	def(&t.RateGap, 0.08)
+	def(&t.RateGapAbs, 0.1)
+	def(&t.Persist, 0.75)
+	def(&t.HoldSeconds, 2)
+	def(&t.HoldMin, 8)
+	def(&t.KVFull, 0.9)
+	return c
+}
+
+// Headline returns the one-line name of a stage's verdict.
+func Headline(s Stage) string {
+	switch s {
+	case Prefill:
+		return "Prefill-bound"
+	case KV:
+		return "KV-transfer-bound"
+	case Admission:
+		return "Decode admission (pre-allocation) bound"
+	case Decode:
+		return "Decode-bound"
+	case Balanced:
+		return "Balanced: no stage is limiting"
+	default:
+		return "Not enough data for a verdict"
+	}
+}
+
+// Diagnose returns the verdict at the newest of pts (oldest first), looking
+// back over the configured window.
+func Diagnose(pts []ledger.Point, cfg Config) Verdict {
+	cfg = cfg.withDefaults()
+	th := cfg.Thresholds
+	if len(pts) == 0 {
+		return Verdict{Stage: Insufficient, Headline: Headline(Insufficient), Evidence: []string{"no points yet"}}
+	}
+	newest := pts[len(pts)-1].Time
+	first := len(pts) - 1
+	for first > 0 && newest.Sub(pts[first-1].Time) <= cfg.Window {
+		first--
+	}
+	w := pts[first:]
+	var notes []string
+	if k := filling(w); k > 0 {
+		notes = append(notes, fmt.Sprintf("the first %.0f s of the window are left out: the pipeline was still filling (a stage had completed nothing yet)",
+			w[k].Time.Sub(w[0].Time).Seconds()))
+		w = w[k:]
+	}
+	v := Verdict{At: newest, Window: newest.Sub(w[0].Time).Seconds(), Notes: notes}
+
+	prefill := collect(w, func(p *ledger.Point) ledger.Num { return p.Prefill.Instant })
+	decode := collect(w, func(p *ledger.Point) ledger.Num { return p.Decode.Instant })
+	usable := 0
+	for i := range w {
+		if w[i].Prefill.Instant.OK() && w[i].Decode.Instant.OK() {
+			usable++
+		}
+	}
+	v.Samples = usable
+	if usable < cfg.MinSamples {
+		v.Stage, v.Headline = Insufficient, Headline(Insufficient)
+		v.Evidence = []string{fmt.Sprintf("%d of %d points over %.0f s have both prefill and decode req/s; need %d",
+			usable, len(w), v.Window, cfg.MinSamples)}
+		if len(notes) > 0 {
+			v.Evidence[0] += " after the pipeline filled"
+		}
+		if prefill.n() == 0 {
+			v.Notes = append(v.Notes, "prefill req/s: "+lastWhy(w, func(p *ledger.Point) ledger.Num { return p.Prefill.Instant }))
+		}
+		if decode.n() == 0 {
+			v.Notes = append(v.Notes, "decode req/s: "+lastWhy(w, func(p *ledger.Point) ledger.Num { return p.Decode.Instant }))
+		}
+		return v
+	}
+
+	s := measure(w, th)
+	v.Notes = append(v.Notes, s.notes...)
+	decide(&v, s, th)
+	v.Headline = Headline(v.Stage)
+	return v
+}
+
+func lastWhy(w []ledger.Point, get func(*ledger.Point) ledger.Num) string {
+	for i := len(w) - 1; i >= 0; i-- {
+		if n := get(&w[i]); !n.OK() {
+			return n.Why
+		}
+	}
+	return "absent"
+}
+
+// filling returns how many leading points to skip because the pipeline was
+// still filling: at start-up decode completes nothing until the first
+// requests have gone through prefill and transfer, which looks like a
+// decode shortfall but is not one. Only a stall that ends inside the window
+// is skipped; a stage that completes nothing for the whole window is left
+// to the rules.
+func filling(w []ledger.Point) int {
+	skip := 0
+	for _, get := range []func(*ledger.Point) ledger.Num{
+		func(p *ledger.Point) ledger.Num { return p.Prefill.Instant },
+		func(p *ledger.Point) ledger.Num { return p.KV.Instant },
+		func(p *ledger.Point) ledger.Num { return p.Decode.Instant },
+	} {
+		for i := range w {
+			if n := get(&w[i]); n.OK() && n.V > 0 {
+				skip = max(skip, i)
+				break
+			}
+		}
+	}
+	return skip
+}

@@ -1,0 +1,202 @@
+// ptdmon dashboard: history from /api/v1/series, then one point per tick
+// from /api/v1/stream. No framework; uPlot draws the charts.
+import { Decoder, Store, setFields, pos, reason } from "./store.js";
+import { Charts } from "./charts.js";
+import { Table } from "./table.js";
+import * as f from "./fmt.js";
+
+const $ = (id) => document.getElementById(id);
+const state = {
+  // "w" windowed (over W) or "i" instant rates, for all three curves. W is
+  // the default: at 1 s a single completion more or less swings the
+  // instant rate by 1 req/s.
+  mode: "w",
+  range: 300, // seconds shown
+  filter: null, // instance target, or null for the whole deployment
+  paused: false,
+  bytesPerRequest: 0,
+  window: 5,
+  loaded: 0, // seconds of history fetched
+};
+const store = new Store(3600);
+const charts = new Charts($("charts"));
+const table = new Table($("instances"), (t) => pick(state.filter === t ? null : t));
+
+function ctx() {
+  return { mode: state.mode, filter: state.filter, bytesPerRequest: state.bytesPerRequest };
+}
+
+function render() {
+  const last = store.latest();
+  if (!last) return;
+  const pts = store.since(last.t - state.range);
+  charts.update(pts, ctx());
+  table.update(last, ctx());
+  renderTop(last);
+  document.documentElement.dataset.points = String(pts.length);
+  document.documentElement.dataset.ready = "1";
+}
+
+// renderTop writes the current rates in large type and the verdict banner.
+function renderTop(pt) {
+  const field = state.mode === "w" ? "requests_per_second_window" : "requests_per_second";
+  for (const [sec, id, upIdx] of [["p", "big-p", 0], ["k", "big-k", 2], ["d", "big-d", 4]]) {
+    const j = pos(sec, field);
+    const v = pt[sec][j];
+    const el = $(id);
+    el.querySelector(".v").textContent = f.rate(v);
+    el.title = v == null ? "absent: " + reason(pt, sec + j) : "";
+    el.classList.toggle("absent", v == null);
+    const [n, up] = [pt.u[upIdx], pt.u[upIdx + 1]];
+    el.querySelector(".up").textContent = n ? `${up}/${n} instances up` : "no instances";
+    el.classList.toggle("partial", n > 0 && up < n);
+  }
+  $("flavour").textContent = state.mode === "w" ? `over W = ${state.window} s` : "instant (adjacent samples)";
+  $("updated").textContent = f.clock(pt.t);
+  if (pt.v) renderVerdict(pt.v);
+}
+
+function renderVerdict(v) {
+  const el = $("verdict");
+  el.dataset.stage = v.stage;
+  el.className = "verdict stage-" + v.stage;
+  $("verdict-head").textContent = v.headline;
+  $("verdict-meta").textContent = v.samples ? `over the last ${Math.round(v.window_seconds)} s, ${v.samples} samples` : "";
+  const ul = $("verdict-evidence");
+  ul.replaceChildren(...[...(v.evidence || []), ...(v.notes || []).map((n) => "note: " + n)].map((e) => {
+    const li = document.createElement("li");
+    li.textContent = e;
+    if (e.startsWith("note: ")) li.className = "note";
+    return li;
+  }));
+}
+
+function pick(target) {
+  state.filter = target;
+  $("filter").textContent = target ? `Charts show instance ${target}` : "Charts show the whole deployment";
+  $("clear-filter").hidden = !target;
+  document.documentElement.dataset.filter = target || "";
+  render();
+}
+
+// loadHistory fetches the points of the last `secs` seconds (or those after
+// `sinceMs`) in the compact encoding.
+async function loadHistory({ secs, sinceMs } = {}) {
+  const q = sinceMs ? `since=${sinceMs}` : `last=${secs}`;
+  const r = await fetch(`/api/v1/series?format=compact&${q}`);
+  if (!r.ok) throw new Error(`series: ${r.status}`);
+  const s = await r.json();
+  setFields(s.fields);
+  state.window = s.window_seconds;
+  const dec = new Decoder();
+  const pts = s.points.map((c) => dec.decode(c));
+  if (!sinceMs && store.pts.length && pts.length && pts[0].t < store.pts[0].t) {
+    // A longer range: rebuild so older points come first.
+    const newer = store.pts.filter((p) => p.t > pts[pts.length - 1].t);
+    store.pts = [];
+    for (const p of [...pts, ...newer]) store.add(p);
+  } else {
+    for (const p of pts) store.add(p);
+  }
+}
+
+async function loadSnapshot() {
+  const r = await fetch("/api/v1/snapshot");
+  if (!r.ok) return;
+  const s = await r.json();
+  const kv = s.kv_request_bytes || {};
+  state.bytesPerRequest = kv.bytes || 0;
+  $("breq").textContent = kv.bytes ? `${f.bytes(kv.bytes)} (${kv.bytes.toLocaleString()} bytes)` : "not set";
+  $("breq-src").textContent = kv.source || "unset";
+  table.setTargets(s.targets);
+}
+
+async function pollTargets() {
+  if (!state.paused && document.visibilityState === "visible") {
+    try {
+      const r = await fetch("/api/v1/targets");
+      if (r.ok) table.setTargets(await r.json());
+    } catch { /* the stream's status line already says we are offline */ }
+  }
+  setTimeout(pollTargets, 5000);
+}
+
+function connect() {
+  const es = new EventSource("/api/v1/stream");
+  let dec = new Decoder();
+  let broken = false;
+  const status = $("conn");
+  es.onopen = async () => {
+    status.textContent = "live";
+    status.className = "conn live";
+    document.documentElement.dataset.sse = "open";
+    dec = new Decoder(); // a new connection sends the names again
+    if (broken) {
+      broken = false;
+      const last = store.latest();
+      if (last) await loadHistory({ sinceMs: Math.floor(last.t * 1000) }).catch(() => {});
+    }
+  };
+  es.onerror = () => {
+    broken = true;
+    status.textContent = "reconnecting…";
+    status.className = "conn down";
+    document.documentElement.dataset.sse = "reconnecting";
+  };
+  es.addEventListener("point", (ev) => {
+    const pt = dec.decode(JSON.parse(ev.data));
+    if (store.add(pt) && !state.paused) render();
+  });
+}
+
+function csv() {
+  const { heads, rows } = charts.columns();
+  const q = (s) => (/[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+  const lines = [heads.map(q).join(","), ...rows.map((r) => r.map((v) => (v == null ? "" : String(v))).join(","))];
+  const blob = new Blob([lines.join("\n") + "\n"], { type: "text/csv" });
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(blob);
+  const scope = state.filter ? "-" + state.filter : "";
+  a.download = `ptdmon${scope}-${new Date().toISOString().replace(/[:.]/g, "-")}.csv`;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}
+
+function wire() {
+  for (const b of document.querySelectorAll("[data-mode]")) {
+    b.addEventListener("click", () => {
+      state.mode = b.dataset.mode;
+      for (const o of document.querySelectorAll("[data-mode]")) o.classList.toggle("on", o === b);
+      render();
+    });
+  }
+  $("range").addEventListener("change", async (e) => {
+    state.range = Number(e.target.value);
+    if (state.range > state.loaded) {
+      await loadHistory({ secs: state.range }).catch(() => {});
+      state.loaded = state.range;
+    }
+    render();
+  });
+  $("pause").addEventListener("click", () => {
+    state.paused = !state.paused;
+    $("pause").textContent = state.paused ? "Resume" : "Pause";
+    $("pause").classList.toggle("on", state.paused);
+    document.documentElement.dataset.paused = state.paused ? "1" : "";
+    if (!state.paused) render();
+  });
+  $("csv").addEventListener("click", csv);
+  $("clear-filter").addEventListener("click", () => pick(null));
+}
+
+async function main() {
+  wire();
+  await loadSnapshot().catch(() => {});
+  await loadHistory({ secs: state.range }).catch((e) => console.error(e));
+  state.loaded = state.range;
+  render();
+  connect();
+  setTimeout(pollTargets, 5000);
+}
+
+main();
