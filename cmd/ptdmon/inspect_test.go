@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/ptdmon/ptdmon/internal/config"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -79,5 +80,32 @@ func TestUnknownCommand(t *testing.T) {
 	code, _, errs := runCmd("frobnicate")
 	if code != 2 || !strings.Contains(errs, "unknown command") || !strings.Contains(errs, "serve") {
 		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
+
+func TestServeBRequestFromModelConfig(t *testing.T) {
+	// Llama-3.1-70B, S=8192, bf16: 80 layers × 8 KV heads × 128 × 2 (K,V) × 2 B × 8192.
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "ptdmon.yaml")
+	model := filepath.Join("..", "..", "internal", "kvsize", "testdata", "llama-3.1-70b", "config.json")
+	os.WriteFile(cfgPath, []byte("targets: [{url: 'http://127.0.0.1:1/metrics', role: prefill}]\nmodel:\n  config: "+model+"\n  seq_len: 8192\n  kv_dtype: bf16\n"), 0o644)
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.SetDefaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := kvRequestFromConfig(cfg, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kv.Bytes != 80*8*128*2*2*8192 || kv.Source != "model-config" || kv.Detail == nil {
+		t.Errorf("B_request = %v from %q (detail %v), want 2684354560 from model-config", kv.Bytes, kv.Source, kv.Detail != nil)
+	}
+	cfg.Model.Config = filepath.Join(dir, "missing.json")
+	if _, err := kvRequestFromConfig(cfg, false); err == nil || !strings.Contains(err.Error(), "missing.json") {
+		t.Errorf("missing model config: %v", err)
 	}
 }
