@@ -3,13 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/ptdmon/ptdmon/internal/config"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ptdmon/ptdmon/internal/config"
 )
 
 func runCmd(args ...string) (int, string, string) {
