@@ -8,12 +8,14 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/config"
+	"github.com/ptdmon/ptdmon/internal/tui"
 )
 
 const bReq = 1 << 30 // B_request of the fake engines: 1 GiB
@@ -232,6 +234,31 @@ func TestEndToEndRates(t *testing.T) {
 	// Tick times and scrape times differ by up to one interval at each end.
 	if math.Abs(got-35) > 0.05*35 {
 		t.Errorf("global KV counter grows at %.3f req/s equivalent, want 35 ± 5%%", got)
+	}
+
+	// The terminal view reads the same API: its frame shows the same rates.
+	ts, err := (&tui.Client{Base: rs.base, HTTP: http.DefaultClient}).Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frame strings.Builder
+	tui.Render(&frame, ts, nil, 120)
+	for _, st := range []string{"Prefill", "KV", "Decode"} {
+		line := ""
+		for _, l := range strings.Split(frame.String(), "\n") {
+			if strings.HasPrefix(l, st+" ") {
+				line = l
+				break
+			}
+		}
+		f := strings.Fields(line)
+		if len(f) < 3 {
+			t.Errorf("terminal view has no %s line:\n%s", st, frame.String())
+			continue
+		}
+		if v, err := strconv.ParseFloat(f[2], 64); err != nil || math.Abs(v-35) > 0.35 {
+			t.Errorf("terminal view: %s window %q, want 35.00 ± 1%%", st, f[2])
+		}
 	}
 
 	metrics := getText(t, rs.base+"/metrics")
