@@ -322,3 +322,19 @@ func TestQuantilesAcrossBucketSchemes(t *testing.T) {
 		}
 	}
 }
+
+func TestStageMarksInstancesWithoutCompletionsPartial(t *testing.T) {
+	// p1 is up but exports no completion counter (e.g. an engine started
+	// without its request metrics): the stage sums p0 and names p1.
+	l := newLedger(0)
+	for s := 0; s < 3; s++ {
+		l.Record(Scrape{Target: "p0", Time: at(float64(s)), Obs: obs(engine.Prefill, float64(4*s), math.NaN(), nil)})
+		l.Record(Scrape{Target: "p1", Time: at(float64(s)), Obs: obs(engine.Prefill, math.NaN(), math.NaN(), map[engine.Metric]float64{engine.Running: 2})})
+	}
+	p := l.Tick(at(2))
+	wantVal(t, "prefill window", p.Prefill.Window, 4)
+	if !p.Prefill.Partial || len(p.Prefill.Missing) != 1 || p.Prefill.Missing[0] != "p1" || p.Prefill.Up != 2 {
+		t.Errorf("prefill partial=%v missing=%v up=%d; want partial, [p1], 2 up", p.Prefill.Partial, p.Prefill.Missing, p.Prefill.Up)
+	}
+	wantAbsent(t, "p1 rate", p.Instances[2].Window, "no requests_completed counter")
+}

@@ -205,7 +205,8 @@ func (l *Ledger) compute(now time.Time) Point {
 			kv.instances++
 			if why == "" {
 				kv.up++
-			} else {
+			}
+			if !ip.KVBytesW.OK() {
 				kv.missing = append(kv.missing, name)
 			}
 			kv.bytes.add(ip.KVBytes)
@@ -232,7 +233,10 @@ func (l *Ledger) compute(now time.Time) Point {
 		st.instances++
 		if why == "" {
 			st.up++
-		} else {
+		}
+		// Down, stale, or up without a usable completion counter: the
+		// stage's sum leaves the instance out and says so.
+		if !ip.Window.OK() {
 			st.missing = append(st.missing, name)
 		}
 		st.rate.add(ip.Instant)
@@ -256,7 +260,7 @@ func (l *Ledger) compute(now time.Time) Point {
 		st := &stages[i]
 		none := "no " + []string{"prefill", "decode"}[i] + " instance configured"
 		sp.Instances, sp.Up, sp.Missing = st.instances, st.up, st.missing
-		sp.Partial = st.up > 0 && st.up < st.instances
+		sp.Partial = st.rateW.n > 0 && len(st.missing) > 0
 		sp.Instant, sp.Window = st.rate.num(none), st.rateW.num(none)
 		sp.Running, sp.Waiting = st.running.num(none), st.waiting.num(none)
 		if st.usage.n > 0 {
@@ -276,7 +280,7 @@ func (l *Ledger) compute(now time.Time) Point {
 		noKV += "; " + strings.Join(dedupe(notes), "; ")
 	}
 	p.KV.Instances, p.KV.Up, p.KV.Missing = kv.instances, kv.up, kv.missing
-	p.KV.Partial = kv.up > 0 && kv.up < kv.instances
+	p.KV.Partial = kv.bytesW.n > 0 && len(kv.missing) > 0
 	p.KV.BytesInstant, p.KV.BytesWindow = kv.bytes.num(noKV), kv.bytesW.num(noKV)
 	p.KV.Transfers, p.KV.Failures = kv.xfers.num(noKV), kv.fails.num(noKV)
 	p.KV.Instant = l.perRequest(p.KV.BytesInstant)
