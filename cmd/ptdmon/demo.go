@@ -1,14 +1,10 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/api"
@@ -57,13 +53,8 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := runContext(*duration)
 	defer stop()
-	if *duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *duration)
-		defer cancel()
-	}
 	cluster, err := sim.Start(ctx, sc, sim.Options{Seed: *seed, Logger: log})
 	if err != nil {
 		fmt.Fprintln(stderr, "ptdmon demo: start the simulated cluster:", err)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,9 +8,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/sim"
@@ -167,13 +164,8 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := runContext(*duration)
 	defer stop()
-	if *duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *duration)
-		defer cancel()
-	}
 	c, err := sim.Start(ctx, sc, sim.Options{Seed: *seed, ListenHost: *host, Speed: *speed, Logger: log})
 	if err != nil {
 		fmt.Fprintln(stderr, "ptdmon sim:", err)

@@ -2,15 +2,12 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/config"
@@ -31,7 +28,7 @@ func runTop(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := runContext(0)
 	defer stop()
 	c := &tui.Client{Base: *url, HTTP: &http.Client{Timeout: 5 * time.Second}}
 	history, err := c.History(ctx, time.Time{})
