@@ -123,7 +123,9 @@ func within(t *testing.T, what string, got *float64, want, tol float64) {
 	}
 	if math.Abs(*got-want) > tol*want {
 		t.Errorf("%s = %.4f, want %.4f ± %.1f%%", what, *got, want, tol*100)
+		return
 	}
+	t.Logf("%s = %.4f (truth %.4f, %+.3f%%)", what, *got, want, (*got-want)/want*100)
 }
 
 // TestEndToEndRates runs the real collector over loopback HTTP against

@@ -97,6 +97,8 @@ func TestSimulatorScenariosAgreeWithTruth(t *testing.T) {
 				}
 				if math.Abs(obsSum[i]-trueSum[i]) > 0.01*trueSum[i] {
 					t.Errorf("%s: ptdmon %.4g/s, truth %.4g/s (more than 1%% apart)", what, obsSum[i], trueSum[i])
+				} else {
+					t.Logf("%s: ptdmon %.4g/s, truth %.4g/s (%+.3f%%)", what, obsSum[i], trueSum[i], (obsSum[i]-trueSum[i])/trueSum[i]*100)
 				}
 			}
 		})
