@@ -44,7 +44,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	eng := fs.String("engine", "auto", "engine: vllm, sglang, trtllm or auto")
 	role := fs.String("role", "", "role: prefill or decode (default: from the exposition)")
-	kvSource := fs.String("kv-source", "", "KV byte source: auto, flagcx, nixl, mooncake, sglang, none")
+	kvSource := fs.String("kv-source", "", "KV byte source: auto, flagcx, nixl, mooncake, sglang, dynamo, none")
 	contentType := fs.String("content-type", "", "Content-Type of a file (default: text format 0.0.4)")
 	timeout := fs.Duration("timeout", 10*time.Second, "timeout for a URL")
 	fs.Usage = func() {
@@ -72,7 +72,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	}
 	kv, ok := engine.ParseKVSource(*kvSource)
 	if !ok {
-		fmt.Fprintf(stderr, "ptdmon inspect: -kv-source %q: want auto, flagcx, nixl, mooncake, sglang or none\n", *kvSource)
+		fmt.Fprintf(stderr, "ptdmon inspect: -kv-source %q: want auto, flagcx, nixl, mooncake, sglang, dynamo or none\n", *kvSource)
 		return 2
 	}
 	src := fs.Arg(0)

@@ -220,7 +220,7 @@ func (c *Config) Validate() error {
 		bad(file, "window %s must hold at least two samples (≥ 2 × interval %s)", c.Window, c.Interval)
 	}
 	if _, ok := engine.ParseKVSource(c.KVSource); !ok {
-		bad(file, "kv_source %q: want auto, flagcx, nixl, mooncake, sglang or none", c.KVSource)
+		bad(file, "kv_source %q: want auto, flagcx, nixl, mooncake, sglang, dynamo or none", c.KVSource)
 	}
 	if c.KVBytesPerRequest < 0 {
 		bad(file, "kv_bytes_per_request must be positive")

@@ -125,6 +125,7 @@ func ptdmonTargetRules(n Names, w string) []Rule {
 type kvByteSource struct {
 	name, series string
 	sglang       bool
+	trtllm       bool
 	scale        string
 }
 
@@ -135,6 +136,9 @@ var kvByteSources = []kvByteSource{
 	// Only the histogram (SGLang PR #19009 and later) has a cumulative _sum;
 	// the older gauge of the same family name is not matched by _sum.
 	{name: "sglang", series: "sglang:kv_transfer_total_mb_sum", sglang: true, scale: "1048576"},
+	// Dynamo's per-request KV size histogram of TensorRT-LLM workers: its
+	// _sum is a bytes counter. Dynamo always writes the trtllm_ prefix.
+	{name: "dynamo", series: "trtllm_kv_transfer_bytes_sum", trtllm: true},
 }
 
 // engineSeries is the per-target aggregation of one engine series, with
@@ -154,17 +158,62 @@ func sglangSel(name string) string {
 	return sel(name, onlyPtd, `priority=""`)
 }
 
+// trtllmNotCompleted are the finish reasons of TensorRT-LLM's
+// request_success_total that are not completions (engine.trtllmFinished).
+const trtllmNotCompleted = `finished_reason!~"abort|aborted|error|cancelled|canceled|timeout"`
+
+// trtllmEngine restricts TensorRT-LLM's unprefixed (older) names, which are
+// generic, to targets declared as TensorRT-LLM.
+const trtllmEngine = `ptd_engine="trtllm"`
+
+// trtllmModel reads TensorRT-LLM's model_name="undefined" as no model, as
+// ptdmon's adapter does.
+func trtllmModel(expr string) string {
+	return fmt.Sprintf(`label_replace(%s, "model_name", "", "model_name", "undefined")`, expr)
+}
+
+// trtllmSeries is the per-target aggregation of one TensorRT-LLM series
+// under both spellings: trtllm_<name> (newer builds, Dynamo) and the bare
+// <name> of older builds, only on TensorRT-LLM targets. A build exports
+// one of them; were there both, they are added, like ptdmon's adapter does.
+// inner wraps each selector (a range function, or nothing for gauges).
+func trtllmSeries(agg, name string, inner func(string) string, extra ...string) string {
+	if inner == nil {
+		inner = func(s string) string { return s }
+	}
+	prefixed := sel("trtllm_"+name, append([]string{onlyPtd}, extra...)...)
+	bare := sel(name, append([]string{onlyPtd, trtllmEngine}, extra...)...)
+	return sumBy(agg, engineBy, trtllmModel(union(inner(prefixed), inner(bare))))
+}
+
+// trtllmCompleted are TensorRT-LLM's completions: request_success_total
+// without aborted, failed, cancelled or timed-out requests, and
+// num_requests_completed_total only on targets without the former; plus
+// the disaggregated front server's per-phase counters, ctx_* read on its
+// prefill target and gen_* on its decode target (the same URL added twice).
+func trtllmCompleted(fn, w string) []string {
+	rng := func(s string) string { return rangeFn(fn, s, w) }
+	return []string{
+		fallback(
+			trtllmSeries("sum", "request_success_total", rng, trtllmNotCompleted),
+			trtllmSeries("sum", "num_requests_completed_total", rng)),
+		sumBy("sum", engineBy, trtllmModel(union(
+			rng(sel("ctx_completed_requests_total", `ptd_role="prefill"`, trtllmEngine)),
+			rng(sel("gen_completed_requests_total", `ptd_role="decode"`, trtllmEngine))))),
+	}
+}
+
 // engineTargetRules compute the same target-level series straight from the
 // engines' own counters and gauges (SPEC §2 rules, engines.md §7).
 func engineTargetRules(n Names, w, kvSource string) []Rule {
 	p := []string{"path", pathEngines}
 	var out []Rule
 	for i, fn := range []string{"irate", "rate"} {
-		completed := union(
+		completed := union(append([]string{
 			// Completions exclude aborted and failed requests.
 			engineSeries("sum", rangeFn(fn, vllmSel("vllm:request_success_total", `finished_reason!~"abort|error"`), w), false),
 			engineSeries("sum", rangeFn(fn, sglangSel("sglang:num_requests_total"), w), true),
-		)
+		}, trtllmCompleted(fn, w)...)...)
 		out = append(out, record(n.TargetCompleted[i], toTargetLabels("sum", completed), p...))
 		for _, s := range kvByteSources {
 			if kvSource != "" && kvSource != "auto" && kvSource != s.name {
@@ -175,19 +224,25 @@ func engineTargetRules(n Names, w, kvSource string) []Rule {
 				matcher = sglangSel(s.series)
 			}
 			e := engineSeries("sum", rangeFn(fn, matcher, w), s.sglang)
+			if s.trtllm {
+				e = sumBy("sum", engineBy, trtllmModel(rangeFn(fn, matcher, w)))
+			}
 			if s.scale != "" {
 				e = s.scale + " * " + e
 			}
 			out = append(out, record(n.TargetKVBytes[i], toTargetLabels("sum", e), "path", pathEngines, "source", s.name))
 		}
 	}
-	gauge := func(agg, vllm, sglang string) string {
+	gauge := func(agg, vllm, sglang, trtllm string) string {
 		var parts []string
 		if vllm != "" {
 			parts = append(parts, engineSeries(agg, vllmSel(vllm), false))
 		}
 		if sglang != "" {
 			parts = append(parts, engineSeries(agg, sglangSel(sglang), true))
+		}
+		if trtllm != "" {
+			parts = append(parts, trtllmSeries(agg, trtllm, nil))
 		}
 		return toTargetLabels(agg, union(parts...))
 	}
@@ -202,7 +257,8 @@ func engineTargetRules(n Names, w, kvSource string) []Rule {
 	usage := toTargetLabels("avg", union(
 		fallback(engineSeries("avg", vllmSel("vllm:kv_cache_usage_perc"), false),
 			engineSeries("avg", vllmSel("vllm:gpu_cache_usage_perc"), false)),
-		engineSeries("avg", sglangSel("sglang:token_usage"), true)))
+		engineSeries("avg", sglangSel("sglang:token_usage"), true),
+		trtllmSeries("avg", "kv_cache_utilization", nil)))
 	var failures []string
 	for _, f := range []struct {
 		series string
@@ -220,13 +276,15 @@ func engineTargetRules(n Names, w, kvSource string) []Rule {
 		}
 		failures = append(failures, engineSeries("sum", rangeFn("rate", s, failureWindow), f.sglang))
 	}
+	failures = append(failures, trtllmSeries("sum", "kv_transfer_failure_total",
+		func(s string) string { return rangeFn("rate", s, failureWindow) }))
 	return append(out,
-		record(n.TargetRunning, gauge("sum", "vllm:num_requests_running", "sglang:num_running_reqs"), p...),
-		queue("waiting", gauge("sum", "vllm:num_requests_waiting", "sglang:num_queue_reqs")),
+		record(n.TargetRunning, gauge("sum", "vllm:num_requests_running", "sglang:num_running_reqs", "num_requests_running"), p...),
+		queue("waiting", gauge("sum", "vllm:num_requests_waiting", "sglang:num_queue_reqs", "num_requests_waiting")),
 		queue("bootstrap", bootstrap),
-		queue("inflight", gauge("sum", "", "sglang:num_prefill_inflight_queue_reqs")),
-		queue("prealloc", gauge("sum", "", "sglang:num_decode_prealloc_queue_reqs")),
-		queue("transfer", gauge("sum", "", "sglang:num_decode_transfer_queue_reqs")),
+		queue("inflight", gauge("sum", "", "sglang:num_prefill_inflight_queue_reqs", "")),
+		queue("prealloc", gauge("sum", "", "sglang:num_decode_prealloc_queue_reqs", "")),
+		queue("transfer", gauge("sum", "", "sglang:num_decode_transfer_queue_reqs", "")),
 		record(n.TargetKVUsage, usage, p...),
 		record(n.TargetKVFailures, toTargetLabels("sum", union(failures...)), p...),
 	)

@@ -108,11 +108,13 @@ func TestKVSourceRestrictsEngineRules(t *testing.T) {
 		}
 		return out
 	}
-	if got := sources(""); len(got) != 4 {
-		t.Errorf("auto: sources %v, want flagcx, nixl, mooncake, sglang", got)
+	if got := sources(""); len(got) != 5 {
+		t.Errorf("auto: sources %v, want flagcx, nixl, mooncake, sglang, dynamo", got)
 	}
-	if got := sources("nixl"); len(got) != 1 || !got["nixl"] {
-		t.Errorf("nixl: sources %v", got)
+	for _, kv := range []string{"nixl", "dynamo"} {
+		if got := sources(kv); len(got) != 1 || !got[kv] {
+			t.Errorf("%s: sources %v", kv, got)
+		}
 	}
 	if got := sources("none"); len(got) != 0 {
 		t.Errorf("none: sources %v", got)
