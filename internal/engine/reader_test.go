@@ -367,3 +367,92 @@ func TestReaderTensorRTLLM(t *testing.T) {
 		t.Errorf("aibrix excerpt: engine %s, e2e %+v", o.Engine, h)
 	}
 }
+
+// toOpenMetrics rewrites a Python-client text exposition the way the same
+// client writes OpenMetrics (which it sends whenever the Accept header names
+// OpenMetrics): counter families lose _total, _created becomes a sample of
+// its family, and the body ends with # EOF.
+func toOpenMetrics(text string) string {
+	var out []string
+	created := map[string][]string{} // family → its _created samples
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if strings.HasPrefix(l, "# HELP ") || strings.HasPrefix(l, "# TYPE ") {
+			name := strings.Fields(l)[2]
+			if base, ok := strings.CutSuffix(name, "_created"); ok {
+				// Skip the separate _created gauge family; keep its samples.
+				for i+1 < len(lines) && !strings.HasPrefix(lines[i+1], "#") {
+					i++
+					fam := base
+					if _, isCounter := created[base+"_total"]; isCounter {
+						fam = base + "_total"
+					}
+					created[fam] = append(created[fam], lines[i])
+				}
+				continue
+			}
+			if strings.HasPrefix(l, "# TYPE ") && strings.HasSuffix(l, " counter") {
+				l = strings.Replace(l, name, strings.TrimSuffix(name, "_total"), 1)
+				created[name] = nil
+			} else if strings.HasPrefix(l, "# HELP ") && strings.HasSuffix(name, "_total") && i+1 < len(lines) && strings.HasSuffix(lines[i+1], " counter") {
+				l = strings.Replace(l, name, strings.TrimSuffix(name, "_total"), 1)
+			}
+		}
+		out = append(out, l)
+	}
+	// Put each family's _created samples after its samples.
+	var final []string
+	cur := ""
+	flush := func() {
+		if cur != "" {
+			final = append(final, created[cur]...)
+		}
+	}
+	for _, l := range out {
+		if strings.HasPrefix(l, "# HELP ") {
+			flush()
+			cur = ""
+		}
+		if strings.HasPrefix(l, "# TYPE ") {
+			cur = strings.Fields(l)[2]
+			if _, ok := created[cur+"_total"]; ok {
+				cur += "_total"
+			}
+		}
+		final = append(final, l)
+	}
+	flush()
+	return strings.Join(final, "\n") + "\n# EOF\n"
+}
+
+func TestReaderOpenMetricsMatchesText(t *testing.T) {
+	for _, file := range []string{"vllm_prefill_flagcx.txt", "vllm_decode_nixl.txt"} {
+		text := readFile(t, filepath.Join("testdata", file))
+		om := toOpenMetrics(string(text))
+		rt, ro := NewReader(EngineAuto, Prefill, KVAuto), NewReader(EngineAuto, Prefill, KVAuto)
+		a, err := rt.Read(text, "text/plain; version=0.0.4")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := ro.Read([]byte(om), "application/openmetrics-text; version=1.0.0; charset=utf-8")
+		if err != nil {
+			t.Fatalf("%s as OpenMetrics: %v\n%s", file, err, om[:min(len(om), 2000)])
+		}
+		for m := Metric(0); m < numCounters; m++ {
+			x, okx := a.CounterSum(m)
+			y, oky := b.CounterSum(m)
+			if x != y || okx != oky {
+				t.Errorf("%s: %s text %v (%v), OpenMetrics %v (%v)", file, m, x, okx, y, oky)
+			}
+		}
+		if a.Gauges != b.Gauges || a.HasGauges != b.HasGauges {
+			t.Errorf("%s: gauges differ: %v vs %v", file, a.Gauges, b.Gauges)
+		}
+		for i := range a.Histograms {
+			if a.Histograms[i].Count != b.Histograms[i].Count || len(a.Histograms[i].Buckets) != len(b.Histograms[i].Buckets) {
+				t.Errorf("%s: histogram %s differs", file, HistogramAt(i))
+			}
+		}
+	}
+}
