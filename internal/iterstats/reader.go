@@ -13,6 +13,7 @@
 package iterstats
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -363,8 +364,7 @@ func (r *Reader) decode(body []byte) (broken, err error) {
 	r.heap = r.heap[:0]
 	r.seqs = r.seqs[:0]
 	r.arena = r.arena[:0]
-	s := scanner{b: body}
-	switch c := s.peek(); c {
+	switch c := firstByte(body); c {
 	case '[':
 	case 0:
 		return nil, fmt.Errorf("%w: empty body", ErrNotArray)
@@ -373,20 +373,11 @@ func (r *Reader) decode(body []byte) (broken, err error) {
 	}
 	n, dropped := 0, 0
 	var scratch record
-	err = s.array(0, func() error {
-		if s.peek() != '{' { // not a record: skip it
-			if _, _, err := s.value(0); err != nil {
-				return err
-			}
-			r.stats.SkippedRecords++
-			return nil
-		}
-		if err := s.readRecord(&scratch, &r.arena); err != nil {
-			return err
-		}
+	err = records(body, func(raw *rawRecord) {
+		toRecord(raw, &scratch, &r.arena)
 		if !scratch.known { // {} or nothing the reader knows
 			r.stats.SkippedRecords++
-			return nil
+			return
 		}
 		r.stats.Records++
 		scratch.arrival = n
@@ -397,8 +388,7 @@ func (r *Reader) decode(body []byte) (broken, err error) {
 		if !r.keep(&scratch) {
 			dropped++
 		}
-		return nil
-	})
+	}, func() { r.stats.SkippedRecords++ })
 	if err != nil {
 		broken = err
 	}
@@ -408,6 +398,14 @@ func (r *Reader) decode(body []byte) (broken, err error) {
 		r.warnDrop(fmt.Sprintf("dropped %d oldest iteration records beyond the buffer of %d", dropped, r.opts.MaxBuffered))
 	}
 	return broken, nil
+}
+
+// firstByte is the first byte of body past white space, 0 if none.
+func firstByte(body []byte) byte {
+	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) > 0 {
+		return b[0]
+	}
+	return 0
 }
 
 func describe(c byte) string {

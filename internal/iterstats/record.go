@@ -9,7 +9,7 @@ import (
 // The types below hold TensorRT-LLM's IterationStats fields tolerantly: a
 // missing key, null, or a value of the wrong type leaves the field unknown
 // (ok == false) instead of failing the record or reading as 0. Each is set
-// from one scanned JSON token (see scan.go).
+// from one raw JSON value (see decode.go).
 
 // num is an optional JSON number.
 type num struct {
