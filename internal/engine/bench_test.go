@@ -181,3 +181,26 @@ func readExpfmt(body []byte) error {
 	r.staged = kept
 	return r.finish(&r.obs)
 }
+
+// BenchmarkReadVLLMOpenMetrics is the same exposition as Python's client
+// writes it when the Accept header names OpenMetrics, which is what vLLM
+// and SGLang answer to the collector's Accept header.
+func BenchmarkReadVLLMOpenMetrics(b *testing.B) {
+	body := []byte(toOpenMetrics(string(groupedForExpfmt(bigVLLM(b, 8)))))
+	n := countSamples(body) - 1 // # EOF
+	r := NewReader(EngineAuto, Prefill, KVAuto)
+	const ct = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+	if _, err := r.Read(body, ct); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := r.Read(body, ct); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n), "samples/op")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/sample")
+}
