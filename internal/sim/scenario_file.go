@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -94,9 +95,7 @@ func lineMsg(name, msg string) string {
 }
 
 func fillGroupDefaults(g *Group, d Group) {
-	if g.Engine == "" {
-		g.Engine = d.Engine
-	}
+	g.Engine = cmp.Or(g.Engine, d.Engine)
 	if g.Connector == "" {
 		switch g.Engine {
 		case EngineVLLM:
@@ -105,36 +104,16 @@ func fillGroupDefaults(g *Group, d Group) {
 			g.Connector = ConnectorMooncake
 		}
 	}
-	if g.Prefill.Instances == 0 {
-		g.Prefill.Instances = d.Prefill.Instances
-	}
-	if g.Prefill.TokensPerSec == 0 {
-		g.Prefill.TokensPerSec = d.Prefill.TokensPerSec
-	}
-	if g.Prefill.MaxBatch == 0 {
-		g.Prefill.MaxBatch = d.Prefill.MaxBatch
-	}
-	if g.Prefill.KVSlots == 0 {
-		g.Prefill.KVSlots = d.Prefill.KVSlots
-	}
-	if g.Transfer.BandwidthBytesPerSec == 0 {
-		g.Transfer.BandwidthBytesPerSec = d.Transfer.BandwidthBytesPerSec
-	}
-	if g.Transfer.Threads == 0 {
-		g.Transfer.Threads = d.Transfer.Threads
-	}
-	if g.Decode.Instances == 0 {
-		g.Decode.Instances = d.Decode.Instances
-	}
-	if g.Decode.StepTime == 0 {
-		g.Decode.StepTime = d.Decode.StepTime
-	}
-	if g.Decode.MaxBatch == 0 {
-		g.Decode.MaxBatch = d.Decode.MaxBatch
-	}
-	if g.Decode.KVSlots == 0 {
-		g.Decode.KVSlots = d.Decode.KVSlots
-	}
+	g.Prefill.Instances = cmp.Or(g.Prefill.Instances, d.Prefill.Instances)
+	g.Prefill.TokensPerSec = cmp.Or(g.Prefill.TokensPerSec, d.Prefill.TokensPerSec)
+	g.Prefill.MaxBatch = cmp.Or(g.Prefill.MaxBatch, d.Prefill.MaxBatch)
+	g.Prefill.KVSlots = cmp.Or(g.Prefill.KVSlots, d.Prefill.KVSlots)
+	g.Transfer.BandwidthBytesPerSec = cmp.Or(g.Transfer.BandwidthBytesPerSec, d.Transfer.BandwidthBytesPerSec)
+	g.Transfer.Threads = cmp.Or(g.Transfer.Threads, d.Transfer.Threads)
+	g.Decode.Instances = cmp.Or(g.Decode.Instances, d.Decode.Instances)
+	g.Decode.StepTime = cmp.Or(g.Decode.StepTime, d.Decode.StepTime)
+	g.Decode.MaxBatch = cmp.Or(g.Decode.MaxBatch, d.Decode.MaxBatch)
+	g.Decode.KVSlots = cmp.Or(g.Decode.KVSlots, d.Decode.KVSlots)
 }
 
 // lineOf finds the line of a dotted field path such as
