@@ -32,7 +32,7 @@ func TestInspect(t *testing.T) {
 	f(0, `"requests_completed": 1993`, "", "-role", "prefill", capture)
 	f(0, `"family": "vllm:iteration_tokens_total"`, "", capture) // ignored, with the reason
 	f(0, `role unknown`, "", capture)                            // without -role: said, not fatal
-	f(2, "", "not a Prometheus", filepath.Join("..", "..", "..", "shared", "fixtures", "trtllm_issue_2004_aibrix_metrics_json.txt"))
+	f(2, "", "not a Prometheus", filepath.Join("..", "..", "internal", "engine", "testdata", "reports", "trtllm_issue_2004_aibrix_metrics_json.txt"))
 	f(2, "", "no such file", "/nonexistent/metrics.txt")
 	f(2, "", "-role \"router\"", "-role", "router", capture)
 	f(2, "", "usage: ptdmon inspect", capture, "extra")

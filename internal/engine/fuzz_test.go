@@ -10,7 +10,7 @@ import (
 // scrape of garbage must end in an error or an observation, never a panic.
 func FuzzRead(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*.txt")
-	fixtures, _ := filepath.Glob("../../../shared/fixtures/*.txt")
+	fixtures, _ := filepath.Glob("testdata/reports/*.txt")
 	for _, p := range append(files, fixtures...) {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b, "")

@@ -144,10 +144,10 @@ func TestReaderCaptures(t *testing.T) {
 }
 
 func TestReaderFixtures(t *testing.T) {
-	// Real excerpts from users' reports (shared/fixtures).
+	// Real excerpts from users' reports (testdata/reports; each file's first line names its source).
 	f := func(file string, role Role, check func(*Observation) string) {
 		t.Helper()
-		path := filepath.Join("..", "..", "..", "shared", "fixtures", file)
+		path := filepath.Join("testdata", "reports", file)
 		if _, err := os.Stat(path); err != nil {
 			t.Fatalf("fixture %s: %v", file, err)
 		}
@@ -359,7 +359,7 @@ func TestReaderTensorRTLLM(t *testing.T) {
 	}
 	// The real excerpt: unprefixed, labels "undefined".
 	r := NewReader(EngineAuto, Decode, KVAuto)
-	o, err := r.Read(readFile(t, filepath.Join("..", "..", "..", "shared", "fixtures", "trtllm_issue_2004_aibrix_prometheus.txt")), "")
+	o, err := r.Read(readFile(t, filepath.Join("testdata", "reports", "trtllm_issue_2004_aibrix_prometheus.txt")), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,7 +127,7 @@ func formatLE(v float64) string {
 func captures(t *testing.T) []string {
 	t.Helper()
 	files, _ := filepath.Glob("../engine/testdata/*.txt")
-	fixtures, _ := filepath.Glob("../../../shared/fixtures/*.txt")
+	fixtures, _ := filepath.Glob("../engine/testdata/reports/*.txt")
 	for _, f := range fixtures {
 		if !strings.Contains(f, "metrics_json") {
 			files = append(files, f)

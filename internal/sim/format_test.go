@@ -14,18 +14,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-const fixtureDir = "../../../shared/fixtures"
-
-func fixturePath(t *testing.T) string {
-	t.Helper()
-	for _, d := range []string{fixtureDir, "/work/shared/fixtures"} {
-		if st, err := os.Stat(d); err == nil && st.IsDir() {
-			return d
-		}
-	}
-	t.Skip("shared/fixtures not found")
-	return ""
-}
+// fixtureDir holds real excerpts from users' reports; each file's first
+// line names its source.
+const fixtureDir = "../engine/testdata/reports"
 
 // simOutputs renders every instance of a model after some traffic, keyed by
 // engine, plus SGLang old-form and DP variants.
@@ -84,7 +75,7 @@ func shapes(fams map[string]*dto.MetricFamily) map[string]famShape {
 // allowed where the capture is from an older engine version, and each such
 // exception is listed (so a new divergence fails the test).
 func TestFixtureFamiliesMatch(t *testing.T) {
-	dir := fixturePath(t)
+	dir := fixtureDir
 	sim := simOutputs(t)
 	simShapes := map[string]map[string][]famShape{} // engine -> family -> shapes seen
 	for eng, bodies := range sim {
@@ -175,7 +166,7 @@ func TestFixtureFamiliesMatch(t *testing.T) {
 
 // The `le` strings of the capture are the simulator's `le` strings.
 func TestFixtureBucketBounds(t *testing.T) {
-	dir := fixturePath(t)
+	dir := fixtureDir
 	data, err := os.ReadFile(filepath.Join(dir, "vllm_pr_22227.txt"))
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,9 @@ import (
 func TestVendoredUPlotMatchesNodeModules(t *testing.T) {
 	uplot := filepath.Join("..", "..", "web", "node_modules", "uplot")
 	if _, err := os.Stat(uplot); err != nil {
+		if why := os.Getenv("PTDMON_NPM_UNAVAILABLE"); why != "" {
+			t.Skipf("%s is missing (%s): the vendored uPlot is checked only where npm can install it", uplot, why)
+		}
 		if os.Getenv("CI") != "" {
 			t.Fatalf("%s is missing: run `npm ci` in web/ first (CI must check the vendored uPlot)", uplot)
 		}
