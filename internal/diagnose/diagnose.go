@@ -1,4 +1,5 @@
-// Package diagnose names the stage that limits a P/D deployment (SPEC §7),
+// Package diagnose names the stage that limits a P/D deployment
+// (docs/design.md#the-bottleneck-verdict, docs/web.md#the-verdict),
 // as a pure function of the ledger's recent points: a stage whose upstream
 // queue grows while its own rate stays below the rate feeding it is the
 // bottleneck. Every verdict carries the numbers it rests on.
@@ -60,7 +61,8 @@ type Thresholds struct {
 
 // Config sets the diagnosis window and thresholds.
 type Config struct {
-	// Window is how far back the verdict looks (default 30 s). SPEC §7's W
+	// Window is how far back the verdict looks (default 30 s). The W of
+	// docs/design.md#instant-and-windowed-rates
 	// is the rate window (5 s); a queue trend over 5 samples is noise, so
 	// the verdict uses the longer of the two.
 	Window time.Duration

@@ -2,7 +2,7 @@ package diagnose
 
 import "fmt"
 
-// decide applies SPEC §7's rules, downstream first: congestion propagates
+// decide applies the rules of docs/web.md#the-verdict, downstream first: congestion propagates
 // upstream (a slow decode fills the transfer queues, which stall prefill),
 // so the most downstream stage with its own evidence is the source.
 func decide(v *Verdict, s signals, th Thresholds) {

@@ -7,10 +7,10 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 )
 
-// SGLang names (shared/research/engines.md §3).
+// SGLang names (docs/engines.md#sglang).
 var sglangCounters = map[string]rule{
 	// Tokenizer side: finished requests, success or failure. On a prefill
-	// instance a request finishes only after its KV transfer (engines.md §3.3).
+	// instance a request finishes only after its KV transfer (docs/engines.md#sglang).
 	"sglang:num_requests_total":              {metric: Completed},
 	"sglang:prompt_tokens_total":             {metric: PromptTokens},
 	"sglang:generation_tokens_total":         {metric: GenerationTokens},

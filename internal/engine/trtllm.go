@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 )
 
-// TensorRT-LLM's /prometheus/metrics (engines.md §4.1): names carry the
+// TensorRT-LLM's /prometheus/metrics (docs/engines.md#tensorrt-llm): names carry the
 // trtllm_ prefix in newer builds and none in older ones (and Dynamo adds the
 // prefix to the old names), so both spellings map alike. Labels model_name
 // and engine_type may literally read "undefined".
@@ -39,7 +39,7 @@ var trtllmHistograms = map[string]rule{
 }
 
 // The trtllm-serve disaggregated front server counts completions per phase,
-// one series per role and none per worker (engines.md §4.3). Point a
+// one series per role and none per worker (docs/engines.md#disaggregated-front-server). Point a
 // prefill target and a decode target at the same URL to read both.
 var trtllmDisagg = map[string]Role{
 	"ctx_completed_requests_total": Prefill,

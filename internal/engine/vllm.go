@@ -5,7 +5,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 )
 
-// vLLM V1 names (shared/research/engines.md §2). Deprecated names are
+// vLLM V1 names (docs/engines.md#vllm). Deprecated names are
 // fallbacks: read only when the current name is absent, since vLLM 0.9–0.10
 // export both for the same quantity.
 var vllmCounters = map[string]rule{
@@ -18,7 +18,7 @@ var vllmCounters = map[string]rule{
 	"vllm:gpu_prefix_cache_queries_total": {metric: PrefixQueries, fallback: true},
 	"vllm:gpu_prefix_cache_hits_total":    {metric: PrefixHits, fallback: true},
 
-	// FlagCX counts on the prefill (sending) side, engines.md §5.
+	// FlagCX counts on the prefill (sending) side, docs/engines.md#flagcx-vllm-plugin.
 	"vllm:flagcx_total_bytes_transferred_total": {metric: KVBytes, kv: KVFlagCX},
 	"vllm:flagcx_transfers_total":               {metric: KVTransfers, kv: KVFlagCX},
 	"vllm:flagcx_num_failed_transfers_total":    {metric: KVFailures, kv: KVFlagCX},
@@ -61,7 +61,7 @@ var vllmByteHistograms = map[string]KVSource{
 	"vllm:mooncake_bytes_transferred": KVMooncake,
 }
 
-// vllmFinished: completions exclude aborted and failed requests (SPEC §2);
+// vllmFinished: completions exclude aborted and failed requests (docs/engines.md#vllm);
 // every other finished_reason (stop, length, repetition, …) counts.
 func vllmFinished(reason string) (Metric, bool) {
 	switch reason {

@@ -1,5 +1,5 @@
 // Package export exposes the ledger on /metrics with the canonical names of
-// SPEC §6, as a client_golang Collector that reads the newest state on
+// README.md#exported-metrics, as a client_golang Collector that reads the newest state on
 // every scrape.
 package export
 

@@ -204,7 +204,8 @@ func trtllmCompleted(fn, w string) []string {
 }
 
 // engineTargetRules compute the same target-level series straight from the
-// engines' own counters and gauges (SPEC §2 rules, engines.md §7).
+// engines' own counters and gauges (docs/design.md#the-three-curves,
+// docs/engines.md#the-counters-behind-the-three-curves).
 func engineTargetRules(n Names, w, kvSource string) []Rule {
 	p := []string{"path", pathEngines}
 	var out []Rule

@@ -11,7 +11,7 @@ import (
 )
 
 // benchBody is one 1 s poll: 50 frames × 8 attention-DP ranks, each row
-// shaped like trtllm.md §7.4, rank-0 rows with 8 requestStats entries.
+// shaped like docs/trtllm.md#example-record, rank-0 rows with 8 requestStats entries.
 func benchBody(b *testing.B) []byte {
 	var recs []map[string]any
 	t := time.Date(2026, 11, 29, 10, 41, 7, 0, time.UTC)

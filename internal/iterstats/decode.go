@@ -54,7 +54,7 @@ func classify(raw json.RawMessage) (kind, []byte) {
 
 func isDigit(c byte) bool { return c-'0' < 10 }
 
-// rawRecord holds the IterationStats keys the Reader uses (trtllm.md §7.1).
+// rawRecord holds the IterationStats keys the Reader uses (docs/trtllm.md#top-level-fields).
 type rawRecord struct {
 	Timestamp      json.RawMessage `json:"timestamp"`
 	Iter           json.RawMessage `json:"iter"`

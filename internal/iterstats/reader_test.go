@@ -172,7 +172,8 @@ func TestFixtureAibrixEmpty(t *testing.T) {
 	}
 }
 
-// The example record of trtllm.md §7.4 (single rank, overlap scheduler).
+// The example record of docs/trtllm.md#example-record (single rank, overlap
+// scheduler).
 func TestExampleRecord(t *testing.T) {
 	b, err := os.ReadFile("testdata/example_7_4.json")
 	if err != nil {

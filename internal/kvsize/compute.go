@@ -280,7 +280,8 @@ func (c *calc) attention(kv kvDtype) (attention, error) {
 	return attention{bytesPerToken: c.ar.mul(kvh, hd+vhd, kv.bytes), kvHeads: kvh}, nil
 }
 
-// kvHeads reads the KV head count under the names engines accept (§4).
+// kvHeads reads the KV head count under the names engines accept
+// (docs/kvbytes.md#r2).
 func (c *calc) kvHeads() (int64, string, bool, error) {
 	v, key, ok, err := c.sec.firstInt("num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num", "num_attention_groups")
 	if err != nil || ok {

@@ -102,7 +102,7 @@ func TestDefaultsAndVariants(t *testing.T) {
 		return r
 	}
 	// R2: mistral without a sliding_window key defaults to 4096 (Mistral-7B-v0.1
-	// shape, §1: W = 512 MiB); null means no window (F = 1 GiB at 8192).
+	// shape, main table: W = 512 MiB); null means no window (F = 1 GiB at 8192).
 	shape := `"model_type": "mistral", "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_size": 4096`
 	r := f("mistral absent", `{`+shape+`}`, Options{SeqLen: 8192}, 536_870_912)
 	if !strings.Contains(strings.Join(r.Defaults, "|"), "mistral: sliding_window absent → 4096") {
@@ -127,11 +127,11 @@ func TestDefaultsAndVariants(t *testing.T) {
 		Options{SeqLen: 8192}, 1_073_741_824)
 	f("language_config", `{"language_config": {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_size": 4096}}`,
 		Options{SeqLen: 8192}, 1_073_741_824)
-	// Llama-4 with explicit no_rope_layers: same 12 global + 36 local as the default (§1 W at 16384).
+	// Llama-4 with explicit no_rope_layers: same 12 global + 36 local as the default (main table W at 16384).
 	nr := strings.Repeat("1, 1, 1, 0, ", 12)
 	f("no_rope_layers", `{"model_type": "llama4", "text_config": {"model_type": "llama4_text", "num_hidden_layers": 48, "num_attention_heads": 40,
 		"num_key_value_heads": 8, "head_dim": 128, "no_rope_layers": [`+nr[:len(nr)-2]+`]}}`, Options{SeqLen: 16384}, 2_013_265_920)
-	// Qwen3-Next with layer_types instead of full_attention_interval gives the same §1 figure.
+	// Qwen3-Next with layer_types instead of full_attention_interval gives the same main-table figure.
 	lt := strings.Repeat(`"linear_attention", "linear_attention", "linear_attention", "full_attention", `, 12)
 	f("qwen3_next layer_types", `{"model_type": "qwen3_next", "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 2,
 		"head_dim": 256, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_num_key_heads": 16, "linear_num_value_heads": 32,

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// Every expected number below is copied from shared/research/kvbytes.md
-// (§1 main table, §7 TP table, §9 ground truth); none was taken from this
+// Every expected number below is copied from docs/kvbytes.md#reference-figures
+// (main table, tensor parallelism, third-party figures); none was taken from this
 // package's output.
 
 func load(t *testing.T, model string, opts Options) Result {
@@ -20,7 +20,7 @@ func load(t *testing.T, model string, opts Options) Result {
 }
 
 // TestMainTable checks per-token bytes and B_request in bf16 (auto) at S=8192
-// and S=16384, in window ("W") and full ("F") mode, against §1.
+// and S=16384, in window ("W") and full ("F") mode, against docs/kvbytes.md#main-table.
 func TestMainTable(t *testing.T) {
 	f := func(model string, perToken, w8k, f8k, w16k, f16k int64) {
 		t.Helper()
@@ -78,7 +78,7 @@ func TestMainTable(t *testing.T) {
 	f("llama-4-scout", 196_608, 1_610_612_736, 1_610_612_736, 2_013_265_920, 3_221_225_472)
 }
 
-// TestFP8 applies §1's "FP8 KV: divide every number by 2", with the two
+// TestFP8 applies the main table's "FP8 KV halves every figure", with the two
 // documented exceptions: DeepSeek-V3.2 (R5: fp8_ds_mla latent 656 B + indexer
 // 132 B per layer = 48,068 B/token) and the Qwen3-Next linear state, whose
 // dtype is a separate knob from the KV dtype (R10).
@@ -119,7 +119,7 @@ func TestFP8(t *testing.T) {
 	}
 }
 
-// TestQwen3NextState checks §1's linear-layer state: 36 layers × 1,097,728 B
+// TestQwen3NextState checks the main table's linear-layer state: 36 layers × 1,097,728 B
 // (bf16) or × 2,146,304 B (fp32 recurrent state).
 func TestQwen3NextState(t *testing.T) {
 	r := load(t, "qwen3-next-80b-a3b", Options{SeqLen: 8192})
@@ -155,7 +155,7 @@ func TestQwen3NextState(t *testing.T) {
 	f(16384, 479_920_128)
 }
 
-// TestTP checks the §7 table: aggregate bytes per token that an all-ranks
+// TestTP checks docs/kvbytes.md#tensor-parallelism: aggregate bytes per token that an all-ranks
 // counter sees, R, and G4's per-rank figure.
 func TestTP(t *testing.T) {
 	const S = 8192
@@ -190,7 +190,7 @@ func TestTP(t *testing.T) {
 	if r.TP.KVHeadsPerRank != 1 {
 		t.Errorf("G4: %d KV heads per rank, want 1", r.TP.KVHeadsPerRank)
 	}
-	// §7: 40,960 B per token per rank.
+	// Tensor-parallelism table: 40,960 B per token per rank.
 	if r.PerRankBytesPerRequest != 40_960*16384 {
 		t.Errorf("per rank %d, want 40,960 × 16384", r.PerRankBytesPerRequest)
 	}
@@ -202,7 +202,7 @@ func TestTP(t *testing.T) {
 	}
 }
 
-// TestMTP checks the §1 note: MTP layers count only with speculative decoding.
+// TestMTP checks the main table's note (docs/kvbytes.md#main-table): MTP layers count only with speculative decoding.
 func TestMTP(t *testing.T) {
 	f := func(model string, without, with int64) {
 		t.Helper()
@@ -217,7 +217,8 @@ func TestMTP(t *testing.T) {
 	f("glm-4.5", 376_832, 380_928)
 }
 
-// TestGroundTruth holds out the §9 third-party figures.
+// TestGroundTruth holds out the third-party figures of
+// docs/kvbytes.md#third-party-figures (tags G1–G13).
 func TestGroundTruth(t *testing.T) {
 	// G3: DeepSeek V3.x at 128k tokens.
 	if r := load(t, "deepseek-v3", Options{SeqLen: 131_072}); r.BytesPerRequest != 9_210_691_584 {
@@ -249,7 +250,7 @@ func TestGroundTruth(t *testing.T) {
 	if m := countTypes(load(t, "gemma-2-9b", Options{SeqLen: 8192})); m[LayerSliding] != 21 || m[LayerFull] != 21 {
 		t.Errorf("gemma-2-9b %v, want 21 sliding + 21 full", m)
 	}
-	// G2/G10: Llama-3-8B is 128 KiB per token.
+	// G2: Llama-3-8B is 128 KiB per token.
 	if r := load(t, "llama-3.1-8b", Options{SeqLen: 1}); r.BytesPerRequest != 128*1024 {
 		t.Errorf("G2: %d, want 128 KiB", r.BytesPerRequest)
 	}
@@ -260,7 +261,8 @@ func TestGroundTruth(t *testing.T) {
 	}
 }
 
-// TestTraps asserts the §10 naive-formula values are never produced.
+// TestTraps asserts the naive-formula values of
+// docs/kvbytes.md#naive-formula-traps are never produced.
 func TestTraps(t *testing.T) {
 	f := func(model string, mode string, naive ...int64) {
 		t.Helper()

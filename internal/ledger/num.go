@@ -1,5 +1,5 @@
 // Package ledger keeps the per-series counter state of every target, turns it
-// into per-instance and per-stage rates (instant and windowed, SPEC §2), and
+// into per-instance and per-stage rates (instant and windowed, docs/design.md#rate-semantics), and
 // holds a bounded history of the resulting points for the sinks to read.
 package ledger
 

@@ -1,6 +1,6 @@
 package reqledger
 
-// Violation is a broken link of the causal chain (trtllm.md §4.2): Earlier
+// Violation is a broken link of the causal chain (docs/trtllm.md#causal-chain): Earlier
 // must not come after Later, but by the (aligned) clocks it does, By seconds.
 type Violation struct {
 	Earlier    string  `json:"earlier"`

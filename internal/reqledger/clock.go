@@ -123,7 +123,7 @@ func EstimateClocks(probes []Probe) *ClockSync {
 	return cs
 }
 
-// wireClockSync is ptdmon's clock-sync input (trtllm.md §3.5.4): the wire
+// wireClockSync is ptdmon's clock-sync input (docs/trtllm.md#clock-sync-input): the wire
 // formats of GET /steady_clock_offset and X-TRTLLM-Clock-Sync, wrapped with
 // the originate/destination times taken on the reference clock.
 type wireClockSync struct {

@@ -27,9 +27,9 @@ type Segment struct {
 	Start, End float64
 }
 
-// Compute derives the spans of one record (trtllm.md §4.1) after aligning
+// Compute derives the spans of one record (docs/trtllm.md#phases) after aligning
 // ctx/gen times to the disagg clock with cs, and checks the causal chain
-// (§4.2). cs and u may be nil.
+// (docs/trtllm.md#causal-chain). cs and u may be nil.
 func Compute(r Record, cs *ClockSync, u Usage) Request {
 	q := Request{ID: r.ID, Pos: r.Pos, Kind: r.Kind, Gen: r.Gen, OutputTokens: -1}
 	if tu, ok := u[r.ID]; ok && r.ID != "" {

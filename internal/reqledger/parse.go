@@ -13,8 +13,8 @@ import (
 // record (for example an iteration-stats line fed in by mistake).
 var ErrUnrecognized = errors.New("not a TensorRT-LLM perf-metrics record")
 
-// wirePhase is WorkerPerfMetrics (trtllm.md §2.2), also the top level of a
-// worker line (§2.5, §2.6). Ids stay raw so they never pass through float64.
+// wirePhase is WorkerPerfMetrics (docs/trtllm.md#disaggregated-record), also
+// the top level of a worker line (docs/trtllm.md#worker-record). Ids stay raw so they never pass through float64.
 type wirePhase struct {
 	RequestID    json.RawMessage `json:"request_id"`
 	CtxRequestID json.RawMessage `json:"ctx_request_id"`
@@ -23,8 +23,8 @@ type wirePhase struct {
 	} `json:"perf_metrics"`
 }
 
-// wireLine is the union of every top-level shape: a disagg record (§2.1,
-// §2.6) or a worker record (§2.5, §2.6).
+// wireLine is the union of every top-level shape: a disagg record or a worker
+// record, of any generation (docs/trtllm.md#per-request-perf-metrics-records).
 type wireLine struct {
 	wirePhase
 	Status           *string         `json:"status"`
@@ -161,7 +161,7 @@ func workerRecord(w *wireLine, pos Pos) (Record, error) {
 }
 
 // carriesCTimes tells generation C from B: B's header-derived phases lost
-// the server and KV timestamps (trtllm.md §2.3).
+// the server and KV timestamps (docs/trtllm.md#header-derived-phases).
 func carriesCTimes(t Timing) bool {
 	return t.ServerArrival != 0 || t.ServerFirstToken != 0 || t.KVStart != 0 || t.KVEnd != 0
 }

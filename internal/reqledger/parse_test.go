@@ -11,7 +11,8 @@ import (
 	"github.com/ptdmon/ptdmon/internal/reqledger"
 )
 
-// The two worker-line examples of trtllm.md §2.5 and §2.6 (gen A item).
+// Worker lines of docs/trtllm.md#worker-record (generation B/C) and
+// docs/trtllm.md#generation-a (a generation-A item).
 const workerBC = `{"request_id":1234422892527625,"perf_metrics":{"timing_metrics":{"arrival_time":91233.104551,"first_scheduled_time":91233.109830,"first_token_time":91233.241007,"last_token_time":91236.882140,"kv_cache_transfer_start":91233.105913,"kv_cache_transfer_end":91233.108702,"kv_cache_size":402653184,"server_arrival_time":91233.101260,"server_first_token_time":91233.242391},"first_iter":48810,"last_iter":49061,"kv_cache_metrics":{"num_total_allocated_blocks":97,"num_new_allocated_blocks":97,"num_reused_blocks":0,"num_missed_blocks":96},"speculative_decoding":{"acceptance_rate":0.61,"total_accepted_draft_tokens":183,"total_draft_tokens":300}},"ctx_request_id":1234422892527625,"time_breakdown_metrics":{"step_metrics":[{"iter":48811,"forward_start_time":91233.24151,"forward_end_time":91233.25402,"sample_start_time":91233.25402,"sample_end_time":91233.25463,"gpu_forward_time":11.8,"gpu_sample_time":0.4}]},"status":"complete","disagg_request_id":1234422892527625}`
 
 const workerA = `{"request_id":17,"perf_metrics":{"first_iter":3,"last_iter":9,"timing_metrics":{"server_arrival_time":100.0,"arrival_time":100.5,"first_scheduled_time":100.75,"first_token_time":101.0,"server_first_token_time":101.25,"last_token_time":103.0},"kv_cache_metrics":{"num_total_allocated_blocks":1,"num_new_allocated_blocks":1,"num_reused_blocks":0,"num_missed_blocks":1}}}`

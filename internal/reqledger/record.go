@@ -26,7 +26,7 @@ func (k Kind) String() string {
 	return "disagg"
 }
 
-// Generation is the format generation of a record (trtllm.md §0).
+// Generation is the format generation of a record (docs/trtllm.md#generations).
 type Generation string
 
 const (

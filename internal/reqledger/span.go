@@ -24,7 +24,7 @@ func (s Span) String() string {
 }
 
 // Tolerance absorbs float noise: derived times are arrival + ms parsed from
-// "%.6f", so equal instants can differ by a few ulps (trtllm.md §2.3, §8).
+// "%.6f", so equal instants can differ by a few ulps (docs/trtllm.md#header-derived-phases).
 const Tolerance = 1e-6
 
 // Value is a span that is either known (OK) or missing with a Reason. The

@@ -8,7 +8,7 @@ import (
 )
 
 // Usage maps a request id to its token counts. The perf-metrics record has
-// no output-token count (trtllm.md §1.2, §5), so TPOT needs this input.
+// no output-token count (docs/trtllm.md#output-tokens), so TPOT needs this input.
 type Usage map[ID]TokenUsage
 
 // TokenUsage is the OpenAI "usage" shape; -1 means unknown.
@@ -18,7 +18,7 @@ type TokenUsage struct {
 }
 
 // ParseUsage reads a JSON object mapping request id → {"prompt_tokens",
-// "completion_tokens"} (trtllm.md §5). Ids are object keys, i.e. strings,
+// "completion_tokens"} (docs/trtllm.md#output-tokens). Ids are object keys, i.e. strings,
 // so 64-bit ids stay exact. A wrapping {"usage": {...}} is accepted too.
 func ParseUsage(b []byte) (Usage, error) {
 	var m map[string]json.RawMessage

@@ -1,7 +1,7 @@
 package sim
 
 // trtllmFormat prints what a trtllm-serve worker serves at
-// /prometheus/metrics (engines.md §4.1): prometheus_client in multiprocess
+// /prometheus/metrics (docs/engines.md#tensorrt-llm): prometheus_client in multiprocess
 // mode (no _created; histograms as _sum, buckets, _count), one registry per
 // worker whatever its attention-DP size (so DP engines are summed), labels
 // engine_type and model_name, finished_reason on request_success_total.

@@ -75,7 +75,7 @@ func sumHist(fams map[string]*dto.MetricFamily, name string) (sum float64, count
 }
 
 // exportedCounts computes, from one scrape, the three numbers ptdmon derives
-// (SPEC §2): completions of the instance's role, KV bytes and KV transfers
+// (docs/design.md#the-three-curves): completions of the instance's role, KV bytes and KV transfers
 // as its connector counts them. ok=false means a series is absent.
 func exportedCounts(t testing.TB, engine, role string, fams map[string]*dto.MetricFamily) Counts {
 	t.Helper()

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// TensorRT-LLM's JSON iteration statistics (trtllm.md §7): every modelled
+// TensorRT-LLM's JSON iteration statistics (docs/trtllm.md#iteration-statistics): every modelled
 // iteration of a TensorRT-LLM worker (a context batch finishing, a
 // generation step, or the loop that notices a KV transfer has completed)
 // builds one record per attention-DP rank, queued until a GET /metrics

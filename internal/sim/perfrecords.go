@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Per-request perf-metrics records of TensorRT-LLM groups (trtllm.md §2):
+// Per-request perf-metrics records of TensorRT-LLM groups (docs/trtllm.md#disaggregated-record):
 // one generation-C disaggregated JSONL line per completed request, as the
 // disagg server writes them, with the ctx and gen phases on their workers'
 // own steady clocks (no clock-sync header applied), so that `ptdmon
@@ -19,7 +19,7 @@ import (
 const trtSteadyBase = 73500.0
 
 // trtEps is the fixed HTTP/frontend overhead placed around the modelled
-// instants so that the causal chain of trtllm.md §4.2 holds strictly.
+// instants so that the causal chain of docs/trtllm.md#causal-chain holds strictly.
 const trtEps = int64(250 * time.Microsecond)
 
 // trtRecord is the true timeline of one completed TensorRT-LLM request, in
@@ -177,7 +177,7 @@ func (o *jsonObj) open(k string) {
 func (o *jsonObj) close() { o.b = append(o.b, '}'); o.first = false }
 
 // WritePerfRecords writes one generation-C disaggregated perf-metrics JSONL
-// line (trtllm.md §2.1–§2.3) per TensorRT-LLM request completed so far, in
+// line (docs/trtllm.md#disaggregated-record) per TensorRT-LLM request completed so far, in
 // completion order. disagg_* times are on the disagg server's steady clock;
 // ctx and gen times are on the workers' steady clocks, which read the disagg
 // clock plus Options.SteadyClockOffsets[instance]. ctx_server/gen_server are
@@ -237,7 +237,7 @@ func (c *Cluster) WritePerfRecords(w io.Writer) error {
 	return bw.Flush()
 }
 
-// WriteClockSync writes ptdmon's clock-sync input (trtllm.md §3.5) for every
+// WriteClockSync writes ptdmon's clock-sync input (docs/trtllm.md#clock-sync-input) for every
 // TensorRT-LLM worker: three probes per worker taken just before the
 // current instant, on the disagg server's clock (originate/destination) and
 // the worker's (receive/transmit, 0.2 s apart as GET /steady_clock_offset
@@ -288,7 +288,7 @@ func (c *Cluster) WriteClockSync(w io.Writer) error {
 }
 
 // WriteUsage writes the token usage of the TensorRT-LLM requests completed
-// so far in ptdmon's usage input shape (trtllm.md §5): disagg request id →
+// so far in ptdmon's usage input shape (docs/trtllm.md#output-tokens): disagg request id →
 // {"prompt_tokens", "completion_tokens"}, so `ptdmon requests -usage` can
 // compute TPOT.
 func (c *Cluster) WriteUsage(w io.Writer) error {

@@ -34,7 +34,7 @@ type Timeline struct {
 	OutputTokens  int
 }
 
-// Want holds the true spans of trtllm.md §4.1, computed from the timeline.
+// Want holds the true spans of docs/trtllm.md#phases, computed from the timeline.
 type Want struct {
 	Queue, Prefill, KV, TTFT, Decode, E2E, TPOT float64
 }
@@ -149,7 +149,7 @@ func phase(id, timing string, extra string) string {
 }
 
 // DisaggA is a generation-A disagg item (GET /perf_metrics of the disagg
-// server, trtllm.md §2.6): no status, no disagg_request_id, "http://"
+// server, docs/trtllm.md#generation-a): no status, no disagg_request_id, "http://"
 // servers, the ctx id as the join key.
 func (t Timeline) DisaggA(off Offsets) string {
 	var o obj
@@ -166,10 +166,10 @@ func (t Timeline) DisaggA(off Offsets) string {
 }
 
 // DisaggB is a generation-B JSONL line: header-derived phases with four
-// times each and no KV timestamps (trtllm.md §2.3).
+// times each and no KV timestamps (docs/trtllm.md#header-derived-phases).
 func (t Timeline) DisaggB(off Offsets) string { return t.disaggBC(off, false, false) }
 
-// DisaggC is a generation-C JSONL line (trtllm.md §2.1–§2.3); kv=false
+// DisaggC is a generation-C JSONL line (docs/trtllm.md#disaggregated-record); kv=false
 // drops the KV timestamps as the writer does when they are falsy.
 func (t Timeline) DisaggC(off Offsets, kv bool) string { return t.disaggBC(off, true, kv) }
 
@@ -202,7 +202,7 @@ func (p ProbeSpec) Receive() float64     { return p.Originate + p.Out + p.Offset
 func (p ProbeSpec) Transmit() float64    { return p.Originate + p.Out + p.Proc + p.Offset }
 func (p ProbeSpec) Destination() float64 { return p.Originate + p.Out + p.Proc + p.Back }
 
-// ClockSyncJSON writes the ptdmon clock-sync input (trtllm.md §3.5).
+// ClockSyncJSON writes the ptdmon clock-sync input (docs/trtllm.md#clock-sync-input).
 func ClockSyncJSON(probes ...ProbeSpec) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"reference_clock":"disagg 10.0.0.5:8000","probes":[`)
