@@ -9,7 +9,9 @@
 //   - a relative link in a Markdown file whose target file does not exist, or
 //     whose #fragment is not a heading or an <a id> of the target;
 //   - a docs/NAME.md#fragment cited in a non-Markdown file (a Go comment, a
-//     script) that does not resolve the same way.
+//     script) that does not resolve the same way;
+//   - a file under a testdata directory that the directory's README.md does
+//     not name (the README says where each file comes from).
 package repocheck
 
 import (
@@ -127,6 +129,51 @@ func TestDocCitations(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no docs/…md citation found in any source file; the pattern is broken")
 	}
+}
+
+// TestTestdataProvenance requires every file under a testdata directory to
+// be named in that directory's README.md (by path, by name, or by the
+// subdirectory that holds it), which says where the file comes from.
+func TestTestdataProvenance(t *testing.T) {
+	root := moduleRoot(t)
+	readmes := map[string]string{} // testdata dir → README text
+	var files []string
+	walkText(t, root, func(rel string, body []byte) {
+		dir, sub, ok := splitTestdata(rel)
+		switch {
+		case !ok:
+		case sub == "README.md":
+			readmes[dir] = string(body)
+		default:
+			files = append(files, rel)
+		}
+	})
+	if len(files) == 0 {
+		t.Fatal("no testdata files found; the walk is broken")
+	}
+	for _, rel := range files {
+		dir, sub, _ := splitTestdata(rel)
+		readme, ok := readmes[dir]
+		if !ok {
+			t.Errorf("%s: no %s/README.md saying where it comes from", rel, dir)
+			continue
+		}
+		first, _, _ := strings.Cut(sub, "/")
+		if !strings.Contains(readme, sub) && !strings.Contains(readme, path.Base(sub)) && !strings.Contains(readme, first) {
+			t.Errorf("%s: not named in %s/README.md", rel, dir)
+		}
+	}
+}
+
+// splitTestdata splits a path at its first "testdata" component.
+func splitTestdata(rel string) (dir, sub string, ok bool) {
+	parts := strings.Split(rel, "/")
+	for i, p := range parts[:len(parts)-1] {
+		if p == "testdata" {
+			return strings.Join(parts[:i+1], "/"), strings.Join(parts[i+1:], "/"), true
+		}
+	}
+	return "", "", false
 }
 
 // TestCheckers feeds each checker inputs it must reject and inputs it must
