@@ -159,27 +159,9 @@ func ParseRole(s string) (Role, bool) {
 	return RoleUnknown, false
 }
 
-// Engine names an inference engine's exposition dialect.
+// Engine names an inference engine's exposition dialect; each engine's
+// file declares its own and registers its Adapter.
 type Engine string
 
-const (
-	EngineAuto  Engine = ""
-	VLLM        Engine = "vllm"
-	SGLang      Engine = "sglang"
-	TensorRTLLM Engine = "trtllm"
-)
-
-// ParseEngine accepts vllm, sglang, trtllm and auto.
-func ParseEngine(s string) (Engine, bool) {
-	switch s {
-	case "", "auto":
-		return EngineAuto, true
-	case "vllm":
-		return VLLM, true
-	case "sglang":
-		return SGLang, true
-	case "trtllm", "tensorrt-llm", "tensorrt_llm":
-		return TensorRTLLM, true
-	}
-	return EngineAuto, false
-}
+// EngineAuto detects the engine from the exposition's family names.
+const EngineAuto Engine = ""
