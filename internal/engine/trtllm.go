@@ -5,6 +5,11 @@ import "github.com/prometheus/common/model"
 // TensorRTLLM is TensorRT-LLM's /prometheus/metrics.
 const TensorRTLLM Engine = "trtllm"
 
+// FormatIterationStats is the JSON array of IterationStats records a
+// TensorRT-LLM worker serves at /metrics with enable_iter_perf_stats
+// (docs/iterstats.md); package iterstats registers its reader.
+const FormatIterationStats Format = "iteration_stats"
+
 // TensorRT-LLM's names (tensorrt_llm/metrics/collector.py): newer builds
 // write the trtllm_ prefix, older ones none (and Dynamo adds the prefix to
 // the old names), so both spellings map alike. model_name and engine_type
