@@ -48,16 +48,17 @@ type Adapter struct {
 	// GroupLabels tell apart the processes of one instance (data-parallel
 	// ranks, engine cores, pids): their series add up.
 	GroupLabels []string
-	// RankLabels (at most two, most significant first) are replicated
+	// RankLabels (at most two, least significant first) are replicated
 	// tensor/pipeline-parallel ranks: every rank of a group reports the
 	// same requests, so only the lowest rank of each group is read.
 	RankLabels []string
 	// SplitLabels mark series that split a total (SGLang's priority): a
 	// series with a non-empty value of one of them is not read.
 	SplitLabels []string
-	// FinishedLabel and NotCompleted: completion counters labelled by
-	// finish reason count these reasons as other metrics (aborted or
-	// failed requests are not completions).
+	// FinishedLabel and NotCompleted: the completion families marked
+	// Finished carry the finish reason in FinishedLabel, and count these
+	// reasons as other metrics (aborted or failed requests are not
+	// completions).
 	FinishedLabel string
 	NotCompleted  []Reason
 }
@@ -78,6 +79,8 @@ type Family struct {
 	// line) are read by their name.
 	Type   model.MetricType
 	Metric Metric
+	// Finished: the family carries the adapter's FinishedLabel.
+	Finished bool
 	// Sizes: a histogram of per-transfer sizes whose _sum is the counter
 	// Metric and whose _count is the counter Count; its buckets are not read.
 	Sizes bool
@@ -279,6 +282,26 @@ func ParseEngine(s string) (Engine, bool) {
 		}
 	}
 	return EngineAuto, false
+}
+
+// EngineChoices lists what ParseEngine accepts, for help and errors:
+// "vllm, sglang, trtllm or auto".
+func EngineChoices() string {
+	var out []string
+	for _, e := range Engines() {
+		out = append(out, string(e))
+	}
+	return orList(append(out, "auto"))
+}
+
+// KVSourceChoices lists what ParseKVSource accepts, for help and errors:
+// "auto, flagcx, …, dynamo or none".
+func KVSourceChoices() string {
+	out := []string{"auto"}
+	for _, c := range Connectors() {
+		out = append(out, string(c.Source))
+	}
+	return orList(append(out, string(KVNone)))
 }
 
 // ParseKVSource accepts a registered connector's name, none and auto.

@@ -77,10 +77,10 @@ func (a *adapter) bind(full string, t model.MetricType, ls labels.Labels, role R
 	}
 	if a.RankLabels != nil {
 		rank, any := 0, false
-		for _, l := range a.RankLabels {
+		for i, l := range a.RankLabels {
 			v := ls.Get(l)
 			any = any || v != ""
-			rank = rank<<16 | atoiOr(v, 0)
+			rank |= atoiOr(v, 0) << (16 * i)
 		}
 		if any {
 			b.rank = int32(rank)
@@ -134,7 +134,7 @@ func (a *adapter) bindPlain(b binding, f *Family, full string, t model.MetricTyp
 		return wrongType(full, f.Type, t)
 	}
 	m := f.Metric
-	if m == Completed && a.FinishedLabel != "" {
+	if f.Finished && a.FinishedLabel != "" {
 		reason := ls.Get(a.FinishedLabel)
 		for _, r := range a.NotCompleted {
 			if r.Value == reason {

@@ -25,7 +25,7 @@ func init() {
 		ModelLabel:  "model_name",
 		RoleLabel:   "engine_type",
 		GroupLabels: []string{"dp_rank", "pid"},
-		RankLabels:  []string{"pp_rank", "tp_rank"},
+		RankLabels:  []string{"tp_rank", "pp_rank"},
 		SplitLabels: []string{"priority"},
 		Families: []Family{
 			// Tokenizer side: finished requests, success or failure. On a

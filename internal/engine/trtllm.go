@@ -34,7 +34,7 @@ func init() {
 			{"cancelled", Aborted}, {"canceled", Aborted}, {"timeout", Aborted},
 		},
 		Families: []Family{
-			{Name: "trtllm_request_success_total", Type: model.MetricTypeCounter, Metric: Completed},
+			{Name: "trtllm_request_success_total", Type: model.MetricTypeCounter, Metric: Completed, Finished: true},
 			// Counted per iteration; only for builds without per-request stats.
 			{Name: "trtllm_num_requests_completed_total", Type: model.MetricTypeCounter, Metric: Completed, Deprecated: true},
 			{Name: "trtllm_prompt_tokens_total", Type: model.MetricTypeCounter, Metric: PromptTokens},

@@ -24,7 +24,7 @@ func init() {
 		// finished_reason (stop, length, repetition, …) counts.
 		NotCompleted: []Reason{{"abort", Aborted}, {"error", Errored}},
 		Families: []Family{
-			{Name: "vllm:request_success_total", Type: model.MetricTypeCounter, Metric: Completed},
+			{Name: "vllm:request_success_total", Type: model.MetricTypeCounter, Metric: Completed, Finished: true},
 			{Name: "vllm:prompt_tokens_total", Type: model.MetricTypeCounter, Metric: PromptTokens},
 			{Name: "vllm:generation_tokens_total", Type: model.MetricTypeCounter, Metric: GenerationTokens},
 			{Name: "vllm:num_preemptions_total", Type: model.MetricTypeCounter, Metric: Preemptions},
