@@ -164,6 +164,21 @@ func Register(a Adapter) {
 	reindex()
 }
 
+// Unregister removes an engine's adapter, connectors and formats, for
+// tests that register one of their own.
+func Unregister(e Engine) {
+	registry.Lock()
+	defer registry.Unlock()
+	registry.adapters = slices.DeleteFunc(registry.adapters, func(a *adapter) bool { return a.Engine == e })
+	registry.connectors = slices.DeleteFunc(registry.connectors, func(c Connector) bool { return c.Engine == e })
+	for f, v := range registry.formats {
+		if v.engine == e {
+			delete(registry.formats, f)
+		}
+	}
+	reindex()
+}
+
 // RegisterConnector adds a KV connector's families to its engine's adapter
 // (registered before or after it).
 func RegisterConnector(c Connector) {
