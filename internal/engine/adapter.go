@@ -108,16 +108,14 @@ type Family struct {
 // A Connector is a KV-transfer connector whose families appear in one
 // engine's exposition (vLLM's FlagCX, NIXL and Mooncake, SGLang's own,
 // Dynamo's on TensorRT-LLM). Its families are read through that engine's
-// adapter and tagged with Source, so kv_source can select one.
+// adapter and tagged with Source, so kv_source can select one. Each
+// connector counts a transfer on one side only (the sender or the puller),
+// so adding its bytes over every target counts each transfer once.
 type Connector struct {
 	Source KVSource
 	Engine Engine
 	// Order places the connector in lists shown to users (lower first).
-	Order int
-	// Side is the role whose instances count the transfer (FlagCX and
-	// SGLang on the sending prefill side, NIXL and Mooncake on the pulling
-	// decode side), for documentation and generated queries.
-	Side     Role
+	Order    int
 	Families []Family
 }
 

@@ -30,7 +30,7 @@ func TestRegisterNewEngine(t *testing.T) {
 			{Name: "toy:ttft_ms", Type: model.MetricTypeHistogram, Metric: TTFT, LEScale: 1e-3},
 		},
 	})
-	RegisterConnector(Connector{Source: toyKV, Engine: toy, Order: 99, Side: Prefill, Families: []Family{
+	RegisterConnector(Connector{Source: toyKV, Engine: toy, Order: 99, Families: []Family{
 		{Name: "toy:link_kib", Type: model.MetricTypeHistogram, Metric: KVBytes, Sizes: true, Count: KVTransfers, Scale: 1024},
 	}})
 	t.Cleanup(func() { Unregister(toy) })

@@ -2,7 +2,9 @@ package engine
 
 import "github.com/prometheus/common/model"
 
-// KVDynamo is NVIDIA Dynamo's KV-transfer metrics on TensorRT-LLM workers.
+// KVDynamo is NVIDIA Dynamo's KV-transfer metrics on TensorRT-LLM workers
+// (dynamo-trtllm's components/src/dynamo/trtllm/metrics.py), recorded on
+// the prefill side; trtllm-serve itself exports none.
 const KVDynamo KVSource = "dynamo"
 
 func init() {
@@ -10,7 +12,6 @@ func init() {
 		Source: KVDynamo,
 		Engine: TensorRTLLM,
 		Order:  50,
-		Side:   Decode,
 		Families: []Family{
 			// A count of transfers where the byte histogram is missing.
 			{Name: "trtllm_kv_transfer_success_total", Type: model.MetricTypeCounter, Metric: KVTransfers, Deprecated: true},

@@ -3,7 +3,7 @@ package engine
 import "github.com/prometheus/common/model"
 
 // KVFlagCX is vLLM's FlagCX connector. It counts on the prefill (sending)
-// side (docs/engines.md).
+// side (docs/adapters.md).
 const KVFlagCX KVSource = "flagcx"
 
 func init() {
@@ -11,7 +11,6 @@ func init() {
 		Source: KVFlagCX,
 		Engine: VLLM,
 		Order:  10,
-		Side:   Prefill,
 		Families: []Family{
 			{Name: "vllm:flagcx_total_bytes_transferred_total", Type: model.MetricTypeCounter, Metric: KVBytes},
 			{Name: "vllm:flagcx_transfers_total", Type: model.MetricTypeCounter, Metric: KVTransfers},

@@ -2,8 +2,8 @@ package engine
 
 import "github.com/prometheus/common/model"
 
-// KVMooncake is vLLM-Ascend's Mooncake connector, which pulls from the
-// decode side like NIXL.
+// KVMooncake is vLLM-Ascend's Mooncake connector (upstream vLLM's Mooncake
+// connector keeps its statistics for logs only).
 const KVMooncake KVSource = "mooncake"
 
 func init() {
@@ -11,7 +11,6 @@ func init() {
 		Source: KVMooncake,
 		Engine: VLLM,
 		Order:  30,
-		Side:   Decode,
 		Families: []Family{
 			{Name: "vllm:mooncake_num_failed_transfers_total", Type: model.MetricTypeCounter, Metric: KVFailures},
 			{Name: "vllm:mooncake_xfer_time_seconds", Type: model.MetricTypeHistogram, Metric: KVXferTime},

@@ -11,7 +11,6 @@ func init() {
 		Source: KVNIXL,
 		Engine: VLLM,
 		Order:  20,
-		Side:   Decode,
 		Families: []Family{
 			{Name: "vllm:nixl_num_failed_transfers_total", Type: model.MetricTypeCounter, Metric: KVFailures},
 			{Name: "vllm:nixl_num_kv_expired_reqs_total", Type: model.MetricTypeCounter, Metric: KVExpired},

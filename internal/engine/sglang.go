@@ -59,7 +59,6 @@ func init() {
 		Source: KVSGLang,
 		Engine: SGLang,
 		Order:  40,
-		Side:   Prefill,
 		Families: []Family{
 			{Name: "sglang:num_transfer_failed_reqs_total", Type: model.MetricTypeCounter, Metric: KVFailures},
 			{Name: "sglang:kv_transfer_latency_ms", Type: model.MetricTypeHistogram, Metric: KVXferTime, LEScale: 1e-3},

@@ -5,7 +5,7 @@ import "github.com/prometheus/common/model"
 // VLLM is vLLM (V1 engine): every family carries the vllm: prefix.
 const VLLM Engine = "vllm"
 
-// vLLM's names (docs/engines.md; vllm/v1/metrics/loggers.py). Labels:
+// vLLM's names (https://docs.vllm.ai/en/latest/design/metrics.html). Labels:
 // model_name, engine (the data-parallel engine core: cores add up), and
 // finished_reason on request_success_total. Deprecated names are version
 // renames: vLLM 0.9–0.10 export both for the same quantity, so the old one
