@@ -333,23 +333,6 @@ func ParseKVSource(s string) (KVSource, bool) {
 	return KVAuto, false
 }
 
-// Names returns the names of families for metric m in a's table: current
-// ones first, then deprecated ones, each in table order. Families that are
-// skipped, role-gated or read from a size histogram's _count are left out.
-func (a Adapter) Names(m Metric) (current, deprecated []string) {
-	for _, f := range a.Families {
-		if f.Metric != m || f.Skip != "" || f.Role != RoleUnknown {
-			continue
-		}
-		if f.Deprecated {
-			deprecated = append(deprecated, f.Name)
-		} else {
-			current = append(current, f.Name)
-		}
-	}
-	return current, deprecated
-}
-
 // Family returns the first family of a's table that is read as metric m
 // from source kv (KVAuto: the engine's own families), and whether there is one.
 func (a Adapter) Family(m Metric, kv KVSource) (Family, bool) {

@@ -1,7 +1,9 @@
 // Package engine turns the raw samples of one engine's /metrics into a
 // canonical observation of that instance: which role it plays, its counters
 // by source series, its gauges and its histograms, whatever the engine
-// (vLLM, SGLang) and its KV connector (FlagCX, NIXL, Mooncake) call them.
+// (vLLM, SGLang, TensorRT-LLM) and its KV connector (FlagCX, NIXL,
+// Mooncake, Dynamo) call them. Each engine and connector is a table
+// registered from its own file; docs/adapters.md describes the contract.
 package engine
 
 // Metric is a canonical quantity ptdmon reads from an engine.
