@@ -178,23 +178,29 @@ func (c *Collector) once(ctx context.Context, t Target, f *scrape.Fetcher, r eng
 	obs, at, err := r.Read(res.Body, res.ContentType, res.Time)
 	if err != nil {
 		s.Err = err
-		reason, named := engine.ErrorReason(err)
-		switch {
-		case named:
-			s.Reason = reason
-		case errors.Is(err, engine.ErrRole):
-			s.Reason = "role"
-		case errors.Is(err, engine.ErrUnusable):
-			s.Reason = "adapter"
-		case errors.Is(err, expo.ErrNotExposition):
-			s.Reason = "not_exposition"
-		default:
-			s.Reason = "parse"
-		}
+		s.Reason = readFailure(err)
 		c.ledger.Record(s)
 		return
 	}
 	s.Obs = obs
 	s.Time = at
 	c.ledger.Record(s)
+}
+
+// readFailure names why a fetched body could not be read: the reason an
+// error names itself (engine.ReasonError), else the engine's and the
+// parser's kinds of failure.
+func readFailure(err error) string {
+	if reason, ok := engine.ErrorReason(err); ok {
+		return reason
+	}
+	switch {
+	case errors.Is(err, engine.ErrRole):
+		return "role"
+	case errors.Is(err, engine.ErrUnusable):
+		return "adapter"
+	case errors.Is(err, expo.ErrNotExposition):
+		return "not_exposition"
+	}
+	return "parse"
 }

@@ -192,17 +192,18 @@ func RegisterConnector(c Connector) {
 	reindex()
 }
 
-// reindex rebuilds every adapter's lookup tables (under the write lock).
+// reindex rebuilds every adapter's lookup tables (under the write lock),
+// as new values: Readers made before keep the snapshot they took.
 func reindex() {
-	for _, a := range registry.adapters {
-		a.plain = make(map[string]*Family)
-		a.hist = make(map[string]*Family)
+	for i, old := range registry.adapters {
+		a := &adapter{Adapter: old.Adapter, plain: make(map[string]*Family), hist: make(map[string]*Family)}
 		a.add(a.Families, KVAuto)
 		for _, c := range registry.connectors {
 			if c.Engine == a.Engine {
 				a.add(c.Families, c.Source)
 			}
 		}
+		registry.adapters[i] = a
 	}
 }
 
