@@ -3,8 +3,9 @@ package engine
 import "github.com/prometheus/common/model"
 
 // KVDynamo is NVIDIA Dynamo's KV-transfer metrics on TensorRT-LLM workers
-// (dynamo-trtllm's components/src/dynamo/trtllm/metrics.py), recorded on
-// the prefill side; trtllm-serve itself exports none.
+// (https://github.com/ai-dynamo/dynamo, in
+// components/src/dynamo/trtllm/metrics.py), recorded on the prefill side;
+// trtllm-serve itself exports none.
 const KVDynamo KVSource = "dynamo"
 
 func init() {

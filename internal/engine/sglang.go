@@ -11,11 +11,12 @@ const KVSGLang KVSource = "sglang"
 
 const mebibyte = 1 << 20
 
-// SGLang's names (python/sglang/srt/metrics/collector.py,
-// https://docs.sglang.ai/references/production_metrics.html). Scheduler-side
-// series carry tp_rank/pp_rank (every rank of a DP group reports the same
-// requests: only the lowest counts) and dp_rank or pid (separate processes,
-// which add up); engine_type tells the role of a disaggregated instance.
+// SGLang's names (https://github.com/sgl-project/sglang, in
+// python/sglang/srt/observability/metrics_collector.py, formerly
+// python/sglang/srt/metrics/collector.py). Scheduler-side series carry
+// tp_rank/pp_rank (every rank of a DP group reports the same requests: only
+// the lowest counts) and dp_rank or pid (separate processes, which add up);
+// engine_type tells the role of a disaggregated instance.
 func init() {
 	Register(Adapter{
 		Engine:      SGLang,

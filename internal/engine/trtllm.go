@@ -10,7 +10,8 @@ const TensorRTLLM Engine = "trtllm"
 // (docs/iterstats.md); package iterstats registers its reader.
 const FormatIterationStats Format = "iteration_stats"
 
-// TensorRT-LLM's names (tensorrt_llm/metrics/collector.py): newer builds
+// TensorRT-LLM's names (https://github.com/NVIDIA/TensorRT-LLM, in
+// tensorrt_llm/metrics/collector.py): newer builds
 // write the trtllm_ prefix, older ones none (and Dynamo adds the prefix to
 // the old names), so both spellings map alike. model_name and engine_type
 // may literally read "undefined". The trtllm-serve disaggregated front
