@@ -42,9 +42,10 @@ type histOut struct {
 func runInspect(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	eng := fs.String("engine", "auto", "engine: vllm, sglang, trtllm or auto")
+	engines, sources := engine.EngineChoices(), engine.KVSourceChoices()
+	eng := fs.String("engine", "auto", "engine: "+engines)
 	role := fs.String("role", "", "role: prefill or decode (default: from the exposition)")
-	kvSource := fs.String("kv-source", "", "KV byte source: auto, flagcx, nixl, mooncake, sglang, dynamo, none")
+	kvSource := fs.String("kv-source", "", "KV byte source: "+sources)
 	contentType := fs.String("content-type", "", "Content-Type of a file (default: text format 0.0.4)")
 	timeout := fs.Duration("timeout", 10*time.Second, "timeout for a URL")
 	fs.Usage = func() {
@@ -60,7 +61,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	}
 	e, ok := engine.ParseEngine(*eng)
 	if !ok {
-		fmt.Fprintf(stderr, "ptdmon inspect: -engine %q: want vllm, sglang, trtllm or auto\n", *eng)
+		fmt.Fprintf(stderr, "ptdmon inspect: -engine %q: want %s\n", *eng, engines)
 		return 2
 	}
 	var r engine.Role
@@ -72,7 +73,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	}
 	kv, ok := engine.ParseKVSource(*kvSource)
 	if !ok {
-		fmt.Fprintf(stderr, "ptdmon inspect: -kv-source %q: want auto, flagcx, nixl, mooncake, sglang, dynamo or none\n", *kvSource)
+		fmt.Fprintf(stderr, "ptdmon inspect: -kv-source %q: want %s\n", *kvSource, sources)
 		return 2
 	}
 	src := fs.Arg(0)
