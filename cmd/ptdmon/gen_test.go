@@ -27,7 +27,7 @@ func TestGenExitCodes(t *testing.T) {
 		code     int
 		contains string
 	}{
-		{"no artifact", nil, 2, "usage"},
+		{"no artifact", nil, 2, "missing artifact"},
 		{"unknown artifact", []string{"helm"}, 2, "unknown artifact"},
 		{"rules to stdout", []string{"rules"}, 0, "record: stage:ptd_requests:rate5s"},
 		{"rules window from config", []string{"rules", "-config", good}, 0, "vector(4096)"},
@@ -37,7 +37,7 @@ func TestGenExitCodes(t *testing.T) {
 		{"bad role", []string{"rules", "-config", bad}, 2, "role"},
 		{"missing config", []string{"rules", "-config", filepath.Join(dir, "nope.yaml")}, 2, "read config"},
 		{"extra argument", []string{"rules", "x"}, 2, "unexpected argument"},
-		{"grafana to stdout", []string{"grafana", "-out", "-"}, 1, "directory"},
+		{"grafana to stdout", []string{"grafana", "-out", "-"}, 2, "directory"},
 	}
 	for _, tt := range tests {
 		code, out, errs := runGenCmd(t, tt.args...)
@@ -50,8 +50,11 @@ func TestGenExitCodes(t *testing.T) {
 // TestGenComposeMatchesDeploy: `ptdmon gen compose` without a config
 // regenerates the checked-in deploy/ tree exactly.
 func TestGenComposeMatchesDeploy(t *testing.T) {
-	dir := t.TempDir()
-	if code, _, errs := runGenCmd(t, "compose", "-out", dir); code != 0 {
+	// A source tree holding deploy/ gives the checked-in build paths.
+	src := t.TempDir()
+	os.WriteFile(filepath.Join(src, "go.mod"), []byte("module github.com/ptdmon/ptdmon\n"), 0o644)
+	dir := filepath.Join(src, "deploy")
+	if code, _, errs := runGenCmd(t, "compose", "-out", dir, "-src", src); code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	n := 0

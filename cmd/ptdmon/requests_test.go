@@ -230,16 +230,16 @@ func TestRequestsExitCodes(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"no files", nil, 2, "no input files"},
+		{"no files", nil, 2, "missing argument FILE.jsonl..."},
 		{"bad flag", []string{"-nope", td("disagg.jsonl")}, 2, "flag provided but not defined"},
-		{"help", []string{"-h"}, 0, "usage: ptdmon requests"},
+		{"help", []string{"-h"}, 0, ""},
 		{"not JSONL", []string{td("disagg.jsonl"), td("not-jsonl.txt")}, 2, "not-jsonl.txt: no perf-metrics record in 3 lines"},
 		{"missing file", []string{filepath.Join(dir, "nope.jsonl")}, 2, "nope.jsonl"},
 		{"bad clock-sync", []string{"-clock-sync", badClock, td("disagg.jsonl")}, 2, "clock.json: clock-sync: probe 0"},
 		{"bad usage", []string{"-usage", td("not-jsonl.txt"), td("disagg.jsonl")}, 2, "usage:"},
 		{"negative top", []string{"-top", "-1", td("disagg.jsonl")}, 2, "-top"},
 		{"unwritable html", []string{"-html", filepath.Join(dir, "no", "such", "dir.html"), td("disagg.jsonl")}, 1, "create HTML report"},
-		{"directory as input", []string{dir}, 1, ""},
+		{"directory as input", []string{dir}, 2, "is a directory"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, _, errOut := run(t, c.args...)

@@ -59,6 +59,7 @@ func TestRunSimServesAndPrintsConfig(t *testing.T) {
 	}
 	var prom struct {
 		ScrapeConfigs []struct {
+			JobName       string `yaml:"job_name"`
 			StaticConfigs []struct {
 				Targets []string          `yaml:"targets"`
 				Labels  map[string]string `yaml:"labels"`
@@ -72,7 +73,7 @@ func TestRunSimServesAndPrintsConfig(t *testing.T) {
 		t.Fatalf("kv_bytes_per_request = %d", cfg.KVBytesPerRequest)
 	}
 	// -prefill 1: one prefill per group (vllm, sglang) plus 2+1 decode.
-	if len(cfg.Targets) != 5 || len(prom.ScrapeConfigs[0].StaticConfigs) != 5 {
+	if len(cfg.Targets) != 5 || len(prom.ScrapeConfigs) != 2 || len(prom.ScrapeConfigs[1].StaticConfigs) != 5 {
 		t.Fatalf("targets: %+v / %+v", cfg.Targets, prom)
 	}
 	for _, tg := range cfg.Targets {
