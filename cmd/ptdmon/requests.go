@@ -2,7 +2,7 @@ package main
 
 import (
 	"errors"
-		"fmt"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"

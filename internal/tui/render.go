@@ -164,9 +164,9 @@ func render(w io.Writer, snap *Snapshot, history []Point, width int) {
 	}
 	kv := byteColumn([]*float64{p.KV.Bytes, p.KV.BytesW})
 	fmt.Fprintf(w, "\nKV bytes/s  instant %s  %s window %s\n", kv[0], win, kv[1])
-	fmt.Fprintf(w, "Prefill  running %s  waiting %s  bootstrap %s  inflight %s  KV %s\n",
+	fmt.Fprintf(w, "Prefill  running %s  waiting %s  bootstrap %s  inflight %s  KV usage %s\n",
 		num(p.Prefill.Running, ""), num(p.Prefill.Waiting, ""), num(p.Prefill.Queues["bootstrap"], ""), num(p.Prefill.Queues["inflight"], ""), num(p.Prefill.KVUsage, "%"))
-	fmt.Fprintf(w, "Decode   running %s  waiting %s  prealloc %s  transfer %s  KV %s\n",
+	fmt.Fprintf(w, "Decode   running %s  waiting %s  prealloc %s  transfer %s  KV usage %s\n",
 		num(p.Decode.Running, ""), num(p.Decode.Waiting, ""), num(p.Decode.Queues["prealloc"], ""), num(p.Decode.Queues["transfer"], ""), num(p.Decode.KVUsage, "%"))
 	instances(w, snap, win)
 }
