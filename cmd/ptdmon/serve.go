@@ -1,12 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/api"
@@ -58,7 +55,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		}
 		cfg := &config.Config{}
 		if *cfgPath != "" {
-			if err := waitForFile(*cfgPath, *cfgWait, log); err != nil {
+			if err := cli.WaitForFile("-config", *cfgPath, *cfgWait, log); err != nil {
 				return err
 			}
 			var err error
@@ -139,28 +136,4 @@ func bRequest(cfg *config.Config, source string) (api.KVRequest, error) {
 		kv.Detail = *r.Detail
 	}
 	return kv, nil
-}
-
-// waitForFile waits up to d for path to exist, so that serve can start
-// beside the `ptdmon sim -config-out` that writes it.
-func waitForFile(path string, d time.Duration, log *slog.Logger) error {
-	deadline := time.Now().Add(d)
-	said := false
-	for {
-		_, err := os.Stat(path)
-		if !errors.Is(err, fs.ErrNotExist) {
-			return nil // present, or an error config.Load reports better
-		}
-		if !time.Now().Before(deadline) {
-			if d > 0 {
-				return cli.Usagef("-config %s: no such file after waiting %v", path, d)
-			}
-			return cli.Usagef("-config %s: no such file", path)
-		}
-		if !said {
-			log.Info("waiting for the configuration file", "path", path, "up_to", d)
-			said = true
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
