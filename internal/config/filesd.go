@@ -58,7 +58,7 @@ func readSDFile(path string) ([]Target, error) {
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(&groups); err != nil {
-			return nil, yamlError(path, err)
+			return nil, yamlError(path, problemLine(data, err))
 		}
 	default:
 		dec := json.NewDecoder(bytes.NewReader(data))
