@@ -29,7 +29,7 @@ type Target struct {
 type Input struct {
 	Targets []Target
 	// FileSD lists file_sd files (globs) that also supply engine targets,
-	// with ptdmon's labels ptd_role, ptd_engine and ptd_name.
+	// with ptdmon's labels ptd_role, ptd_engine and ptd_target.
 	FileSD []string
 	// PtdmonAddr is host:port of ptdmon's own /metrics.
 	PtdmonAddr string
