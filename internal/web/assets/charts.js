@@ -107,8 +107,11 @@ class Chart {
       { stroke: leftColor, grid: { stroke: "#eee" }, ticks: { stroke: "#ddd" }, size: 58, label: spec.unit, labelSize: 14, values: axisFmt(spec.fmt), ...(spec.fmt === "count" ? { incrs: COUNT_INCRS } : {}) },
     ];
     if (spec.right) {
-      scales.n = { range: fromZero };
       const r = spec.right;
+      // headroom > 1 keeps a right-axis curve below a proportional left one
+      // instead of on top of it.
+      const k = r.headroom || 1;
+      scales.n = { range: (u, min, max) => fromZero(u, min, max * k) };
       const rightColor = spec.curves.find((c) => c.scale === "n").color;
       axes.push({ scale: "n", side: 1, stroke: rightColor, grid: { show: false }, size: 52, label: r.unit, labelSize: 14, values: axisFmt(r.fmt) });
     }

@@ -69,7 +69,7 @@ export const CHARTS = [
     ],
   },
   {
-    id: "kvbytes", title: "KV transfer throughput", unit: "bytes/s", fmt: "si", right: { unit: "transfers/s", fmt: "rate" },
+    id: "kvbytes", title: "KV transfer throughput", unit: "bytes/s", fmt: "si", right: { unit: "transfers/s", fmt: "rate", headroom: 2 },
     curves: [
       { label: "Bytes/s", color: C.k, width: 2, all: (pt, ctx) => stage("k", w(ctx, "bytes_per_second"))(pt), one: (pt, ctx) => inst(w(ctx, "kv_bytes_per_second"), null)(pt, ctx) },
       // Transfers/s is often proportional to bytes/s, so the two lines can
