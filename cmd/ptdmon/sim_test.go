@@ -121,10 +121,12 @@ func TestRunSimUsageErrors(t *testing.T) {
 		{"-speed", "0"},
 	}
 	for _, args := range cases {
-		var stdout, stderr bytes.Buffer
-		if code := runSim(args, &stdout, &stderr); code != 2 {
-			t.Errorf("%v: exit %d, want 2 (stderr %s)", args, code, stderr.String())
-		}
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := runSim(args, &stdout, &stderr); code != 2 {
+				t.Errorf("exit %d, want 2 (stderr %s)", code, stderr.String())
+			}
+		})
 	}
 	var stdout, stderr bytes.Buffer
 	runSim([]string{"-scenario-file", bad}, &stdout, &stderr)
