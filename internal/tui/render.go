@@ -123,7 +123,13 @@ func render(w io.Writer, snap *Snapshot, history []Point, width int) {
 	if v := snap.Verdict; v != nil {
 		fmt.Fprintf(w, "VERDICT  %s\n", v.Headline)
 		for _, e := range v.Evidence {
-			fmt.Fprintf(w, "         · %s\n", e)
+			for i, l := range wrap(e, width-11) {
+				lead := "         · "
+				if i > 0 {
+					lead = "           "
+				}
+				fmt.Fprintf(w, "%s%s\n", lead, l)
+			}
 		}
 	}
 	stages := []struct {
@@ -228,6 +234,25 @@ func bReq(s *Snapshot) string {
 		return "not configured"
 	}
 	return humanize(s.KVRequest.Bytes, "B") + " (" + s.KVRequest.Source + ")"
+}
+
+// wrap breaks s at spaces into lines of at most n columns (a longer word
+// is left to clip).
+func wrap(s string, n int) []string {
+	var out []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= n:
+			line += " " + word
+		default:
+			out = append(out, line)
+			line = word
+		}
+	}
+	return append(out, line)
 }
 
 // clip keeps the first n columns of s, ending in "…" when it cut.

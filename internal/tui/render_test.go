@@ -99,6 +99,9 @@ func TestRenderFits(t *testing.T) {
 		})
 	}
 	f("80 columns", load(), 80, "last 1 ticks")
+	wordy := load()
+	wordy.Verdict.Evidence = []string{"4 of 4 points over 3 s have both prefill and decode req/s; need 10 at least for a verdict"}
+	f("evidence wrapped, not cut", wordy, 80, "need 10 at\n", "\n           least for a verdict\n")
 	f("narrowest", load(), 40, "ptdmon") // drawn at MinWidth
 	f("note cut from the right", long, 80, "  p1: GET http://p1.example.internal:8000/metrics: dial tcp", "…")
 	f("B_request unset", unset, 80, "B_request not configured", "KV req/s is absent")
