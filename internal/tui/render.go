@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -111,10 +112,13 @@ func render(w io.Writer, snap *Snapshot, history []Point, width int) {
 	win := fmt.Sprintf("%gs", snap.Window)
 	fmt.Fprintf(w, "ptdmon  %s  window W=%s  B_request %s\n", snap.Time.Local().Format("15:04:05"), win, bReq(snap))
 	if snap.KVRequest.Bytes <= 0 {
-		fmt.Fprintln(w, "  B_request not configured: KV req/s is absent (set kv_bytes_per_request or -model-config)")
+		fmt.Fprintln(w, "  KV req/s absent: set -kv-bytes-per-request or -model-config")
 	}
 	if down, n, first := allDown(snap); down {
-		fmt.Fprintf(w, "ALL %d TARGETS DOWN: %s\n", n, first)
+		fmt.Fprintf(w, "ALL %d TARGETS DOWN\n", n)
+		for _, l := range wrap(first, width-2) {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
 	}
 	if p == nil {
 		fmt.Fprintln(w, "\nno data yet: waiting for the first tick")
@@ -200,7 +204,7 @@ func instances(w io.Writer, snap *Snapshot, win string) {
 		note := ""
 		if !in.Up {
 			up = "DOWN"
-			note = errs[in.Target]
+			note = tidyErr(errs[in.Target])
 		} else if in.Window == nil {
 			note = in.Absent["requests_per_second_window"]
 		}
@@ -226,8 +230,15 @@ func allDown(s *Snapshot) (bool, int, string) {
 			return false, 0, ""
 		}
 	}
-	return true, len(s.Targets), s.Targets[0].Name + ": " + s.Targets[0].LastError
+	return true, len(s.Targets), s.Targets[0].Name + ": " + tidyErr(s.Targets[0].LastError)
 }
+
+// repeatedGet is net/http's "Get "URL": " inside an error that already
+// begins with "GET URL: ".
+var repeatedGet = regexp.MustCompile(`^(GET (\S+): )Get "[^"]*": `)
+
+// tidyErr says a scrape error's URL once.
+func tidyErr(s string) string { return repeatedGet.ReplaceAllString(s, "$1") }
 
 func bReq(s *Snapshot) string {
 	if s.KVRequest.Bytes <= 0 {

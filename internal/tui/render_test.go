@@ -79,7 +79,7 @@ func TestRenderFits(t *testing.T) {
 	down := load()
 	for i := range down.Targets {
 		down.Targets[i].Up = false
-		down.Targets[i].LastError = "connection refused"
+		down.Targets[i].LastError = `GET http://p0/metrics: Get "http://p0/metrics": dial tcp 10.0.0.1:8000: connect: connection refused`
 	}
 	f := func(name string, s Snapshot, width int, want ...string) {
 		t.Run(name, func(t *testing.T) {
@@ -104,8 +104,8 @@ func TestRenderFits(t *testing.T) {
 	f("evidence wrapped, not cut", wordy, 80, "need 10 at\n", "\n           least for a verdict\n")
 	f("narrowest", load(), 40, "ptdmon") // drawn at MinWidth
 	f("note cut from the right", long, 80, "  p1: GET http://p1.example.internal:8000/metrics: dial tcp", "…")
-	f("B_request unset", unset, 80, "B_request not configured", "KV req/s is absent")
-	f("all targets down", down, 80, "ALL 2 TARGETS DOWN: p0: connection refused")
+	f("B_request unset", unset, 80, "B_request not configured\n", "KV req/s absent: set -kv-bytes-per-request or -model-config\n")
+	f("all targets down", down, 80, "ALL 2 TARGETS DOWN\n  p0: GET http://p0/metrics: dial tcp 10.0.0.1:8000: connect: connection refused\n")
 }
 
 func TestBytesUnits(t *testing.T) {

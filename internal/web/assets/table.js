@@ -76,7 +76,8 @@ export class Table {
       cells[1].textContent = n.role;
       cells[1].className = "role-" + n.role;
       cells[2].textContent = n.engine;
-      const err = this.errors[n.target] || reason(pt, `i${r}`);
+      // A scrape error names its URL twice ("GET u: Get "u": …"): once is enough.
+      const err = (this.errors[n.target] || reason(pt, `i${r}`) || "").replace(/^(GET (\S+): )Get "[^"]*": /, "$1");
       cells[3].textContent = up ? "up" : "down" + (err ? ": " + err : "");
       cells[3].title = err;
       cells[3].className = "status " + (up ? "up" : "down");
