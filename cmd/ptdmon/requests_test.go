@@ -99,6 +99,9 @@ func TestRequestsUnalignedText(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
+	if !strings.Contains(errOut, "e2e and decode are missing for 12 requests timed on different clocks: -clock-sync FILE aligns them") {
+		t.Errorf("no hint at -clock-sync:\n%s", errOut)
+	}
 	if !strings.Contains(errOut, "disagg.jsonl:7: ") {
 		t.Fatalf("torn line not reported with file:line:\n%s", errOut)
 	}
@@ -127,6 +130,9 @@ func TestRequestsAlignedJSON(t *testing.T) {
 	code, out, errOut := run(t, td("disagg.jsonl"), "-clock-sync", td("clock-sync.json"), "-usage", td("usage.json"), "-json", "-top", "3")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	if strings.Contains(errOut, "-clock-sync FILE aligns") {
+		t.Errorf("hint at -clock-sync although it was given:\n%s", errOut)
 	}
 	var rep struct {
 		Skipped []struct {

@@ -174,7 +174,8 @@ class Chart {
     const counts = cs.map((c, i) => data[i + 1].filter((v) => v != null).length);
     this.box.dataset.points = counts.join(",");
     this.box.dataset.labels = cs.map((c) => c.label).join(",");
-    this.src.textContent = this.spec.latency ? ` (${ctx.latencyStage[this.spec.latency] === "d" ? "decode" : "prefill"} instances)` : "";
+    this.src.textContent = this.spec.latency ? ` (${ctx.latencyStage[this.spec.latency] === "d" ? "decode" : "prefill"} instances)`
+      : this.spec.window ? this.spec.window(ctx) : "";
     if (this.box.offsetWidth && Math.abs(this.u.width - this.width()) > 2) this.resize();
     this.u.setData(data);
     this.explain();

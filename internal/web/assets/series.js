@@ -62,6 +62,8 @@ function latency(metric, q) {
 export const CHARTS = [
   {
     id: "rates", title: "Requests/s by stage", unit: "req/s", height: 250, fmt: "rate", wide: true,
+    // Each chart of rates says its window in its title.
+    window: (ctx) => (ctx.mode === "w" ? ` (over ${ctx.window} s)` : " (instant)"),
     curves: [
       { label: "Prefill", color: C.p, width: 2, ...rateCurve("p", "prefill") },
       { label: "KV transfer", color: C.k, width: 2, ...rateCurve("k", null) },
@@ -70,6 +72,7 @@ export const CHARTS = [
   },
   {
     id: "kvbytes", title: "KV transfer throughput", unit: "bytes/s", fmt: "si", right: { unit: "transfers/s", fmt: "rate", headroom: 2 },
+    window: (ctx) => ` (bytes/s ${ctx.mode === "w" ? `over ${ctx.window} s` : "instant"}; transfers/s and failures/s over ${ctx.window} s)`,
     curves: [
       { label: "Bytes/s", color: C.k, width: 2, all: (pt, ctx) => stage("k", w(ctx, "bytes_per_second"))(pt), one: (pt, ctx) => inst(w(ctx, "kv_bytes_per_second"), null)(pt, ctx) },
       // Transfers/s is often proportional to bytes/s, so the two lines can
