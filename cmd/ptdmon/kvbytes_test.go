@@ -25,7 +25,7 @@ func runKV(args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
-// TestKVBytesJSON: -json decodes and carries the B_request of kvbytes.md §1.
+// TestKVBytesJSON: -json decodes and carries the B_request of the reference models.
 func TestKVBytesJSON(t *testing.T) {
 	f := func(model string, want int64, extra ...string) {
 		t.Helper()
@@ -53,7 +53,7 @@ func TestKVBytesJSON(t *testing.T) {
 	f("qwen3-next-80b-a3b", 278_593_536, "-seq-len", "8192", "-ssm-dtype", "fp32")
 	f("deepseek-v3", 71_424*8192, "-seq-len", "8192", "-mtp")
 
-	// TP: §7, DeepSeek-V3 TP8 without DP attention moves 562,176 B per token.
+	// TP: DeepSeek-V3 TP8 without DP attention moves 562,176 B per token (the MLA latent once per rank).
 	code, out, _ := runKV("-model-config", kvConfig("deepseek-v3"), "-seq-len", "8192", "-tp", "8", "-json")
 	var r kvsize.Result
 	if code != 0 || json.Unmarshal([]byte(out), &r) != nil || r.WireBytesPerRequest != 562_176*8192 || r.TPWireFactor != 8 {
@@ -103,7 +103,7 @@ func TestKVBytesExitCodes(t *testing.T) {
 }
 
 // TestKVBytesHuman compares the human output with golden files, and checks
-// the §1 figures appear in it.
+// the reference figures appear in it.
 func TestKVBytesHuman(t *testing.T) {
 	f := func(golden string, mustHave []string, args ...string) {
 		t.Helper()
@@ -144,10 +144,10 @@ func TestKVBytesHuman(t *testing.T) {
 	f("qwen3-30b-a3b-tp8.txt", []string{
 		"B_request        805,306,368 B (768.0 MiB)",
 		"TP wire factor   2:",
-		"1,610,612,736 B", // 196,608 B/token × 8192 (§7)
+		"1,610,612,736 B", // 196,608 B/token × 8192 on the wire
 	}, "-model-config", kvConfig("qwen3-30b-a3b"), "-seq-len", "8192", "-tp", "8")
 	f("gemma-3-4b-fp8.txt", []string{
-		"B_request        228,589,568 B", // §1 W at 16384 (457,179,136) ÷ 2 for fp8
+		"B_request        228,589,568 B", // bf16 at 16384 (457,179,136) ÷ 2 for fp8
 		"gemma3_text: head_dim absent → 256",
 	}, "-model-config", kvConfig("gemma-3-4b"), "-seq-len", "16384", "-kv-dtype", "fp8")
 }
