@@ -36,9 +36,15 @@ Run 'ptdmon gen <artifact> -h' for the flags of one artifact.
 var genDefaultOut = map[string]string{"prometheus": "-", "rules": "-", "grafana": "ptdmon-dashboards", "compose": "ptdmon-compose"}
 
 func runGen(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-		fmt.Fprint(stdout, genUsage)
-		return cli.ExitOK
+	if len(args) > 0 {
+		switch args[0] {
+		case "-h", "-help", "--help":
+			fmt.Fprint(stdout, genUsage)
+			return cli.ExitOK
+		case "-version", "--version":
+			fmt.Fprintln(stdout, "ptdmon", cli.Version())
+			return cli.ExitOK
+		}
 	}
 	c := cli.New("gen", "<artifact> [flags]", "", cli.NoArgs, stdout, stderr)
 	if len(args) == 0 {
