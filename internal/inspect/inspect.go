@@ -106,7 +106,7 @@ func (in Inspection) WriteSummary(w io.Writer) error {
 			s += fmt.Sprintf(", count %g", *h.Count)
 		}
 		if h.Sum != nil {
-			s += fmt.Sprintf(", sum %g", *h.Sum)
+			s += fmt.Sprintf(", sum %.6g", *h.Sum)
 		}
 		return s
 	})
