@@ -33,14 +33,20 @@ type Options struct {
 	Interval     time.Duration
 	Timeout      time.Duration
 	MaxBodyBytes int64
-	KVSource     engine.KVSource
-	Client       *http.Client
-	Logger       *slog.Logger
+	// BodyBudget bounds the bytes of all bodies in flight together
+	// (default scrape.DefaultBodyBudget).
+	BodyBudget int64
+	// FollowRedirects follows redirects to other hosts and ports too.
+	FollowRedirects bool
+	KVSource        engine.KVSource
+	Client          *http.Client
+	Logger          *slog.Logger
 }
 
 // Collector owns the scrape loops.
 type Collector struct {
 	opts   Options
+	budget *scrape.Budget
 	ledger *ledger.Ledger
 	mu     sync.Mutex
 	loops  map[string]*loop
@@ -55,12 +61,15 @@ type loop struct {
 // New returns a collector feeding l.
 func New(l *ledger.Ledger, opts Options) *Collector {
 	if opts.Client == nil {
-		opts.Client = scrape.NewClient(64)
+		opts.Client = scrape.NewClientFollowing(64, opts.FollowRedirects)
+	}
+	if opts.BodyBudget <= 0 {
+		opts.BodyBudget = scrape.DefaultBodyBudget
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Collector{opts: opts, ledger: l, loops: make(map[string]*loop)}
+	return &Collector{opts: opts, budget: scrape.NewBudget(opts.BodyBudget), ledger: l, loops: make(map[string]*loop)}
 }
 
 // SetTargets starts loops for new or changed targets and stops the loops of
@@ -126,8 +135,15 @@ type reader interface {
 
 type promReader struct{ *engine.Reader }
 
+// seriesStaleReads: a raw series absent from this many reads leaves the
+// reader's cache, as Prometheus ends a series absent from one scrape. Run
+// after every read, failed ones too, so churning label values can neither
+// grow the cache nor fill it for good.
+const seriesStaleReads = 4
+
 func (p promReader) read(body []byte, contentType string, at time.Time) (*engine.Observation, time.Time, error) {
 	o, err := p.Read(body, contentType)
+	p.Evict(seriesStaleReads)
 	return o, at, err
 }
 
@@ -161,7 +177,7 @@ func (c *Collector) newReader(t Target) reader {
 }
 
 func (c *Collector) run(ctx context.Context, t Target) {
-	f := &scrape.Fetcher{URL: t.URL, Client: c.opts.Client, Timeout: c.opts.Timeout, MaxBodyBytes: c.opts.MaxBodyBytes}
+	f := &scrape.Fetcher{URL: t.URL, Client: c.opts.Client, Timeout: c.opts.Timeout, MaxBodyBytes: c.opts.MaxBodyBytes, Budget: c.budget}
 	r := c.newReader(t)
 	// Spread targets over the interval so their scrapes do not all land at once.
 	h := fnv.New32a()
@@ -188,6 +204,7 @@ func (c *Collector) run(ctx context.Context, t Target) {
 
 func (c *Collector) once(ctx context.Context, t Target, f *scrape.Fetcher, r reader) {
 	res, err := f.Fetch(ctx)
+	defer f.Release()
 	if ctx.Err() != nil {
 		return
 	}
@@ -195,32 +212,35 @@ func (c *Collector) once(ctx context.Context, t Target, f *scrape.Fetcher, r rea
 	if err != nil {
 		s.Time = time.Now()
 		s.Err = err
-		var se *scrape.Error
-		if errors.As(err, &se) {
-			s.Reason = se.Reason
-		}
+		s.Reason = scrape.ReasonOf(err)
 		c.ledger.Record(s)
 		return
 	}
 	obs, at, err := r.read(res.Body, res.ContentType, res.Time)
 	if err != nil {
 		s.Err = err
-		switch {
-		case errors.Is(err, engine.ErrRole):
-			s.Reason = "role"
-		case errors.Is(err, engine.ErrUnusable):
-			s.Reason = "adapter"
-		case errors.Is(err, expo.ErrNotExposition):
-			s.Reason = "not_exposition"
-		case errors.Is(err, iterstats.ErrEmpty):
-			s.Reason = "iterstats_empty"
-		default:
-			s.Reason = "parse"
-		}
+		s.Reason = readReason(err)
 		c.ledger.Record(s)
 		return
 	}
 	s.Obs = obs
 	s.Time = at
 	c.ledger.Record(s)
+}
+
+// readReason classifies an error of reading a fetched body.
+func readReason(err error) scrape.Reason {
+	switch {
+	case errors.Is(err, engine.ErrRole):
+		return scrape.ReasonRole
+	case errors.Is(err, expo.ErrDuplicate):
+		return scrape.ReasonDuplicate
+	case errors.Is(err, engine.ErrUnusable):
+		return scrape.ReasonAdapter
+	case errors.Is(err, expo.ErrNotExposition):
+		return scrape.ReasonNotExposition
+	case errors.Is(err, iterstats.ErrEmpty):
+		return scrape.ReasonIterStats
+	}
+	return scrape.ReasonParse
 }
