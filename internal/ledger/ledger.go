@@ -259,3 +259,25 @@ func (l *Ledger) Since(t time.Time) []Point {
 	}
 	return out
 }
+
+// Range returns at most max points newer than t, oldest first, and whether
+// more points follow them.
+func (l *Ledger) Range(t time.Time, max int) ([]Point, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []Point
+	for i := 0; i < l.count; i++ {
+		p := l.points[(l.head-l.count+i+len(l.points))%len(l.points)]
+		if !p.Time.After(t) {
+			continue
+		}
+		if len(out) == max {
+			return out, true
+		}
+		if out == nil {
+			out = make([]Point, 0, min(max, l.count-i))
+		}
+		out = append(out, p)
+	}
+	return out, false
+}
