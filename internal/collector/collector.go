@@ -136,14 +136,24 @@ type reader interface {
 type promReader struct{ *engine.Reader }
 
 // seriesStaleReads: a raw series absent from this many reads leaves the
-// reader's cache, as Prometheus ends a series absent from one scrape. Run
-// after every read, failed ones too, so churning label values can neither
-// grow the cache nor fill it for good.
+// reader's cache, as Prometheus ends a series absent from a scrape. It runs
+// after every read, so label values that churn cannot grow the cache.
 const seriesStaleReads = 4
 
 func (p promReader) read(body []byte, contentType string, at time.Time) (*engine.Observation, time.Time, error) {
 	o, err := p.Read(body, contentType)
-	p.Evict(seriesStaleReads)
+	if err != nil && p.Cached() >= p.MaxSeries {
+		// The cache filled up with the series of earlier reads (churning
+		// label values): empty it and read again, so that only an
+		// exposition that alone exceeds the limit fails.
+		p.Evict(0)
+		o, err = p.Read(body, contentType)
+	}
+	if err != nil {
+		p.Evict(1)
+	} else {
+		p.Evict(seriesStaleReads)
+	}
 	return o, at, err
 }
 

@@ -362,6 +362,9 @@ func (r *Reader) Evict(n uint32) {
 	}
 }
 
+// Cached returns the number of series in the cache (at most MaxSeries).
+func (r *Reader) Cached() int { return len(r.cache) }
+
 // evict forgets series not seen in the last 16 reads, so a target whose
 // label values churn cannot grow the cache without bound.
 func (r *Reader) evict() {
