@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/scrape"
 )
 
 // Config is ptdmon's whole configuration.
@@ -28,7 +29,7 @@ type Config struct {
 	History      Duration `yaml:"history"`
 	MaxBodyBytes int64    `yaml:"max_body_bytes"`
 	// BodyBudgetBytes bounds the bytes of all scrape bodies in flight
-	// together (default 128 MiB).
+	// together (default 64 MiB).
 	BodyBudgetBytes int64 `yaml:"body_budget_bytes"`
 	// MaxSeries bounds the counter series kept per target (default 50,000).
 	MaxSeries int `yaml:"max_series_per_target"`
@@ -228,10 +229,10 @@ func (c *Config) SetDefaults() {
 		c.History.Duration = DefaultHistory
 	}
 	if c.MaxBodyBytes == 0 && !c.isSet("max_body_bytes") {
-		c.MaxBodyBytes = 64 << 20
+		c.MaxBodyBytes = scrape.DefaultMaxBodyBytes
 	}
 	if c.BodyBudgetBytes == 0 && !c.isSet("body_budget_bytes") {
-		c.BodyBudgetBytes = 128 << 20
+		c.BodyBudgetBytes = scrape.DefaultBodyBudget
 	}
 	if c.MaxSeries == 0 && !c.isSet("max_series_per_target") {
 		c.MaxSeries = 50_000

@@ -117,13 +117,14 @@ func TestEndlessBodiesAreBounded(t *testing.T) {
 	if _, err := rec.readFrom(r, limit); !errors.Is(err, errTooLarge) {
 		t.Fatalf("readFrom: %v", err)
 	}
-	if grew = cap(rec.buf); grew > limit+1 {
+	if grew = cap(rec.buf); grew > limit {
 		t.Errorf("buffer grew to %d bytes for a %d-byte limit", grew, limit)
 	}
 
-	// Bodies in flight share a 6 MiB budget (the first MiB of each is
-	// free): one 4 MiB body holds 3 MiB of it until released, so a second
-	// one fails on the budget and a third, after the release, does not.
+	// Large buffers in use and kept for reuse share a 6 MiB budget: a
+	// 4 MiB body holds 4 MiB of it (and its 2 MiB step is kept), so a
+	// second one fails on the budget; after the release a third reuses
+	// the kept buffers and the budget is never exceeded.
 	budget := NewBudget(6 << 20)
 	one, two := &body{budget: budget}, &body{budget: budget}
 	if _, err := one.readFrom(io.LimitReader(infinite{}, 4<<20), 4<<20); err != nil {
@@ -137,14 +138,22 @@ func TestEndlessBodiesAreBounded(t *testing.T) {
 	}
 	one.release()
 	two.release()
-	if u := budget.Used(); u != 0 {
-		t.Errorf("%d bytes still drawn after release", u)
-	}
 	three := &body{budget: budget}
 	if n, err := three.readFrom(io.LimitReader(infinite{}, 4<<20), 4<<20); err != nil || n != 4<<20 {
 		t.Errorf("third body: %d bytes, %v", n, err)
 	}
+	if u := budget.Used(); u > 6<<20 {
+		t.Errorf("%d bytes drawn from a %d-byte budget", u, 6<<20)
+	}
 	three.release()
+	// A body of exactly the limit is whole; one byte more is too large.
+	for _, extra := range []int64{0, 1} {
+		b := &body{}
+		_, err := b.readFrom(io.LimitReader(infinite{}, 3<<20+extra), 3<<20)
+		if (err == nil) != (extra == 0) || cap(b.buf) > 3<<20 {
+			t.Errorf("limit+%d: %v, buffer %d", extra, err, cap(b.buf))
+		}
+	}
 }
 
 type infinite struct{}
