@@ -339,7 +339,7 @@ func (c *Config) Validate() error {
 func (t Target) validate() error {
 	u, err := url.Parse(t.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("url %q: want http(s)://host:port/path", t.URL)
+		return fmt.Errorf("url %q: want http(s)://host:port/path", scrape.Redact(t.URL))
 	}
 	if t.Role != "" {
 		if _, ok := engine.ParseRole(t.Role); !ok {
@@ -365,7 +365,11 @@ func TargetFlag(role, value string) Target {
 	if !ok || strings.Contains(name, "/") || strings.Contains(name, ":") {
 		name, u = "", value
 	}
-	t := Target{Name: name, URL: u, Role: role, Source: "-" + role + " " + value}
+	shown := scrape.Redact(u)
+	if name != "" {
+		shown = name + "=" + shown
+	}
+	t := Target{Name: name, URL: u, Role: role, Source: "-" + role + " " + shown}
 	if t.Name == "" {
 		t.Name = defaultName(u)
 	}

@@ -51,3 +51,15 @@ func TestGivenValuesAreValidatedNotReplaced(t *testing.T) {
 		t.Errorf("defaults: %v %+v", err, c)
 	}
 }
+
+func TestPasswordsAreNotShownInErrors(t *testing.T) {
+	c := &Config{Targets: []Target{
+		TargetFlag("prefill", "p0=http://admin:pa55word@h:1/metrics"),
+		TargetFlag("prefill", "p0=ftp://admin:pa55word@h:1/metrics"),
+	}}
+	c.SetDefaults()
+	err := c.Validate()
+	if err == nil || strings.Contains(err.Error(), "pa55word") || !strings.Contains(err.Error(), "admin:xxxxx@") {
+		t.Errorf("error %v", err)
+	}
+}
