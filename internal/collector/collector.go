@@ -148,6 +148,9 @@ func (p promReader) read(body []byte, contentType string, at time.Time) (*engine
 		// exposition that alone exceeds the limit fails.
 		p.Evict(0)
 		o, err = p.Read(body, contentType)
+		if err != nil && p.Cached() >= p.MaxSeries {
+			err = &scrape.Error{Reason: scrape.ReasonSeriesLimit, Err: err}
+		}
 	}
 	if err != nil {
 		p.Evict(1)
@@ -240,7 +243,10 @@ func (c *Collector) once(ctx context.Context, t Target, f *scrape.Fetcher, r rea
 
 // readReason classifies an error of reading a fetched body.
 func readReason(err error) scrape.Reason {
+	var se *scrape.Error
 	switch {
+	case errors.As(err, &se):
+		return se.Reason
 	case errors.Is(err, engine.ErrRole):
 		return scrape.ReasonRole
 	case errors.Is(err, expo.ErrDuplicate):

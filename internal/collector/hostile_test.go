@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/scrape"
 )
 
 // churned is a vLLM exposition with n series of an ignored family whose
@@ -44,4 +45,15 @@ func TestReaderCacheSurvivesChurn(t *testing.T) {
 	f(150, 1000, 60)      // four scrapes' worth fits: no read fails
 	f(1500, 2000, 60)     // a scrape's worth fits, four do not: the cache must not jam
 	f(15000, 200_000, 25) // the scale that jammed: 200,000 reached in 14 reads
+}
+
+// An exposition that alone exceeds the reader's series limit fails with
+// its own reason.
+func TestReaderSeriesLimitReason(t *testing.T) {
+	r := promReader{engine.NewReader(engine.VLLM, engine.Prefill, engine.KVAuto)}
+	r.MaxSeries = 100
+	_, _, err := r.read(churned(0, 500), "text/plain", time.Now())
+	if got := readReason(err); got != scrape.ReasonSeriesLimit {
+		t.Errorf("reason %q (%v), want %s", got, err, scrape.ReasonSeriesLimit)
+	}
 }
