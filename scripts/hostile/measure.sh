@@ -20,7 +20,15 @@ if [[ -z $bin ]]; then
 	bin=$work/ptdmon
 	(cd "$here/../.." && go build -o "$bin" ./cmd/ptdmon)
 fi
-py() { python3 "$here/targets.py" "$@" & pids+=($!); }
+py() { # starts a target and waits until it answers (the endless ones are only probed)
+	python3 "$here/targets.py" "$@" &
+	pids+=($!)
+	for _ in $(seq 50); do
+		curl -s -m 0.2 -o /dev/null "http://127.0.0.1:$2/metrics" && return
+		[[ $? == 28 ]] && return # timed out mid-body: it is up
+		sleep 0.1
+	done
+}
 rss() { awk '/^VmRSS/{print $2}' "/proc/$1/status"; }
 hwm() { awk '/^VmHWM/{print $2}' "/proc/$1/status"; }
 serve() { # args: listen-port flags...
@@ -38,7 +46,6 @@ serve() { # args: listen-port flags...
 echo "== four endless bodies next to a good target, ${secs} s"
 py good 19501 10
 for p in 19502 19503 19504 19505; do py endless $p; done
-sleep 1
 serve 19500 -decode good=http://127.0.0.1:19501/metrics \
 	-prefill e1=http://127.0.0.1:19502/metrics -prefill e2=http://127.0.0.1:19503/metrics \
 	-prefill e3=http://127.0.0.1:19504/metrics -prefill e4=http://127.0.0.1:19505/metrics
@@ -65,7 +72,6 @@ pids=()
 
 echo "== 5,000 new series per scrape, ${secs}×2 s"
 py churn 19511 5000
-sleep 1
 serve 19510 -prefill churn=http://127.0.0.1:19511/metrics
 for i in $(seq 0 10 $((secs * 2))); do
 	[[ $i -gt 0 ]] && sleep 10
