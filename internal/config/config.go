@@ -276,7 +276,8 @@ func (c *Config) Validate() error {
 		return true
 	}
 	okInterval := positive("interval", int64(c.Interval.Duration), c.Interval.String())
-	okTimeout := positive("timeout", int64(c.Timeout.Duration), c.Timeout.String())
+	// A timeout derived from a bad interval is not a second error.
+	okTimeout := (okInterval || c.isSet("timeout")) && positive("timeout", int64(c.Timeout.Duration), c.Timeout.String())
 	okWindow := positive("window", int64(c.Window.Duration), c.Window.String())
 	positive("history", int64(c.History.Duration), c.History.String())
 	positive("max_body_bytes", c.MaxBodyBytes, strconv.FormatInt(c.MaxBodyBytes, 10))

@@ -23,6 +23,12 @@ func TestGivenValuesAreValidatedNotReplaced(t *testing.T) {
 		}
 	}
 	f("interval: 0s\n", "ptdmon.yaml:1: interval 0s must be > 0")
+	if c, _ := Parse([]byte("interval: 0s\n"+tg), "ptdmon.yaml"); c != nil {
+		c.SetDefaults()
+		if err := c.Validate(); err == nil || strings.Count(err.Error(), "\n") != 0 {
+			t.Errorf("interval 0s: want one error, got %v", err)
+		}
+	}
 	f("interval: -1s\n", "ptdmon.yaml:1: interval -1s must be > 0")
 	f("window: 10s\ntimeout: -1s\n", "ptdmon.yaml:2: timeout -1s must be > 0")
 	f("timeout: 0s\n", "ptdmon.yaml:1: timeout 0s must be > 0")
