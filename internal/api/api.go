@@ -131,10 +131,12 @@ func (s *Server) kvRequest(cfg ledger.Config) KVRequest {
 	return k
 }
 
-// Series is the body of /api/v1/series.
+// Series is the body of /api/v1/series (written point by point by
+// streamJSON, for clients to decode).
 type Series struct {
 	Interval float64        `json:"interval_seconds"`
 	Window   float64        `json:"window_seconds"`
+	More     bool           `json:"more,omitempty"` // newer points follow; page on with since=
 	Points   []ledger.Point `json:"points"`
 	// Verdict is the bottleneck verdict at the newest point.
 	Verdict *diagnose.Verdict `json:"verdict"`
@@ -147,6 +149,7 @@ type CompactSeries struct {
 	Interval float64             `json:"interval_seconds"`
 	Window   float64             `json:"window_seconds"`
 	Fields   map[string][]string `json:"fields"`
+	More     bool                `json:"more,omitempty"` // newer points follow; page on with since=
 	// Points are compact points, oldest first; the newest carries "v".
 	Points []json.RawMessage `json:"points"`
 }
