@@ -16,11 +16,12 @@ import (
 
 // TestHostileTargets runs the collector over loopback against targets that
 // send what no engine should — endless bodies, a gzip bomb, a slowloris,
-// NUL bytes, +Inf and NaN, wrong content types, duplicate series, a huge
-// label, label churn, redirects to another service and in a loop, an error
-// page with a secret — next to a good decode target whose rate must stay
-// right. Nothing may crash, leak another service's page or a password, or
-// put NaN on /metrics; every failure carries its own reason.
+// NUL bytes, +Inf and NaN, wrong content types (JSON, HTML, text sent as
+// OpenMetrics), duplicate series, a huge label, label churn, redirects to
+// another service and in a loop, an error page with a secret — next to a
+// good decode target whose rate must stay right. Nothing may crash, leak
+// another service's page or a password, or put NaN on /metrics; every
+// failure carries its own reason.
 func TestHostileTargets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs for 7 s of real time")
@@ -79,6 +80,10 @@ func TestHostileTargets(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, vllmLine, "1", "1")
 	})
+	omTyped := serveFunc(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/openmetrics-text; version=1.0.0")
+		fmt.Fprintf(w, vllmLine, "1", "1") // text format, no # EOF
+	})
 	jsonBody := serveFunc(t, text(`{"vllm:num_requests_running": 1, "SECRET_TOKEN": "hunter2"}`))
 	html := serveFunc(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
@@ -126,6 +131,7 @@ func TestHostileTargets(t *testing.T) {
 		"nan":           {nan, ""},
 		"json-typed":    {jsonTyped, "not_exposition"},
 		"json-body":     {jsonBody, "not_exposition"},
+		"om-typed-text": {omTyped, "parse"},
 		"html":          {html, "not_exposition"},
 		"duplicate":     {dup, "duplicate_series"},
 		"huge-label":    {hugeLabel, "parse"},
