@@ -90,7 +90,10 @@ type FileSDEntry struct {
 }
 
 // Duration reads Go durations ("1s", "500ms") and Prometheus ones ("1m", "1h").
-type Duration struct{ time.Duration }
+type Duration struct {
+	time.Duration
+	given bool // read from the file, so validated rather than defaulted
+}
 
 // UnmarshalYAML implements yaml.Unmarshaler.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
@@ -98,7 +101,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if err != nil {
 		return fmt.Errorf("line %d: %q is not a duration (e.g. 1s, 500ms, 1h)", n.Line, n.Value)
 	}
-	d.Duration = v
+	d.Duration, d.given = v, true
 	return nil
 }
 
@@ -296,7 +299,7 @@ func (c *Config) Validate() error {
 		bad(at("history"), "history %s is shorter than one interval %s", c.History, c.Interval)
 	}
 	for i, e := range c.FileSD {
-		if e.Refresh.Duration < 0 {
+		if e.Refresh.Duration < 0 || e.Refresh.given && e.Refresh.Duration == 0 {
 			bad(at("file_sd"), "file_sd entry %d: refresh_interval %s must be > 0", i+1, e.Refresh)
 		}
 	}

@@ -41,6 +41,7 @@ func TestGivenValuesAreValidatedNotReplaced(t *testing.T) {
 	f("window: 0s\n", "ptdmon.yaml:1: window 0s must be > 0")
 	f("interval: 2s\nhistory: 1s\n", "ptdmon.yaml:2: history 1s is shorter than one interval")
 	f("file_sd: [{files: [x.json], refresh_interval: -5s}]\n", "ptdmon.yaml:1: file_sd entry 1: refresh_interval -5s")
+	f("file_sd: [{files: [x.json], refresh_interval: 0s}]\n", "refresh_interval 0s must be > 0")
 	f("allowed_hosts: ['a b']\n", "ptdmon.yaml:1: allowed_hosts entry")
 
 	// From flags: named by the flag.
