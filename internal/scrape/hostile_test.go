@@ -195,3 +195,17 @@ func BenchmarkFetch(b *testing.B) {
 		fe.Release()
 	}
 }
+
+// A body that claims gzip and is not is a broken body, not a connection
+// failure.
+func TestInvalidGzipIsARead(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write([]byte("vllm:num_requests_running 1\n"))
+	}))
+	defer srv.Close()
+	_, reason, err := fetchReason(t, &Fetcher{URL: srv.URL, Client: NewClient(1), Timeout: time.Second})
+	if reason != ReasonRead {
+		t.Errorf("reason %q (%v), want %s", reason, err, ReasonRead)
+	}
+}

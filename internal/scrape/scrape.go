@@ -70,7 +70,7 @@ func (f *Fetcher) Fetch(ctx context.Context) (Result, error) {
 	start := time.Now()
 	resp, err := f.Client.Do(req)
 	if err != nil {
-		return Result{}, classify(fmt.Errorf("GET %s: %w", shown, unwrapURL(err)))
+		return Result{}, classify(fmt.Errorf("GET %s: %w", shown, unwrapURL(err)), ReasonConnect)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -88,7 +88,9 @@ func (f *Fetcher) Fetch(ctx context.Context) (Result, error) {
 		return Result{}, &Error{ReasonBudget, fmt.Errorf("GET %s: body of more than %d bytes: %w", shown, n, err)}
 	case err != nil:
 		f.Release()
-		return Result{}, classify(fmt.Errorf("GET %s: reading body after %d bytes: %w", shown, n, err))
+		// Past the headers, what is not a timeout is a broken body
+		// (a cut connection, invalid gzip).
+		return Result{}, classify(fmt.Errorf("GET %s: reading body after %d bytes: %w", shown, n, err), ReasonRead)
 	}
 	return Result{
 		Body:        f.body.buf,
@@ -112,7 +114,8 @@ func unwrapURL(err error) error {
 	return err
 }
 
-func classify(err error) error {
+// classify finds the class of err, or gives it other.
+func classify(err error, other Reason) error {
 	var ne net.Error
 	switch {
 	case errors.Is(err, errRedirectLoop):
@@ -127,7 +130,7 @@ func classify(err error) error {
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF):
 		return &Error{ReasonRead, err}
 	}
-	return &Error{ReasonConnect, err}
+	return &Error{other, err}
 }
 
 // Redact returns raw with the password of its userinfo replaced, for every
