@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/api"
@@ -45,6 +48,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		seqLen   = fs.Int("seq-len", 0, "input length S of the test run, in tokens (e.g. 8192)")
 		kvDtype  = fs.String("kv-dtype", "", "KV cache dtype: auto, bf16, fp16, fp8, fp8_e4m3, fp8_e5m2")
 		tp       = fs.Int("tp", 0, "tensor-parallel size of the engines (for the wire bytes of replicated KV heads)")
+		webCfg   = fs.String("web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth) for the HTTP server")
+		hosts    = fs.String("allowed-hosts", "", "comma-separated Host headers to answer (default: any)")
 	)
 	fs.Var(&prefill, "prefill", "prefill target URL or name=URL (repeatable)")
 	fs.Var(&decode, "decode", "decode target URL or name=URL (repeatable)")
@@ -69,17 +74,25 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		for _, u := range decode {
 			cfg.Targets = append(cfg.Targets, config.TargetFlag("decode", u))
 		}
-		setDur := func(d *config.Duration, v time.Duration) {
-			if v != 0 {
-				d.Duration = v
+		given := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		setDur := func(key string, v time.Duration) {
+			if given[key] {
+				cfg.SetDuration(key, v)
 			}
+		}
+		if *webCfg != "" {
+			cfg.WebConfigFile = *webCfg
+		}
+		if *hosts != "" {
+			cfg.AllowedHosts = strings.Split(*hosts, ",")
 		}
 		if *listen != "" {
 			cfg.Listen = *listen
 		}
-		setDur(&cfg.Interval, *interval)
-		setDur(&cfg.Timeout, *timeout)
-		setDur(&cfg.Window, *window)
+		setDur("interval", *interval)
+		setDur("timeout", *timeout)
+		setDur("window", *window)
 		if *kvSource != "" {
 			cfg.KVSource = *kvSource
 		}
@@ -112,13 +125,18 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		}
 		ctx, stop := runContext(0)
 		defer stop()
-		return service.Run(ctx, cfg, service.Options{
+		err = service.Run(ctx, cfg, service.Options{
 			KVRequest: kv,
 			Logger:    log,
 			Ready: func(addr string) {
 				fmt.Fprintf(stdout, "ptdmon: serving on http://%s/\n", addr)
 			},
 		})
+		if errors.Is(err, service.ErrSetup) {
+			// A listen address taken, a file_sd or web config that cannot be read.
+			return cli.Usage(err)
+		}
+		return err
 	})
 }
 

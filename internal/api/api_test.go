@@ -15,6 +15,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/scrape"
 )
 
 const bReq = 1 << 30
@@ -40,7 +41,7 @@ func cluster16(t *testing.T, n int) (*ledger.Ledger, time.Time) {
 		now := start.Add(time.Duration(k) * time.Second)
 		for j, in := range infos {
 			if in.Name == "sglang-d3" && k > n/2 {
-				l.Record(ledger.Scrape{Target: in.Name, Time: now, Err: fmt.Errorf(`Get "http://10.200.31.17:30000/metrics": dial tcp 10.200.31.17:30000: connect: connection refused`), Reason: "refused"})
+				l.Record(ledger.Scrape{Target: in.Name, Time: now, Err: fmt.Errorf(`Get "http://10.200.31.17:30000/metrics": dial tcp 10.200.31.17:30000: connect: connection refused`), Reason: scrape.ReasonRefused})
 				continue
 			}
 			l.Record(ledger.Scrape{Target: in.Name, Time: now, Duration: 3 * time.Millisecond, Bytes: 9000, Obs: observe(in, j, float64(k))})

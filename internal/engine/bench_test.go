@@ -17,6 +17,13 @@ import (
 func bigVLLM(tb testing.TB, dp int) []byte {
 	tb.Helper()
 	var out bytes.Buffer
+	written := map[string]bool{} // series already written: a series twice is not a valid exposition
+	write := func(line string) {
+		if series := line[:strings.LastIndexByte(line, ' ')]; !written[series] {
+			written[series] = true
+			out.WriteString(line + "\n")
+		}
+	}
 	for _, f := range []string{"testdata/vllm_prefill_flagcx.txt", "testdata/vllm_decode_nixl.txt"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -35,12 +42,12 @@ func bigVLLM(tb testing.TB, dp int) []byte {
 			}
 			if !strings.Contains(line, `engine="0"`) {
 				if !strings.Contains(line, `engine="`) {
-					out.WriteString(line + "\n")
+					write(line)
 				}
 				continue
 			}
 			for e := 0; e < dp; e++ {
-				out.WriteString(strings.Replace(line, `engine="0"`, fmt.Sprintf(`engine="%d"`, e), 1) + "\n")
+				write(strings.Replace(line, `engine="0"`, fmt.Sprintf(`engine="%d"`, e), 1))
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/scrape"
 )
 
 var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -143,7 +144,7 @@ func TestDownAndStaleTargetsAreAbsentNotZero(t *testing.T) {
 	for s := 0; s < 3; s++ {
 		l.Record(Scrape{Target: "d0", Time: at(float64(s)), Obs: obs(engine.Decode, float64(10*s), math.NaN(), map[engine.Metric]float64{engine.Running: 7})})
 	}
-	l.Record(Scrape{Target: "d0", Time: at(3), Err: errors.New("connection refused"), Reason: "refused"})
+	l.Record(Scrape{Target: "d0", Time: at(3), Err: errors.New("connection refused"), Reason: scrape.ReasonRefused})
 	p := l.Tick(at(3))
 	wantAbsent(t, "decode instant while down", p.Decode.Instant, "connection refused")
 	wantAbsent(t, "decode running while down", p.Decode.Running, "down")
@@ -155,7 +156,7 @@ func TestDownAndStaleTargetsAreAbsentNotZero(t *testing.T) {
 	wantVal(t, "running when fresh", l.Tick(at(4.5)).Decode.Running, 7)
 	wantAbsent(t, "running when stale", l.Tick(at(7.5)).Decode.Running, "stale")
 	st := l.Targets(at(4))
-	if st[0].Failures["refused"] != 1 {
+	if st[0].Failures[scrape.ReasonRefused] != 1 {
 		t.Errorf("failures = %v", st[0].Failures)
 	}
 }
