@@ -41,6 +41,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		kvDtype  = fs.String("kv-dtype", "", "KV cache dtype: auto, bf16, fp16, fp8, fp8_e4m3, fp8_e5m2")
 		tp       = fs.Int("tp", 0, "tensor-parallel size of the engines (for the wire bytes of replicated KV heads)")
 		logLevel = fs.String("log-level", "info", "debug, info, warn or error")
+		source   = fs.String("source", "", "read the engines from a TSDB instead of scraping them: prometheus=URL (Prometheus, VictoriaMetrics, Thanos, Mimir)")
+		shardArg = fs.String("shard", "", "keep only the targets of shard i/N (Prometheus hashmod of the target address)")
 	)
 	fs.Var(&prefill, "prefill", "prefill target URL or name=URL (repeatable)")
 	fs.Var(&decode, "decode", "decode target URL or name=URL (repeatable)")
@@ -93,6 +95,12 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	if *tp != 0 {
 		cfg.Model.TP = *tp
+	}
+	if *source != "" {
+		cfg.Source = *source
+	}
+	if *shardArg != "" {
+		cfg.Shard = *shardArg
 	}
 	cfg.SetDefaults()
 	if err := cfg.Validate(); err != nil {

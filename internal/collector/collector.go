@@ -205,22 +205,27 @@ func (c *Collector) once(ctx context.Context, t Target, f *scrape.Fetcher, r rea
 	obs, at, err := r.read(res.Body, res.ContentType, res.Time)
 	if err != nil {
 		s.Err = err
-		switch {
-		case errors.Is(err, engine.ErrRole):
-			s.Reason = "role"
-		case errors.Is(err, engine.ErrUnusable):
-			s.Reason = "adapter"
-		case errors.Is(err, expo.ErrNotExposition):
-			s.Reason = "not_exposition"
-		case errors.Is(err, iterstats.ErrEmpty):
-			s.Reason = "iterstats_empty"
-		default:
-			s.Reason = "parse"
-		}
+		s.Reason = ReadFailureReason(err)
 		c.ledger.Record(s)
 		return
 	}
 	s.Obs = obs
 	s.Time = at
 	c.ledger.Record(s)
+}
+
+// ReadFailureReason classes an error of reading a fetched body, for the
+// reason label of ptd_scrape_failures_total.
+func ReadFailureReason(err error) string {
+	switch {
+	case errors.Is(err, engine.ErrRole):
+		return "role"
+	case errors.Is(err, engine.ErrUnusable):
+		return "adapter"
+	case errors.Is(err, expo.ErrNotExposition):
+		return "not_exposition"
+	case errors.Is(err, iterstats.ErrEmpty):
+		return "iterstats_empty"
+	}
+	return "parse"
 }
