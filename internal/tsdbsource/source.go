@@ -44,8 +44,10 @@ type Options struct {
 	// (default 4/5 of Interval).
 	Interval time.Duration
 	Timeout  time.Duration
-	// Lag evaluates each step at now-Lag, so that scrapes still being
-	// written are not read half-way (default Interval).
+	// Lag evaluates each step at now-Lag, so that samples the TSDB has
+	// not made searchable yet are read at the next step rather than missed
+	// (default 2×Interval: Prometheus commits a scrape within its timeout,
+	// VictoriaMetrics makes rows searchable within about a second).
 	Lag time.Duration
 	// Window is the ledger's W: the first step reads that much history so
 	// windowed rates exist at once (default 5s).
@@ -75,7 +77,7 @@ func (o *Options) defaults() {
 		o.Timeout = o.Interval * 4 / 5
 	}
 	if o.Lag <= 0 {
-		o.Lag = o.Interval
+		o.Lag = 2 * o.Interval
 	}
 	if o.Window <= 0 {
 		o.Window = 5 * time.Second
@@ -156,15 +158,16 @@ func (s *Source) Step(ctx context.Context) time.Time {
 	return at
 }
 
-// span is how far back a step reads: since the last complete step plus an
-// interval of overlap, at least two intervals, at most W plus two.
+// span is how far back a step reads: since the last complete step, plus an
+// interval and the lag for samples that became searchable late; at most W
+// plus that, which is also what the first step reads.
 func (s *Source) span(at time.Time) time.Duration {
-	most := s.opts.Window + 2*s.opts.Interval
+	slack := 2*s.opts.Interval + s.opts.Lag
+	most := s.opts.Window + slack
 	if s.lastOK.IsZero() {
 		return most
 	}
-	d := at.Sub(s.lastOK) + s.opts.Interval
-	return min(max(d, 2*s.opts.Interval), most)
+	return min(max(at.Sub(s.lastOK)+s.opts.Interval+s.opts.Lag, slack), most)
 }
 
 // fetch runs the health query first, then the metric groups in parallel:
