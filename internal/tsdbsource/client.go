@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/api"
@@ -24,7 +25,7 @@ var ErrTooLarge = errors.New("response too large")
 // sent with every query (Thanos' dedup, for instance); nocache=1 is added
 // because VictoriaMetrics otherwise answers queries for the last 30 s
 // (-search.latencyOffset) from older data. Other servers ignore it.
-func newAPI(base string, client *http.Client, maxBytes int64) (v1.API, error) {
+func newAPI(base string, client *http.Client, maxBytes int64, read *atomic.Int64) (v1.API, error) {
 	u, err := url.Parse(base)
 	if err != nil {
 		return nil, fmt.Errorf("source URL %q: %w", base, err)
@@ -45,7 +46,7 @@ func newAPI(base string, client *http.Client, maxBytes int64) (v1.API, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxResponseBytes
 	}
-	limited.Transport = limitTransport{rt: rt, max: maxBytes}
+	limited.Transport = limitTransport{rt: rt, max: maxBytes, read: read}
 	c, err := api.NewClient(api.Config{Address: u.String(), Client: &limited})
 	if err != nil {
 		return nil, fmt.Errorf("source URL %q: %w", base, err)
@@ -56,8 +57,9 @@ func newAPI(base string, client *http.Client, maxBytes int64) (v1.API, error) {
 // limitTransport fails a response whose body exceeds max bytes, so a query
 // that selects far more series than expected cannot exhaust memory.
 type limitTransport struct {
-	rt  http.RoundTripper
-	max int64
+	rt   http.RoundTripper
+	max  int64
+	read *atomic.Int64 // bytes of every body read, if set
 }
 
 func (t limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -65,7 +67,7 @@ func (t limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp.Body = &limitedBody{rc: resp.Body, left: t.max, max: t.max}
+	resp.Body = &limitedBody{rc: resp.Body, left: t.max, max: t.max, read: t.read}
 	return resp, nil
 }
 
@@ -73,6 +75,7 @@ type limitedBody struct {
 	rc   io.ReadCloser
 	left int64
 	max  int64
+	read *atomic.Int64
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
@@ -89,6 +92,9 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	}
 	n, err := b.rc.Read(p)
 	b.left -= int64(n)
+	if b.read != nil {
+		b.read.Add(int64(n))
+	}
 	return n, err
 }
 

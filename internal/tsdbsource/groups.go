@@ -26,7 +26,9 @@ const textFormat = "text/plain; version=0.0.4"
 type group struct {
 	metric string // canonical name, or the raw name when unclassified
 	names  []string
-	hist   []string // histogram families: _bucket, _sum and _count are read
+	hist   []string // histogram families: _sum and _count are read
+	// buckets: the group is a latency histogram, read bucket by bucket.
+	buckets bool
 }
 
 // selector is the group's series selector, limited to engine targets.
@@ -35,8 +37,12 @@ func (g group) selector() string {
 	for _, n := range g.names {
 		alts = append(alts, regexp.QuoteMeta(n))
 	}
+	suffix := "_(?:sum|count)"
+	if g.buckets {
+		suffix = "_(?:bucket|sum|count)"
+	}
 	for _, n := range g.hist {
-		alts = append(alts, regexp.QuoteMeta(n)+"_(?:bucket|sum|count)")
+		alts = append(alts, regexp.QuoteMeta(n)+suffix)
 	}
 	return "{__name__=~" + strconv.Quote(strings.Join(alts, "|")) + "," + LabelTarget + `!=""}`
 }
@@ -47,14 +53,27 @@ const healthSelector = `{__name__=~"up|scrape_duration_seconds",` + LabelTarget 
 
 // metricGroups sorts the names the engine adapters read into one group per
 // canonical metric. The adapters themselves say what each name means, so the
-// queries follow them when they learn a new name.
-func metricGroups() []group {
+// queries follow them when they learn a new name. Latency histograms are
+// read only with histograms set: their buckets are most of an engine's
+// series, and the stage rates, queues and verdict do not need them.
+func metricGroups(histograms bool) []group {
+	latency := map[string]bool{}
+	for i := range engine.NumHistograms {
+		latency[engine.HistogramAt(i).String()] = true
+	}
 	byMetric := map[string]*group{}
 	for _, name := range engine.KnownNames() {
-		metric, hist := classify(name)
+		metric, hist, known := classify(name)
+		if latency[metric] && !histograms {
+			continue
+		}
+		if !known {
+			// Queried on its own, buckets included: it may be either.
+			metric = "unclassified " + name
+		}
 		g, ok := byMetric[metric]
 		if !ok {
-			g = &group{metric: metric}
+			g = &group{metric: metric, buckets: latency[metric] || !known}
 			byMetric[metric] = g
 		}
 		if hist {
@@ -73,17 +92,17 @@ func metricGroups() []group {
 
 // classify reads name as a one-line exposition, then as a histogram, and
 // reports the canonical metric the adapters make of it.
-func classify(name string) (metric string, hist bool) {
+func classify(name string) (metric string, hist, known bool) {
 	if m, ok := canonical(name + " 1\n"); ok {
-		return m, false
+		return m, false, true
 	}
 	body := name + "_bucket{le=\"+Inf\"} 1\n" + name + "_sum 1\n" + name + "_count 1\n"
 	if m, ok := canonical(body); ok {
-		return m, true
+		return m, true, true
 	}
 	// Unknown to a bare read (it needs labels to be told apart): query it
 	// on its own, in both forms.
-	return name, true
+	return name, true, false
 }
 
 func canonical(body string) (string, bool) {

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
@@ -60,6 +61,10 @@ type Options struct {
 	KVSource engine.KVSource
 	// Shard keeps the targets whose instance label hashes into it.
 	Shard shard.Shard
+	// Histograms also reads the latency histograms (TTFT, ITL, ...) bucket
+	// by bucket, for the UI's latency panels; they are most of an engine's
+	// series, so a fleet leaves them to dashboards over the TSDB.
+	Histograms bool
 	// Forget drops a target the TSDB has not mentioned for this long
 	// (default 5m); until then it shows as stale.
 	Forget time.Duration
@@ -104,6 +109,7 @@ type Source struct {
 	groups  []group
 	targets map[string]*target
 	lastOK  time.Time // evaluation time of the last complete step
+	read    atomic.Int64
 }
 
 // target is what the source keeps per discovered engine.
@@ -117,11 +123,13 @@ type target struct {
 // New returns a Source feeding l.
 func New(l *ledger.Ledger, opts Options) (*Source, error) {
 	opts.defaults()
-	a, err := newAPI(opts.URL, opts.Client, opts.MaxResponseBytes)
+	s := &Source{opts: opts, ledger: l, groups: metricGroups(opts.Histograms), targets: map[string]*target{}}
+	a, err := newAPI(opts.URL, opts.Client, opts.MaxResponseBytes, &s.read)
 	if err != nil {
 		return nil, err
 	}
-	return &Source{opts: opts, api: a, ledger: l, groups: metricGroups(), targets: map[string]*target{}}, nil
+	s.api = a
+	return s, nil
 }
 
 // Run steps every Interval until ctx ends, ticking the ledger at each
@@ -144,7 +152,11 @@ func (s *Source) Step(ctx context.Context) time.Time {
 	at := s.opts.Now().Add(-s.opts.Lag).Truncate(time.Millisecond)
 	sctx, cancel := context.WithTimeout(ctx, s.opts.Interval)
 	defer cancel()
-	health, metrics, err := s.fetch(sctx, at, s.span(at))
+	began := time.Now()
+	span := s.span(at)
+	health, metrics, err := s.fetch(sctx, at, span)
+	s.opts.Logger.Debug("TSDB step", "at", at, "span", span, "queries", len(s.groups)+1,
+		"bytes", s.read.Swap(0), "took", time.Since(began), "targets", len(s.targets))
 	if ctx.Err() != nil {
 		return at
 	}
@@ -158,16 +170,17 @@ func (s *Source) Step(ctx context.Context) time.Time {
 	return at
 }
 
-// span is how far back a step reads: since the last complete step, plus an
-// interval and the lag for samples that became searchable late; at most W
-// plus that, which is also what the first step reads.
+// span is how far back a step reads: since the last complete step plus an
+// interval, at least two intervals; at most W plus two, which is also what
+// the first step reads. A sample is searchable within Lag of its time, so
+// the step after it became searchable still covers it.
 func (s *Source) span(at time.Time) time.Duration {
-	slack := 2*s.opts.Interval + s.opts.Lag
+	slack := 2 * s.opts.Interval
 	most := s.opts.Window + slack
 	if s.lastOK.IsZero() {
 		return most
 	}
-	return min(max(at.Sub(s.lastOK)+s.opts.Interval+s.opts.Lag, slack), most)
+	return min(max(at.Sub(s.lastOK)+s.opts.Interval, slack), most)
 }
 
 // fetch runs the health query first, then the metric groups in parallel:

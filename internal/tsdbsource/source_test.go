@@ -250,7 +250,7 @@ func TestResponseLimit(t *testing.T) {
 		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"a":"%s"},"values":[]}]}}`, strings.Repeat("x", 4096))
 	}))
 	defer srv.Close()
-	a, err := newAPI(srv.URL, nil, 1024)
+	a, err := newAPI(srv.URL, nil, 1024, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestResponseLimit(t *testing.T) {
 	if n != 1 {
 		t.Errorf("%d requests, want 1 (no retry)", n)
 	}
-	a, _ = newAPI(srv.URL, nil, 1<<20)
+	a, _ = newAPI(srv.URL, nil, 1<<20, nil)
 	if _, err := retry(context.Background(), a, "up[1s]", time.Now(), time.Second); err != nil {
 		t.Errorf("under the limit: %v", err)
 	}
@@ -271,7 +271,7 @@ func TestResponseLimit(t *testing.T) {
 // exactly one group, and every group is one canonical metric.
 func TestGroupsCoverEveryName(t *testing.T) {
 	seen := map[string]int{}
-	for _, g := range metricGroups() {
+	for _, g := range metricGroups(true) {
 		for _, n := range append(append([]string(nil), g.names...), g.hist...) {
 			seen[n]++
 		}
@@ -288,9 +288,9 @@ func TestGroupsCoverEveryName(t *testing.T) {
 	for m := engine.Metric(0); int(m) < engine.NumMetrics; m++ {
 		known[m.String()] = true
 	}
-	for _, g := range metricGroups() {
-		if !known[g.metric] {
-			t.Logf("group of unclassified name %s (queried on its own)", g.metric)
+	for _, g := range metricGroups(true) {
+		if !known[g.metric] && !strings.HasPrefix(g.metric, "unclassified ") {
+			t.Errorf("group %s is neither a canonical metric nor an unclassified name", g.metric)
 		}
 	}
 }
@@ -325,4 +325,27 @@ func toMetric(m map[string]string) model.Metric {
 		out[model.LabelName(k)] = model.LabelValue(v)
 	}
 	return out
+}
+
+// TestLatencyHistogramsOptIn: without Histograms no bucket is read, but the
+// KV byte histograms' _sum and _count (counters) still are.
+func TestLatencyHistogramsOptIn(t *testing.T) {
+	var sel strings.Builder
+	for _, g := range metricGroups(false) {
+		for i := range engine.NumHistograms {
+			if engine.HistogramAt(i).String() == g.metric {
+				t.Errorf("latency group %s read without Histograms", g.metric)
+			}
+		}
+		if g.buckets && !strings.HasPrefix(g.metric, "unclassified ") {
+			t.Errorf("group %s reads buckets without Histograms", g.metric)
+		}
+		sel.WriteString(g.selector())
+	}
+	if !strings.Contains(sel.String(), `vllm:nixl_bytes_transferred_(?:sum|count)`) {
+		t.Errorf("NIXL bytes (_sum) not read: %s", sel.String())
+	}
+	if strings.Contains(sel.String(), "time_to_first_token") {
+		t.Error("TTFT read without Histograms")
+	}
 }
