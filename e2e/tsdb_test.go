@@ -16,13 +16,14 @@ import (
 
 // Timeline of the TSDB-source runs, in wall-clock time since the simulator
 // started (it runs at simSpeed). One prefill and one decode instance
-// restart early, so the compared windows hold their counter resets.
+// restart once the TSDB has surely scraped them (a loaded machine can take
+// 10 s to start one), so the compared windows hold their counter resets.
 const (
-	restartP    = 6 * time.Second
-	restartD    = 9 * time.Second
+	restartP    = 14 * time.Second
+	restartD    = 17 * time.Second
 	restartDown = 2 * time.Second
-	tsdbRunFor  = 36 * time.Second
-	compareFrom = 10 * time.Second
+	tsdbRunFor  = 42 * time.Second
+	compareFrom = 14 * time.Second
 )
 
 // restartScenario is the e2e cluster (every byte source, SGLang DP 2) with
@@ -139,7 +140,7 @@ func (r *tsdbRun) compare(t *testing.T) {
 // stage rates as ptdmon scraping the simulator itself, through restarts.
 func TestTSDBSourcePrometheus(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: skipping the 36 s TSDB run")
+		t.Skip("-short: skipping the 42 s TSDB run")
 	}
 	promBin := prometheusBin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Second)
@@ -160,7 +161,7 @@ func TestTSDBSourcePrometheus(t *testing.T) {
 // agree with the simulator's truth.
 func TestTSDBSourceVictoriaMetrics(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: skipping the 36 s TSDB run")
+		t.Skip("-short: skipping the 42 s TSDB run")
 	}
 	vmBin := needBin(t, "victoria-metrics", "victoria-metrics")
 	vmalertBin := needBin(t, "vmalert", "victoria-metrics")
