@@ -1,16 +1,11 @@
 package gen
 
 import (
-	"bytes"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/tsdbsource"
@@ -23,18 +18,7 @@ func k8sDocs(t *testing.T, name string) []map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []map[string]any
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	for {
-		var d map[string]any
-		if err := dec.Decode(&d); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		out = append(out, d)
-	}
-	return out
+	return decodeAll(t, name, b)
 }
 
 func byKind(t *testing.T, docs []map[string]any, kind string) map[string]any {
@@ -48,24 +32,6 @@ func byKind(t *testing.T, docs []map[string]any, kind string) map[string]any {
 	return nil
 }
 
-// dig walks maps and lists: keys are strings, indexes ints.
-func dig(v any, path ...any) any {
-	for _, p := range path {
-		switch k := p.(type) {
-		case string:
-			m, _ := v.(map[string]any)
-			v = m[k]
-		case int:
-			l, _ := v.([]any)
-			if k >= len(l) {
-				return nil
-			}
-			v = l[k]
-		}
-	}
-	return v
-}
-
 // TestK8sTSDBModeMatchesRulesAndLabels checks deploy/k8s/tsdb against the
 // rest of deploy/k8s: ptdmon in TSDB mode reads the same window and
 // B_request as the PrometheusRule records, finds its targets by the labels
@@ -73,7 +39,7 @@ func dig(v any, path ...any) any {
 func TestK8sTSDBModeMatchesRulesAndLabels(t *testing.T) {
 	tsdb := k8sDocs(t, "tsdb/ptdmon-tsdb.yaml")
 	cm := byKind(t, tsdb, "ConfigMap")
-	cfg, err := config.Parse([]byte(dig(cm, "data", "ptdmon.yaml").(string)), "ptdmon-tsdb-config")
+	cfg, err := config.Parse([]byte(get(cm, "data", "ptdmon.yaml").(string)), "ptdmon-tsdb-config")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,14 +57,14 @@ func TestK8sTSDBModeMatchesRulesAndLabels(t *testing.T) {
 	var stageRecorded bool
 	var engineB int64
 	vec := regexp.MustCompile(`^vector\((\d+)\)$`)
-	for _, g := range dig(rule, "spec", "groups").([]any) {
-		for _, r := range dig(g, "rules").([]any) {
-			rec, _ := dig(r, "record").(string)
+	for _, g := range get(rule, "spec", "groups").([]any) {
+		for _, r := range get(g, "rules").([]any) {
+			rec, _ := get(r, "record").(string)
 			if rec == n.Stage[1] {
 				stageRecorded = true
 			}
-			if rec == n.KVRequestBytes && dig(r, "labels", "path") == pathEngines {
-				if m := vec.FindStringSubmatch(dig(r, "expr").(string)); m != nil {
+			if rec == n.KVRequestBytes && get(r, "labels", "path") == pathEngines {
+				if m := vec.FindStringSubmatch(get(r, "expr").(string)); m != nil {
 					engineB, _ = strconv.ParseInt(m[1], 10, 64)
 				}
 			}
@@ -114,8 +80,8 @@ func TestK8sTSDBModeMatchesRulesAndLabels(t *testing.T) {
 	// The PodMonitor writes the labels the TSDB source discovers targets by.
 	pm := byKind(t, k8sDocs(t, "engines-podmonitor.yaml"), "PodMonitor")
 	written := map[string]bool{}
-	for _, r := range dig(pm, "spec", "podMetricsEndpoints", 0, "relabelings").([]any) {
-		if l, ok := dig(r, "targetLabel").(string); ok {
+	for _, r := range get(pm, "spec", "podMetricsEndpoints", 0, "relabelings").([]any) {
+		if l, ok := get(r, "targetLabel").(string); ok {
 			written[l] = true
 		}
 	}
@@ -128,20 +94,20 @@ func TestK8sTSDBModeMatchesRulesAndLabels(t *testing.T) {
 	// Deployment: mounts its ConfigMap, runs serve with it; the Service
 	// selects its pods; ptdmon's ServiceMonitor does not select the Service.
 	dep := byKind(t, tsdb, "Deployment")
-	if got := dig(dep, "spec", "template", "spec", "volumes", 0, "configMap", "name"); got != dig(cm, "metadata", "name") {
-		t.Errorf("Deployment mounts ConfigMap %v, the ConfigMap is %v", got, dig(cm, "metadata", "name"))
+	if got := get(dep, "spec", "template", "spec", "volumes", 0, "configMap", "name"); got != get(cm, "metadata", "name") {
+		t.Errorf("Deployment mounts ConfigMap %v, the ConfigMap is %v", got, get(cm, "metadata", "name"))
 	}
-	podLabels := dig(dep, "spec", "template", "metadata", "labels").(map[string]any)
+	podLabels := get(dep, "spec", "template", "metadata", "labels").(map[string]any)
 	svc := byKind(t, tsdb, "Service")
-	for k, v := range dig(svc, "spec", "selector").(map[string]any) {
+	for k, v := range get(svc, "spec", "selector").(map[string]any) {
 		if podLabels[k] != v {
 			t.Errorf("Service selector %s=%v does not match the pods' labels %v", k, v, podLabels)
 		}
 	}
 	sm := byKind(t, k8sDocs(t, "ptdmon.yaml"), "ServiceMonitor")
-	svcLabels := dig(svc, "metadata", "labels").(map[string]any)
+	svcLabels := get(svc, "metadata", "labels").(map[string]any)
 	selects := true
-	for k, v := range dig(sm, "spec", "selector", "matchLabels").(map[string]any) {
+	for k, v := range get(sm, "spec", "selector", "matchLabels").(map[string]any) {
 		if svcLabels[k] != v {
 			selects = false
 		}

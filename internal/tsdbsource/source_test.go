@@ -138,33 +138,49 @@ func twoEngines(t0 time.Time) *fakeTSDB {
 	}}
 }
 
-func newSource(t *testing.T, srv *httptest.Server, clock *time.Time) (*Source, *ledger.Ledger) {
+// rig is a Source on a fake TSDB of twoEngines, on a clock that steps a
+// second at a time, 300 ms after each scrape (so a step time never equals
+// a sample time).
+type rig struct {
+	fake  *fakeTSDB
+	src   *Source
+	l     *ledger.Ledger
+	clock time.Time
+}
+
+func newRig(t *testing.T) *rig {
 	t.Helper()
-	l := ledger.New(ledger.Config{Interval: time.Second, Window: 4 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	s, err := New(l, Options{URL: srv.URL, Interval: time.Second, Window: 4 * time.Second, Lag: time.Second,
-		Now: func() time.Time { return *clock }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	t0 := time.UnixMilli(1_700_000_000_000)
+	r := &rig{fake: twoEngines(t0), clock: t0.Add(300 * time.Millisecond)}
+	srv := httptest.NewServer(r.fake)
+	t.Cleanup(srv.Close)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	r.l = ledger.New(ledger.Config{Interval: time.Second, Window: 4 * time.Second, Logger: quiet})
+	var err error
+	r.src, err = New(r.l, Options{URL: srv.URL, Interval: time.Second, Window: 4 * time.Second, Lag: time.Second,
+		Now: func() time.Time { return r.clock }, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, l
+	return r
+}
+
+// step advances the clock a second, steps, and returns the new point.
+func (r *rig) step() ledger.Point {
+	r.clock = r.clock.Add(time.Second)
+	r.src.Step(context.Background())
+	p, _ := r.l.Latest()
+	return p
 }
 
 // TestRatesFromTSDBSamples: targets come from the labels, rates from the
 // TSDB's own sample times, the restart is a down scrape then a reset.
 func TestRatesFromTSDBSamples(t *testing.T) {
-	t0 := time.UnixMilli(1_700_000_000_000)
-	fake := twoEngines(t0)
-	srv := httptest.NewServer(fake)
-	defer srv.Close()
-	// Steps every 1 s, the wall clock 300 ms after a scrape, so the step
-	// time (now - lag) never equals a sample time.
-	clock := t0.Add(300 * time.Millisecond)
-	s, l := newSource(t, srv, &clock)
+	r := newRig(t)
+	l := r.l
 	var p ledger.Point
 	for i := 0; i < 14; i++ {
-		clock = clock.Add(time.Second)
-		s.Step(context.Background())
-		p, _ = l.Latest()
+		p = r.step()
 		if i == 6 { // evaluated at scrape 6.3: before the restart
 			if got := p.Prefill.Instant; !got.OK() || got.V != 3 {
 				t.Errorf("prefill instant before the restart: %+v, want 3", got)
@@ -204,26 +220,19 @@ func TestRatesFromTSDBSamples(t *testing.T) {
 // TestOutageIsAbsent: when the TSDB stops answering, every target is down
 // with reason "source" and the stage rates are absent, never 0.
 func TestOutageIsAbsent(t *testing.T) {
-	t0 := time.UnixMilli(1_700_000_000_000)
-	fake := twoEngines(t0)
-	srv := httptest.NewServer(fake)
-	defer srv.Close()
-	clock := t0.Add(300 * time.Millisecond)
-	s, l := newSource(t, srv, &clock)
-	for i := 0; i < 5; i++ {
-		clock = clock.Add(time.Second)
-		s.Step(context.Background())
+	r := newRig(t)
+	fake, l := r.fake, r.l
+	for i := 0; i < 4; i++ {
+		r.step()
 	}
-	if p, _ := l.Latest(); !p.Decode.Window.OK() {
+	if p := r.step(); !p.Decode.Window.OK() {
 		t.Fatalf("decode absent before the outage: %+v", p.Decode.Window)
 	}
 	fake.mu.Lock()
 	fake.down = true
 	fake.hits = 0
 	fake.mu.Unlock()
-	clock = clock.Add(time.Second)
-	s.Step(context.Background())
-	p, _ := l.Latest()
+	p := r.step()
 	for name, n := range map[string]ledger.Num{"prefill": p.Prefill.Window, "decode": p.Decode.Window, "prefill instant": p.Prefill.Instant} {
 		if n.OK() {
 			t.Errorf("%s during the outage: %v, want absent", name, n.V)
