@@ -38,11 +38,16 @@ var dropped = map[model.LabelName]bool{
 
 func (s *Source) apply(at time.Time, health model.Matrix, metrics []model.Matrix) {
 	byTarget := map[string]*pending{}
+	otherShard := map[string]bool{}
 	get := func(m model.Metric) *pending {
 		name := string(m[LabelTarget])
 		p, ok := byTarget[name]
 		if !ok {
+			if otherShard[name] {
+				return nil
+			}
 			if !s.opts.Shard.Keep(string(m[model.InstanceLabel])) {
+				otherShard[name] = true
 				return nil
 			}
 			p = &pending{labels: m, up: map[model.Time]float64{}, dur: map[model.Time]float64{},
@@ -64,7 +69,7 @@ func (s *Source) apply(at time.Time, health model.Matrix, metrics []model.Matrix
 			into[v.Timestamp] = float64(v.Value)
 		}
 	}
-	var line []byte
+	var line, num []byte
 	for _, m := range metrics {
 		newest := map[*pending]model.Time{}
 		for _, ss := range m {
@@ -81,7 +86,8 @@ func (s *Source) apply(at time.Time, health model.Matrix, metrics []model.Matrix
 				}
 				b.Write(line)
 				b.WriteByte(' ')
-				b.Write(strconv.AppendFloat(nil, float64(v.Value), 'g', -1, 64))
+				num = strconv.AppendFloat(num[:0], float64(v.Value), 'g', -1, 64)
+				b.Write(num)
 				b.WriteByte('\n')
 			}
 			if t := ss.Values[len(ss.Values)-1].Timestamp; t > newest[p] {
