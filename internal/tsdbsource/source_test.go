@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -31,6 +32,12 @@ type fakeTSDB struct {
 	series []fakeSeries
 	down   bool // answer 503
 	hits   int
+	// behind makes a metric's newest scrape not yet searchable, as when a
+	// query runs before the TSDB has written the scrape another query saw.
+	behind map[string]bool
+	// staleNaN answers a missing sample as VictoriaMetrics does a
+	// staleness marker: a NaN sample (Prometheus leaves it out).
+	staleNaN bool
 }
 
 type fakeSeries struct {
@@ -76,10 +83,14 @@ func (f *fakeTSDB) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if ts.After(end) {
 				break
 			}
-			if !ts.After(end.Add(-span)) {
+			if !ts.After(end.Add(-span)) || (f.behind[name] && ts.After(end.Add(-time.Second))) {
 				continue
 			}
-			if v, ok := s.value(i); ok {
+			v, ok := s.value(i)
+			if !ok && f.staleNaN {
+				v, ok = math.NaN(), true
+			}
+			if ok {
 				rs.Values = append(rs.Values, [2]any{float64(ts.UnixMilli()) / 1000, fmt.Sprint(v)})
 			}
 		}
@@ -176,7 +187,13 @@ func (r *rig) step() ledger.Point {
 // TestRatesFromTSDBSamples: targets come from the labels, rates from the
 // TSDB's own sample times, the restart is a down scrape then a reset.
 func TestRatesFromTSDBSamples(t *testing.T) {
+	t.Run("prometheus", func(t *testing.T) { testRates(t, false) })
+	t.Run("stale-markers-as-NaN", func(t *testing.T) { testRates(t, true) })
+}
+
+func testRates(t *testing.T, staleNaN bool) {
 	r := newRig(t)
+	r.fake.staleNaN = staleNaN
 	l := r.l
 	var p ledger.Point
 	for i := 0; i < 14; i++ {
@@ -356,5 +373,23 @@ func TestLatencyHistogramsOptIn(t *testing.T) {
 	}
 	if strings.Contains(sel.String(), "time_to_first_token") {
 		t.Error("TTFT read without Histograms")
+	}
+}
+
+// TestWaitsForEveryQuery: a scrape one query has seen and another has not
+// yet is not fed until both have it, so no sample lacks a counter.
+func TestWaitsForEveryQuery(t *testing.T) {
+	r := newRig(t)
+	for i := 0; i < 12; i++ {
+		r.fake.mu.Lock()
+		r.fake.behind = map[string]bool{"vllm:request_success_total": i%3 == 1}
+		r.fake.mu.Unlock()
+		p := r.step()
+		if i < 2 || (i >= 6 && i <= 9) {
+			continue // the first samples, and around p0's restart
+		}
+		if got := p.Prefill.Instant; !got.OK() || got.V != 3 {
+			t.Errorf("step %d: prefill instant %+v, want 3", i, got)
+		}
 	}
 }
