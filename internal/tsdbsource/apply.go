@@ -116,7 +116,13 @@ func (s *Source) discover(at time.Time, seen map[string]*pending) {
 		info := ledger.TargetInfo{Name: name, URL: string(p.labels[model.InstanceLabel]), Role: role, Engine: eng}
 		t, ok := s.targets[name]
 		if !ok || t.info != info {
-			t = &target{info: info, reader: engine.NewReader(eng, role, s.opts.KVSource)}
+			nt := &target{info: info, reader: engine.NewReader(eng, role, s.opts.KVSource)}
+			if ok {
+				// Moved (a new address) or relabelled: the samples already
+				// given to the ledger must not be given again.
+				nt.fed = t.fed
+			}
+			t = nt
 			s.targets[name] = t
 			changed = true
 		}
