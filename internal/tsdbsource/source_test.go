@@ -393,3 +393,40 @@ func TestWaitsForEveryQuery(t *testing.T) {
 		}
 	}
 }
+
+// TestTargetMoves: a target whose address changes (a rescheduled pod) stays
+// one target, and no sample is given to the ledger twice.
+func TestTargetMoves(t *testing.T) {
+	r := newRig(t)
+	a, b := engineLabels("p0", "prefill", "vllm"), engineLabels("p0", "prefill", "vllm", "instance", "10.0.0.2:8000")
+	before := func(v func(int) float64) func(int) (float64, bool) {
+		return func(i int) (float64, bool) { return v(i), i < 5 }
+	}
+	after := func(v func(int) float64) func(int) (float64, bool) {
+		return func(i int) (float64, bool) { return v(i), i >= 5 }
+	}
+	one := func(int) float64 { return 1 }
+	done := func(i int) float64 { return float64(3 * i) }
+	r.fake.mu.Lock()
+	r.fake.series = []fakeSeries{
+		{with(a, "__name__", "up"), before(one)},
+		{with(b, "__name__", "up"), after(one)},
+		{with(a, "__name__", "vllm:request_success_total", "finished_reason", "stop"), before(done)},
+		{with(b, "__name__", "vllm:request_success_total", "finished_reason", "stop"), after(done)},
+	}
+	r.fake.mu.Unlock()
+	for i := 0; i < 10; i++ {
+		p := r.step()
+		if i < 2 {
+			continue
+		}
+		if got := p.Prefill.Instant; !got.OK() || got.V != 3 {
+			t.Errorf("step %d: prefill instant %+v, want 3", i, got)
+		}
+	}
+	p, _ := r.l.Latest()
+	sts := r.l.Targets(p.Time)
+	if len(sts) != 1 || sts[0].URL != "10.0.0.2:8000" || sts[0].CounterResets != 0 {
+		t.Errorf("targets after the move: %+v; want p0 at its new address, no reset", sts)
+	}
+}
