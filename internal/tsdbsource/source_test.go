@@ -395,7 +395,7 @@ func TestWaitsForEveryQuery(t *testing.T) {
 }
 
 // TestTargetMoves: a target whose address changes (a rescheduled pod) stays
-// one target, and no sample is given to the ledger twice.
+// one target at its new address, its rates continue and no reset is seen.
 func TestTargetMoves(t *testing.T) {
 	r := newRig(t)
 	a, b := engineLabels("p0", "prefill", "vllm"), engineLabels("p0", "prefill", "vllm", "instance", "10.0.0.2:8000")
