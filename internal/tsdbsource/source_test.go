@@ -430,3 +430,28 @@ func TestTargetMoves(t *testing.T) {
 		t.Errorf("targets after the move: %+v; want p0 at its new address, no reset", sts)
 	}
 }
+
+// TestURLParamsSent: the source URL's query parameters (Thanos' dedup)
+// reach the server with every query, and so does nocache=1.
+func TestURLParamsSent(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		got = append(got, r.URL.Path, r.Form.Get("dedup"), r.Form.Get("nocache"), r.Form.Get("time"))
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"status":"success","data":{"resultType":"matrix","result":[]}}`)
+	}))
+	defer srv.Close()
+	a, err := newAPI(srv.URL+"/prefix?dedup=true", nil, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.UnixMilli(1_700_000_000_123)
+	if _, err := retry(context.Background(), a, "up[2s]", at, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/prefix/api/v1/query", "true", "1", "1700000000.123"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("request %q, want %q", got, want)
+	}
+}
