@@ -50,6 +50,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		tp       = fs.Int("tp", 0, "tensor-parallel size of the engines (for the wire bytes of replicated KV heads)")
 		webCfg   = fs.String("web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth) for the HTTP server")
 		hosts    = fs.String("allowed-hosts", "", "comma-separated Host headers to answer (default: any)")
+		source   = fs.String("source", "", "read the engines from a TSDB instead of scraping them: prometheus=URL (Prometheus, VictoriaMetrics, Thanos, Mimir)")
+		shardArg = fs.String("shard", "", "keep only the targets of shard i/N (Prometheus hashmod of the target address)")
 	)
 	fs.Var(&prefill, "prefill", "prefill target URL or name=URL (repeatable)")
 	fs.Var(&decode, "decode", "decode target URL or name=URL (repeatable)")
@@ -86,6 +88,12 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		}
 		if *hosts != "" {
 			cfg.AllowedHosts = strings.Split(*hosts, ",")
+		}
+		if *source != "" {
+			cfg.Source = *source
+		}
+		if *shardArg != "" {
+			cfg.Shard = *shardArg
 		}
 		if *listen != "" {
 			cfg.Listen = *listen

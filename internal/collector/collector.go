@@ -218,7 +218,7 @@ func (c *Collector) once(ctx context.Context, t Target, f *scrape.Fetcher, r eng
 	obs, at, err := r.Read(res.Body, res.ContentType, res.Time)
 	if err != nil {
 		s.Err = err
-		s.Reason = readReason(err)
+		s.Reason = ReadFailureReason(err)
 		c.ledger.Record(s)
 		return
 	}
@@ -227,10 +227,10 @@ func (c *Collector) once(ctx context.Context, t Target, f *scrape.Fetcher, r eng
 	c.ledger.Record(s)
 }
 
-// readReason names why a fetched body could not be read: the reason an
+// ReadFailureReason names why a fetched body could not be read: the reason an
 // error names itself (engine.ReasonError), else the engine's and the
 // parser's kinds of failure.
-func readReason(err error) scrape.Reason {
+func ReadFailureReason(err error) scrape.Reason {
 	if reason, ok := engine.ErrorReason(err); ok {
 		return scrape.Reason(reason)
 	}

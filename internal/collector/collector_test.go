@@ -28,7 +28,7 @@ func TestReadFailureReasons(t *testing.T) {
 		if err == nil {
 			t.Fatalf("%+v %.30q: read succeeded, want reason %s", tg, body, want)
 		}
-		if got := readReason(err); string(got) != want {
+		if got := ReadFailureReason(err); string(got) != want {
 			t.Errorf("%+v %.30q: reason %q (%v), want %q", tg, body, got, err, want)
 		}
 	}

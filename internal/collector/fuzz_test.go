@@ -47,7 +47,7 @@ func FuzzReadPath(f *testing.F) {
 			obs, _, err := r.Read(body, contentType, at)
 			s := ledger.Scrape{Target: "t", Time: at, Obs: obs, Err: err}
 			if err != nil {
-				s.Reason = readReason(err)
+				s.Reason = ReadFailureReason(err)
 			}
 			l.Record(s)
 			p := l.Tick(at.Add(100 * time.Millisecond))

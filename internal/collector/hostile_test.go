@@ -53,7 +53,7 @@ func TestReaderSeriesLimitReason(t *testing.T) {
 	r := exposition{engine.NewReader(engine.VLLM, engine.Prefill, engine.KVAuto)}
 	r.MaxSeries = 100
 	_, _, err := r.Read(churned(0, 500), "text/plain", time.Now())
-	if got := readReason(err); got != scrape.ReasonSeriesLimit {
+	if got := ReadFailureReason(err); got != scrape.ReasonSeriesLimit {
 		t.Errorf("reason %q (%v), want %s", got, err, scrape.ReasonSeriesLimit)
 	}
 }

@@ -47,6 +47,11 @@ type Config struct {
 	Model             ModelConfig   `yaml:"model"`
 	Targets           []Target      `yaml:"targets"`
 	FileSD            []FileSDEntry `yaml:"file_sd"`
+	// Source reads the engines from a Prometheus-compatible TSDB instead of
+	// scraping them ("prometheus=URL"); see fleet.go.
+	Source string `yaml:"source"`
+	// Shard keeps only the targets of shard "i/N" (Prometheus hashmod).
+	Shard string `yaml:"shard"`
 
 	file string
 	// set names where each explicitly given setting came from
@@ -334,7 +339,8 @@ func (c *Config) Validate() error {
 		}
 		seen[t.Name] = where
 	}
-	if len(c.Targets) == 0 && len(c.FileSD) == 0 {
+	errs = append(errs, c.validateFleet(file)...)
+	if len(c.Targets) == 0 && len(c.FileSD) == 0 && c.Source == "" {
 		bad(file, "no targets: add targets (or file_sd), or pass -prefill/-decode URLs")
 	}
 	return errors.Join(errs...)

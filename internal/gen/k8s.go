@@ -40,28 +40,7 @@ func Kubernetes(in Input, configYAML []byte) (map[string][]byte, error) {
 		"# reader of drained endpoints, and two collectors would double every stage in the rules.\n",
 		om("apiVersion", "v1", "kind", "ConfigMap", "metadata", k8sMeta("ptdmon-config"),
 			"data", om("ptdmon.yaml", string(configYAML))),
-		om("apiVersion", "apps/v1", "kind", "Deployment", "metadata", k8sMeta("ptdmon"),
-			"spec", om(
-				"replicas", 1,
-				"strategy", om("type", "Recreate"),
-				"selector", om("matchLabels", sel),
-				"template", om(
-					"metadata", om("labels", sel),
-					"spec", om(
-						"securityContext", om("runAsNonRoot", true),
-						"containers", seq(om(
-							"name", "ptdmon",
-							"image", imagePtdmon,
-							"args", []string{"serve", "-config", "/etc/ptdmon/ptdmon.yaml", "-listen", "0.0.0.0:" + ptdmonPort},
-							"ports", seq(om("name", k8sMetricsPort, "containerPort", 9433)),
-							"readinessProbe", om("httpGet", om("path", "/healthz", "port", k8sMetricsPort), "periodSeconds", 5),
-							"resources", om("requests", om("cpu", "500m", "memory", "256Mi"), "limits", om("memory", "1Gi")),
-							"volumeMounts", seq(om("name", "config", "mountPath", "/etc/ptdmon", "readOnly", true)),
-						)),
-						"volumes", seq(om("name", "config", "configMap", om("name", "ptdmon-config"))),
-					),
-				),
-			)),
+		k8sDeployment(k8sMeta("ptdmon"), "ptdmon-config", sel),
 		om("apiVersion", "v1", "kind", "Service", "metadata", k8sMeta("ptdmon"),
 			"spec", om("selector", sel, "ports", seq(om("name", k8sMetricsPort, "port", 9433, "targetPort", k8sMetricsPort)))),
 		// The job label becomes the Service name, "ptdmon", which the
@@ -105,9 +84,40 @@ func Kubernetes(in Input, configYAML []byte) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	tsdb, err := kubernetesTSDB(in)
+	if err != nil {
+		return nil, err
+	}
 	return map[string][]byte{
 		"ptdmon.yaml":             ptdmon,
 		"engines-podmonitor.yaml": engines,
 		"ptdmon-rules.yaml":       rules,
+		"tsdb/ptdmon-tsdb.yaml":   tsdb,
 	}, nil
+}
+
+// k8sDeployment runs `ptdmon serve` with the ptdmon.yaml of a ConfigMap.
+func k8sDeployment(meta *yaml.Node, configMap string, sel *yaml.Node) *yaml.Node {
+	return om("apiVersion", "apps/v1", "kind", "Deployment", "metadata", meta,
+		"spec", om(
+			"replicas", 1,
+			"strategy", om("type", "Recreate"),
+			"selector", om("matchLabels", sel),
+			"template", om(
+				"metadata", om("labels", sel),
+				"spec", om(
+					"securityContext", om("runAsNonRoot", true),
+					"containers", seq(om(
+						"name", "ptdmon",
+						"image", imagePtdmon,
+						"args", []string{"serve", "-config", "/etc/ptdmon/ptdmon.yaml", "-listen", "0.0.0.0:" + ptdmonPort},
+						"ports", seq(om("name", k8sMetricsPort, "containerPort", 9433)),
+						"readinessProbe", om("httpGet", om("path", "/healthz", "port", k8sMetricsPort), "periodSeconds", 5),
+						"resources", om("requests", om("cpu", "500m", "memory", "256Mi"), "limits", om("memory", "1Gi")),
+						"volumeMounts", seq(om("name", "config", "mountPath", "/etc/ptdmon", "readOnly", true)),
+					)),
+					"volumes", seq(om("name", "config", "configMap", om("name", configMap))),
+				),
+			),
+		))
 }

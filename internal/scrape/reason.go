@@ -30,6 +30,10 @@ const (
 	ReasonSeriesLimit   Reason = "series_limit"     // more series than the per-target limit
 	ReasonIterStats     Reason = "iterstats_empty"  // TensorRT-LLM's iteration statistics were empty
 	ReasonUnknown       Reason = "error"            // a failure no stage classified
+
+	// Read from a TSDB instead of scraped (serve -source):
+	ReasonSource     Reason = "source" // the TSDB itself did not answer
+	ReasonTargetDown Reason = "down"   // the TSDB's scrape of the target failed (up == 0)
 )
 
 // ReasonOf returns the class carried by err (an *Error anywhere in its

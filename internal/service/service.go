@@ -99,8 +99,16 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	if opts.Ready != nil {
 		opts.Ready(addr)
 	}
+	run, err := sourceRun(cfg, l, kv, log)
+	if err != nil {
+		srv.Close()
+		return err
+	}
+	if run == nil {
+		run = col.Run
+	}
 	done := make(chan struct{})
-	go func() { col.Run(ctx); close(done) }()
+	go func() { run(ctx); close(done) }()
 	go watchHealth(ctx, l, log)
 	if len(cfg.FileSD) > 0 {
 		go watchFileSD(ctx, cfg, col, targets, log)
@@ -136,6 +144,9 @@ func resolveTargets(cfg *config.Config) ([]collector.Target, error) {
 			return nil, fmt.Errorf("%s: target name %q is used twice", t.Source, t.Name)
 		}
 		seen[t.Name] = true
+		if !inShard(cfg, t.URL) {
+			continue
+		}
 		role, _ := engine.ParseRole(t.Role)
 		eng, _ := engine.ParseEngine(t.Engine)
 		out = append(out, collector.Target{Name: t.Name, URL: t.URL, Role: role, Engine: eng, IterationStats: t.IterationStats})
