@@ -1,0 +1,153 @@
+package advice
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/sim"
+)
+
+// trueCapacity is one instance's saturated throughput (req/s) of stage in
+// sc, from the scenario's own parameters; every group must agree, since the
+// learner sees one pooled stage.
+func trueCapacity(t *testing.T, sc sim.Scenario, stage string) float64 {
+	t.Helper()
+	var per float64
+	for i, g := range sc.Groups {
+		p, kv, d := g.CapacityPerEngine(sc)
+		c := map[string]float64{StagePrefill: p * float64(g.Prefill.DP), StageKV: kv * float64(g.Prefill.DP), StageDecode: d * float64(g.Decode.DP)}[stage]
+		if i > 0 && c != per {
+			t.Fatalf("groups differ in %s capacity: %g vs %g", stage, c, per)
+		}
+		per = c
+	}
+	return per
+}
+
+// instances returns the stage's instance count summed over groups.
+func instances(sc sim.Scenario, stage string) int {
+	n := 0
+	for _, g := range sc.Groups {
+		if stage == StageDecode {
+			n += g.Decode.Instances
+		} else {
+			n += g.Prefill.Instances
+		}
+	}
+	return n
+}
+
+// setInstances spreads n instances of stage over the groups in proportion
+// to their arrival rates, rounding each group up.
+func setInstances(sc sim.Scenario, stage string, n float64) sim.Scenario {
+	total := sc.TotalRate()
+	gs := append([]sim.Group(nil), sc.Groups...)
+	for i := range gs {
+		k := int(math.Ceil(n*gs[i].Rate/total - 1e-9))
+		if stage == StageDecode {
+			gs[i].Decode.Instances = k
+		} else {
+			gs[i].Prefill.Instances = k
+		}
+	}
+	sc.Groups = gs
+	return sc
+}
+
+// TestCapacityAndAdviceAgainstTruth runs saturating scenarios in simulated
+// time: the learned capacity of the saturated stage must be within 10% of
+// the scenario's true capacity, the advice must be the smallest count that
+// carries the true load at the headroom (±1), and the scenario re-run with
+// the advised count must no longer be limited by that stage.
+func TestCapacityAndAdviceAgainstTruth(t *testing.T) {
+	const headroom = 0.2
+	f := func(scenario, stage string) {
+		t.Run(scenario, func(t *testing.T) {
+			t.Parallel()
+			sc, err := sim.LoadScenario(scenario)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pts, _ := run(t, sc, 3, 300*time.Second)
+			caps := Learn(pts, Options{})
+			idx := map[string]int{StagePrefill: 0, StageKV: 1, StageDecode: 2}[stage]
+			c := caps[idx]
+			truth := trueCapacity(t, sc, stage)
+			if !c.PerInstance.OK() {
+				t.Fatalf("%s capacity absent after 300 s saturated: %s", stage, c.PerInstance.Why)
+			}
+			if rel := math.Abs(c.PerInstance.V-truth) / truth; rel > 0.10 {
+				t.Errorf("%s capacity %.3f req/s per instance, truth %.3f (%.1f%% off; evidence: %s)", stage, c.PerInstance.V, truth, 100*rel, c.Evidence)
+			}
+			if c.StdErr.V > 0.05*truth {
+				t.Errorf("%s stderr %.3f too wide for %d samples", stage, c.StdErr.V, c.Samples)
+			}
+			// The stages that never saturated stay unknown, with the reason.
+			for i, o := range caps {
+				if i != idx && o.Samples == 0 && (o.PerInstance.OK() || o.PerInstance.Why == "") {
+					t.Errorf("%s: never saturated, yet capacity %v", o.Stage, o.PerInstance)
+				}
+			}
+
+			lambda := sc.TotalRate()
+			d := EstimateDemand(pts, 60*time.Second)
+			if !d.Observed.OK() || math.Abs(d.Observed.V-lambda) > 0.15*lambda {
+				t.Errorf("observed arrival rate %v, truth %.2f", d.Observed, lambda)
+			}
+			d, err = d.WithTarget(0, lambda)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := Advise(caps, d, headroom)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sa := a.Prefill
+			if stage == StageDecode {
+				sa = a.Decode
+			}
+			want := math.Ceil(lambda / (truth * (1 - headroom)))
+			if !sa.Instances.OK() || math.Abs(sa.Instances.V-want) > 1 {
+				t.Fatalf("advised %v %s instances, smallest that carries %.2f req/s at %.0f%% headroom is %g", sa.Instances, stage, lambda, 100*headroom, want)
+			}
+			if sa.Instances.V <= float64(instances(sc, stage)) || len(a.Short) == 0 || a.Short[0] != stage {
+				t.Errorf("advice %v does not name %s short (now %d)", a.Short, stage, instances(sc, stage))
+			}
+
+			// Apply the advice and run again: the stage's rate meets the
+			// arrival rate and its queue no longer grows.
+			fixed := setInstances(sc, stage, sa.Instances.V)
+			pts2, _ := run(t, fixed, 3, 300*time.Second)
+			tail := pts2[100:]
+			var rate float64
+			for _, p := range tail {
+				if stage == StageDecode {
+					rate += p.Decode.Window.V
+				} else {
+					rate += p.Prefill.Window.V
+				}
+			}
+			rate /= float64(len(tail))
+			if math.Abs(rate-lambda) > 0.07*lambda {
+				t.Errorf("with %g %s instances: %s rate %.2f req/s, arrivals %.2f", sa.Instances.V, stage, stage, rate, lambda)
+			}
+			caps2 := Learn(pts2, Options{})
+			if caps2[idx].Samples > 0 && caps2[idx].Saturated > 30 {
+				t.Errorf("with %g %s instances the stage was still saturated for %.0f s", sa.Instances.V, stage, caps2[idx].Saturated)
+			}
+			first, last := pts2[100], pts2[len(pts2)-1]
+			if stage == StagePrefill {
+				if last.Prefill.Waiting.V > first.Prefill.Waiting.V+20 {
+					t.Errorf("prefill waiting still grows: %g → %g", first.Prefill.Waiting.V, last.Prefill.Waiting.V)
+				}
+			} else if last.Decode.Waiting.V > first.Decode.Waiting.V+20 {
+				t.Errorf("decode waiting still grows: %g → %g", first.Decode.Waiting.V, last.Decode.Waiting.V)
+			}
+			t.Logf("%s: learned %.3f±%.3f req/s per instance (truth %.3f, %d windows); λ̂=%.2f (truth %.2f); advice %s %g (smallest %g), P:D %s; after: %.2f req/s",
+				stage, c.PerInstance.V, c.StdErr.V, truth, c.Samples, a.Demand.Observed.V, lambda, stage, sa.Instances.V, want, a.RatioText, rate)
+		})
+	}
+	f("prefill-bound", StagePrefill)
+	f("decode-bound", StageDecode)
+}
