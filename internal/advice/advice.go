@@ -87,7 +87,11 @@ func heldOnPrefill(s ledger.StagePoint) (float64, bool) {
 		return 0, false
 	}
 	n := s.Waiting.V + s.Running.V
-	// SGLang counts a prefill completion only once its KV has left.
+	// SGLang holds requests in its bootstrap queue before prefill, and
+	// counts a prefill completion only once the KV has left (inflight).
+	if s.Queues.Bootstrap.OK() {
+		n += s.Queues.Bootstrap.V
+	}
 	if s.Queues.Inflight.OK() {
 		n += s.Queues.Inflight.V
 	}

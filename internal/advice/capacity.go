@@ -36,11 +36,6 @@ type Options struct {
 	// RunningFull is the fraction of the largest decode batch seen in the
 	// run from which the decode batch counts as full (default 0.95).
 	RunningFull float64
-	// SlowLink is how many times its fastest window's median the KV
-	// transfer time must be for the link to count as the constraint when
-	// both KV caches are full (default 2): a shared, saturated link slows
-	// every transfer, a full decode cache only delays their start.
-	SlowLink float64
 	// MinSamples is the number of non-overlapping saturated windows needed
 	// before a capacity is given (default 3).
 	MinSamples int
@@ -59,9 +54,6 @@ func (o *Options) defaults() {
 	if o.RunningFull <= 0 {
 		o.RunningFull = 0.95
 	}
-	if o.SlowLink <= 0 {
-		o.SlowLink = 2
-	}
 	if o.MinSamples <= 0 {
 		o.MinSamples = 3
 	}
@@ -70,8 +62,9 @@ func (o *Options) defaults() {
 // Capacity is what one stage was seen to sustain while saturated.
 type Capacity struct {
 	Stage string `json:"stage"`
-	// PerInstance is requests/s of one instance (for kv: one KV-exporting
-	// instance's link) at saturation: the mean over saturated windows.
+	// PerInstance is requests/s of one instance (for kv: one link, an
+	// instance whose connector moved bytes) at saturation: the mean over
+	// saturated windows.
 	PerInstance ledger.Num `json:"requests_per_second_per_instance"`
 	// StdErr is the standard error of PerInstance over those windows.
 	StdErr ledger.Num `json:"stderr_per_instance"`
@@ -138,10 +131,11 @@ type stageState struct {
 // Learner keeps the capacity evidence over a run. Feed it every point in
 // time order; it is not safe for concurrent use.
 type Learner struct {
-	opts       Options
-	st         [3]stageState
-	maxRunning float64
-	minXfer    float64 // fastest windowed median KV transfer time seen; 0 = none yet
+	opts Options
+	st   [3]stageState
+	// maxRunning is the largest decode batch seen, per decode instance
+	// and ("decode") for the stage.
+	maxRunning map[string]float64
 	last       ledger.Point
 	n          int
 }
@@ -149,7 +143,7 @@ type Learner struct {
 // NewLearner returns an empty learner.
 func NewLearner(opts Options) *Learner {
 	opts.defaults()
-	return &Learner{opts: opts}
+	return &Learner{opts: opts, maxRunning: map[string]float64{}}
 }
 
 // Learn runs a learner over points (oldest first) and returns the
@@ -167,11 +161,11 @@ func (l *Learner) Observe(p ledger.Point) {
 	if l.n > 0 && !p.Time.After(l.last.Time) {
 		return // out of order or repeated: the stretch logic needs time to advance
 	}
-	if p.Decode.Running.OK() && p.Decode.Running.V > l.maxRunning {
-		l.maxRunning = p.Decode.Running.V
-	}
-	if x := p.KV.XferTime.P50; x.OK() && x.V > 0 && (l.minXfer == 0 || x.V < l.minXfer) {
-		l.minXfer = x.V
+	l.track("decode", p.Decode.Running)
+	for _, in := range p.Instances {
+		if in.Role == "decode" {
+			l.track(in.Target, in.Running)
+		}
 	}
 	sat := l.saturation(p)
 	for i := range l.st {
@@ -181,68 +175,89 @@ func (l *Learner) Observe(p ledger.Point) {
 	l.n++
 }
 
+func (l *Learner) track(key string, running ledger.Num) {
+	if running.OK() && running.V > l.maxRunning[key] {
+		l.maxRunning[key] = running.V
+	}
+}
+
 // saturation says, for each stage, whether p shows it saturated by itself
 // (backlogged and not blocked by the stage after it), and names the signal.
+// The tests run per instance where the point carries them: a stage runs at
+// its capacity only when every instance does, and one blocked engine lowers
+// the stage's rate without moving the stage's sums much.
 func (l *Learner) saturation(p ledger.Point) [3]string {
 	o := l.opts
 	full := func(n ledger.Num) bool { return n.OK() && n.V >= o.KVFull }
-	pFull, dFull := full(p.Prefill.KVUsage), full(p.Decode.KVUsage)
 	var out [3]string
-	// Prefill: prompts wait for compute (SGLang's bootstrap queue waits
-	// for decode, not for prefill) while prefilled KV still has room.
-	// Checked per instance where the point has them: one blocked engine
-	// lowers the stage's rate without filling the stage's mean KV cache.
-	backlog := func(waiting, bootstrap ledger.Num) bool {
-		if !waiting.OK() {
-			return false
-		}
-		q := waiting.V
-		if bootstrap.OK() {
-			q -= bootstrap.V
-		}
-		return q >= o.MinQueue
-	}
-	prefillSat := !pFull && backlog(p.Prefill.Waiting, p.Prefill.Queues.Bootstrap)
+	var nP, nD int
+	prefillSat, linkSat, decodeSat := true, true, true
+	anyPFull := false
 	for _, in := range p.Instances {
 		switch in.Role {
 		case "prefill":
-			if full(in.KVUsage) {
-				pFull = true
-			}
-			if full(in.KVUsage) || !backlog(in.Waiting, in.Queues.Bootstrap) {
-				prefillSat = false
-			}
+			nP++
+			f := full(in.KVUsage)
+			anyPFull = anyPFull || f
+			// Prompts wait for compute while prefilled KV has room.
+			prefillSat = prefillSat && !f && backlog(in.Waiting, o.MinQueue)
+			// The engine's KV cache is full of prefilled requests the
+			// link has not shipped yet, or (SGLang, which reserves decode
+			// KV before prefill) requests wait for decode KV that is held
+			// by transfers, decode itself not being saturated.
+			b := in.Queues.Bootstrap
+			linkSat = linkSat && (f || b.OK() && b.V >= o.MinQueue)
 		case "decode":
-			if full(in.KVUsage) {
-				dFull = true
-			}
+			nD++
+			decodeSat = decodeSat && l.decodeFull(in, full(in.KVUsage))
 		}
+	}
+	if nP == 0 || nD == 0 {
+		// No per-instance detail (trimmed from old points): the stage sums.
+		pFull := full(p.Prefill.KVUsage)
+		anyPFull = pFull
+		prefillSat = !pFull && backlog(p.Prefill.Waiting, o.MinQueue)
+		linkSat = pFull
+		r := p.Decode.Running
+		decodeSat = r.OK() && l.maxRunning["decode"] > 0 && r.V >= o.RunningFull*l.maxRunning["decode"] && full(p.Decode.KVUsage)
+	}
+	prefillSat = prefillSat && !anyPFull
+	if decodeSat {
+		out[2] = fmt.Sprintf("every decode instance runs its largest batch (≥ %g of the largest seen) with requests ready for it", o.RunningFull)
+	}
+	// A full decode stage holds the link back: the link is saturated only
+	// when decode is not.
+	if linkSat && !decodeSat {
+		out[1] = fmt.Sprintf("every prefill instance's KV cache is ≥ %g full of requests the link has not shipped (or, SGLang, its bootstrap queue waits for decode KV held by transfers), and decode is not saturated", o.KVFull)
 	}
 	if prefillSat {
-		out[0] = fmt.Sprintf("every prefill instance has ≥ %g waiting and its KV cache below %g", o.MinQueue, o.KVFull)
-	}
-	// The link is slow when transfers take SlowLink× their fastest median.
-	x := p.KV.XferTime.P50
-	slow := x.OK() && l.minXfer > 0 && x.V >= o.SlowLink*l.minXfer
-	// KV: requests the link has not shipped fill the prefill KV cache, or
-	// fill the decode KV cache (vLLM reserves decode slots before the
-	// transfer) while every transfer is slowed by sharing the link.
-	switch {
-	case pFull && !dFull:
-		out[1] = fmt.Sprintf("prefill KV cache ≥ %g with decode KV cache below it", o.KVFull)
-	case dFull && slow:
-		out[1] = fmt.Sprintf("a KV cache ≥ %g with KV transfers at ≥ %g× their fastest median time", o.KVFull, o.SlowLink)
-	}
-	// Decode: the batch is as large as it gets and requests queue for it
-	// (decode KV cache full, or SGLang's prealloc queue non-empty) while
-	// the link is not what holds them.
-	if r := p.Decode.Running; r.OK() && l.maxRunning > 0 && r.V >= o.RunningFull*l.maxRunning && !slow {
-		pre := p.Decode.Queues.Prealloc
-		if dFull || pre.OK() && pre.V >= o.MinQueue {
-			out[2] = fmt.Sprintf("decode batch ≥ %g of its largest (%g) with decode KV cache ≥ %g or requests in prealloc", o.RunningFull, l.maxRunning, o.KVFull)
-		}
+		out[0] = fmt.Sprintf("every prefill instance has ≥ %g request waiting and its KV cache below %g", o.MinQueue, o.KVFull)
 	}
 	return out
+}
+
+// backlog reports whether a prefill queue waiting for compute is non-empty.
+// SGLang's waiting gauge (num_queue_reqs) leaves its bootstrap queue out,
+// which waits for decode KV, not for prefill compute.
+func backlog(waiting ledger.Num, min float64) bool {
+	return waiting.OK() && waiting.V >= min
+}
+
+// decodeFull reports whether a decode instance runs at its batch limit with
+// requests ready for it. SGLang's waiting gauge (num_queue_reqs) holds only
+// requests whose KV has arrived, so it says so directly. vLLM's counts the
+// requests still waiting for their KV too, so there the batch must be as
+// large as the instance was ever seen to run and its KV cache full: a link
+// that is slow and steady can look the same (docs/advisor.md#limits).
+func (l *Learner) decodeFull(in ledger.InstancePoint, kvFull bool) bool {
+	if !in.Running.OK() || !in.Waiting.OK() {
+		return false
+	}
+	if in.Engine == "sglang" {
+		return in.Waiting.V >= l.opts.MinQueue
+	}
+	top := l.maxRunning[in.Target]
+	return kvFull && top > 0 && in.Running.V >= l.opts.RunningFull*top
 }
 
 // stageRates returns the stage's windowed rate (req/s), its token rate,
@@ -254,7 +269,7 @@ func stageRates(i int, p ledger.Point) (rate, tokens, bytes ledger.Num, up int, 
 		return s.Window, s.PromptTPS, ledger.Absent("prefill has no KV byte rate"), s.Up, !s.Partial && s.Up == s.Instances
 	case 1:
 		k := p.KV
-		return k.Window, ledger.Absent("kv has no token rate"), k.BytesWindow, k.Up, !k.Partial && k.Up == k.Instances
+		return k.Window, ledger.Absent("kv has no token rate"), k.BytesWindow, kvLinks(p), !k.Partial && k.Up == k.Instances
 	default:
 		s := p.Decode
 		return s.Window, s.GenTPS, ledger.Absent("decode has no KV byte rate"), s.Up, !s.Partial && s.Up == s.Instances
@@ -303,6 +318,22 @@ func (l *Learner) step(i int, s *stageState, p ledger.Point, signal string) {
 	if bytes.OK() {
 		s.bytes.add(bytes.V / n)
 	}
+}
+
+// kvLinks counts the instances whose connector moved bytes in the window:
+// the links. A connector counts on one side only (FlagCX on prefill, NIXL on
+// decode), and the other side may export the same counter standing at 0.
+func kvLinks(p ledger.Point) int {
+	n := 0
+	for _, in := range p.Instances {
+		if in.KVBytesW.OK() && in.KVBytesW.V > 0 {
+			n++
+		}
+	}
+	if n == 0 && len(p.Instances) == 0 {
+		return p.KV.Up
+	}
+	return n
 }
 
 var stageNames = [3]string{StagePrefill, StageKV, StageDecode}
@@ -367,7 +398,7 @@ func saturationRule(i int, o Options) string {
 	case 0:
 		return fmt.Sprintf("prefill counts as saturated while every prefill instance has ≥ %g request waiting and its KV cache below %g", o.MinQueue, o.KVFull)
 	case 1:
-		return fmt.Sprintf("kv counts as saturated while the prefill KV cache is ≥ %g full and the decode KV cache is not, or a KV cache is full and transfers take ≥ %g× their fastest median time", o.KVFull, o.SlowLink)
+		return fmt.Sprintf("kv counts as saturated while every prefill instance's KV cache is ≥ %g full (SGLang: or its bootstrap queue is non-empty) and decode is not saturated", o.KVFull)
 	}
-	return fmt.Sprintf("decode counts as saturated while its batch is ≥ %g of the largest seen and its KV cache is ≥ %g full or requests wait in prealloc", o.RunningFull, o.KVFull)
+	return fmt.Sprintf("decode counts as saturated while every decode instance runs its largest batch (≥ %g of the largest seen) with requests ready for it (SGLang: its waiting queue; otherwise its KV cache ≥ %g full)", o.RunningFull, o.KVFull)
 }
