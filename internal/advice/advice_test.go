@@ -19,7 +19,7 @@ func TestBalancedLearnsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pts, _ := run(t, sc, 1, 200*time.Second)
+	pts, _ := run(t, sc, 1, 150*time.Second)
 	caps := Learn(pts, Options{})
 	for _, c := range caps {
 		if c.PerInstance.OK() || !strings.Contains(c.PerInstance.Why, "not known until "+c.Stage+" saturates") {
