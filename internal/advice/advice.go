@@ -124,8 +124,8 @@ type StageAdvice struct {
 	// Instances is the smallest count whose learned capacity carries the
 	// target at the headroom.
 	Instances ledger.Num `json:"instances"`
-	// AtMost bounds the count from above when the stage never saturated:
-	// its capacity is at least what it carried.
+	// AtMost bounds the count from above while the stage's capacity is
+	// unknown: its capacity is at least what it sustained.
 	AtMost  ledger.Num `json:"at_most"`
 	Current int        `json:"current"`
 	// Utilisation is target ÷ (Instances × capacity per instance).
@@ -236,10 +236,13 @@ func sizeStage(c Capacity, target ledger.Num, h float64) StageAdvice {
 		s.Instances = ledger.Val(n)
 		s.Utilisation = ledger.Val(target.V / (n * c.PerInstance.V))
 	}
-	if c.AtLeast.OK() && c.AtLeast.V > 0 {
+	switch {
+	case c.PerInstance.OK():
+		s.AtMost = ledger.Absent("the capacity is known: see instances")
+	case c.AtLeast.OK() && c.AtLeast.V > 0:
 		s.AtMost = ledger.Val(need(target.V, c.AtLeast.V, h))
-	} else {
-		s.AtMost = ledger.Absent("no unsaturated window carried load yet")
+	default:
+		s.AtMost = ledger.Absent("no unsaturated stretch carried load yet: " + c.AtLeast.Why)
 	}
 	return s
 }

@@ -39,6 +39,9 @@ type Options struct {
 	// MinSamples is the number of non-overlapping saturated windows needed
 	// before a capacity is given (default 3).
 	MinSamples int
+	// AtLeastWindows is the number of consecutive unsaturated windows whose
+	// mean rate bounds the capacity from below (default 6: 30 s at W = 5 s).
+	AtLeastWindows int
 }
 
 func (o *Options) defaults() {
@@ -56,6 +59,9 @@ func (o *Options) defaults() {
 	}
 	if o.MinSamples <= 0 {
 		o.MinSamples = 3
+	}
+	if o.AtLeastWindows <= 0 {
+		o.AtLeastWindows = 6
 	}
 }
 
@@ -75,8 +81,9 @@ type Capacity struct {
 	Tokens ledger.Num `json:"tokens_per_second_per_instance"`
 	// Bytes is the per-instance KV bytes/s at link saturation (kv only).
 	Bytes ledger.Num `json:"bytes_per_second_per_instance"`
-	// AtLeast is the largest per-instance windowed rate seen when the stage
-	// was not saturated: its capacity is no smaller.
+	// AtLeast is the largest per-instance rate the stage sustained over
+	// AtLeastWindows consecutive unsaturated windows: its capacity is no
+	// smaller.
 	AtLeast ledger.Num `json:"at_least_per_instance"`
 
 	Samples   int       `json:"samples"`
@@ -121,6 +128,8 @@ type stageState struct {
 	since               time.Time // start of the current saturated stretch; zero when not saturated
 	lastSample          time.Time
 	lastFree            time.Time // last non-overlapping unsaturated sample
+	blockSum            float64   // of the current block of unsaturated windows
+	blockN              int
 	saturated           time.Duration
 	prev                time.Time
 	from, to            time.Time
@@ -283,15 +292,30 @@ func (l *Learner) step(i int, s *stageState, p ledger.Point, signal string) {
 	if signal == "" || !complete {
 		s.since = time.Time{}
 		// Not saturated: the stage carried this rate, so its capacity is at
-		// least this much.
-		if complete && rate.OK() && up > 0 && p.Time.Sub(s.lastFree) >= w {
+		// least this much. One window's rate is noisy (a burst of
+		// completions), so the bound is the mean of a block of AtLeastWindows
+		// consecutive windows.
+		if !complete || !rate.OK() || up == 0 {
+			s.blockN, s.blockSum = 0, 0
+			return
+		}
+		if p.Time.Sub(s.lastFree) >= w {
+			if p.Time.Sub(s.lastFree) > 2*w {
+				s.blockN, s.blockSum = 0, 0
+			}
 			s.lastFree = p.Time
-			if v := rate.V / float64(up); !s.seenRate || v > s.atLeast {
-				s.atLeast, s.seenRate = v, true
+			s.blockSum += rate.V / float64(up)
+			s.blockN++
+			if s.blockN == l.opts.AtLeastWindows {
+				if v := s.blockSum / float64(s.blockN); !s.seenRate || v > s.atLeast {
+					s.atLeast, s.seenRate = v, true
+				}
+				s.blockN, s.blockSum = 0, 0
 			}
 		}
 		return
 	}
+	s.blockN, s.blockSum = 0, 0
 	if s.since.IsZero() {
 		s.since = p.Time
 		s.prev = p.Time
@@ -356,7 +380,7 @@ func (l *Learner) capacity(i int) Capacity {
 	if s.seenRate {
 		c.AtLeast = ledger.Val(s.atLeast)
 	} else {
-		c.AtLeast = ledger.Absent("no complete unsaturated window yet")
+		c.AtLeast = ledger.Absent(fmt.Sprintf("no %d consecutive complete unsaturated windows yet", l.opts.AtLeastWindows))
 	}
 	if s.rate.n < l.opts.MinSamples {
 		why := fmt.Sprintf("not known until %s saturates: %d of %d saturated windows of %gs so far",
