@@ -18,9 +18,46 @@ var Epoch = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 // second, and returns the ledger (W = 5 s, history covering the run), its
 // points and the model. No wall clock is involved.
 func Run(sc sim.Scenario, seed int64, dur time.Duration) (*ledger.Ledger, []ledger.Point, *sim.Model, error) {
-	m, err := sim.NewModel(sc, seed, Epoch)
+	r, err := RunHistograms(sc, seed, dur)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	return r.Ledger, r.Points, r.Model, nil
+}
+
+// Result is a run with every instance's histograms at every second.
+type Result struct {
+	Ledger    *ledger.Ledger
+	Points    []ledger.Point
+	Model     *sim.Model
+	Instances []sim.InstanceInfo
+	// hists[second-1][instance][histogram index]
+	hists [][][engine.NumHistograms]engine.Histogram
+}
+
+// Increase returns the increase of instance i's histogram m between the
+// scrapes at simulated seconds from and to (1 ≤ from < to ≤ the run's
+// length), and false when the instance did not export it at both.
+func (r *Result) Increase(i int, m engine.Metric, from, to int) (engine.Histogram, bool) {
+	if from < 1 || to > len(r.hists) || from >= to {
+		return engine.Histogram{}, false
+	}
+	a, b := r.hists[from-1][i][m.HistogramIndex()], r.hists[to-1][i][m.HistogramIndex()]
+	if !a.Present || !b.Present || len(a.Buckets) != len(b.Buckets) {
+		return engine.Histogram{}, false
+	}
+	out := engine.Histogram{Present: true, Sum: b.Sum - a.Sum, Count: b.Count - a.Count, Buckets: make([]engine.Bucket, len(b.Buckets))}
+	for k := range b.Buckets {
+		out.Buckets[k] = engine.Bucket{UpperBound: b.Buckets[k].UpperBound, Count: b.Buckets[k].Count - a.Buckets[k].Count}
+	}
+	return out, true
+}
+
+// RunHistograms is Run, keeping every instance's histograms.
+func RunHistograms(sc sim.Scenario, seed int64, dur time.Duration) (*Result, error) {
+	m, err := sim.NewModel(sc, seed, Epoch)
+	if err != nil {
+		return nil, err
 	}
 	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second,
 		History: int(dur/time.Second) + 1, BytesPerRequest: float64(sc.KVBytesPerRequest)})
@@ -36,9 +73,12 @@ func Run(sc sim.Scenario, seed int64, dur time.Duration) (*ledger.Ledger, []ledg
 	l.SetTargets(infos)
 	var buf []byte
 	points := make([]ledger.Point, 0, int(dur/time.Second))
+	res := &Result{Ledger: l, Model: m, Instances: insts}
 	for at := time.Second; at <= dur; at += time.Second {
 		m.AdvanceTo(at)
 		now := Epoch.Add(at)
+		hs := make([][engine.NumHistograms]engine.Histogram, len(insts))
+		res.hists = append(res.hists, hs)
 		for i, in := range insts {
 			body, f, err := m.Exposition(in.Name, buf[:0])
 			if err != nil {
@@ -48,11 +88,16 @@ func Run(sc sim.Scenario, seed int64, dur time.Duration) (*ledger.Ledger, []ledg
 			buf = body
 			obs, err := readers[i].Read(body, f.ContentType())
 			if err != nil {
-				return nil, nil, nil, fmt.Errorf("%s at %v: %w", in.Name, at, err)
+				return nil, fmt.Errorf("%s at %v: %w", in.Name, at, err)
+			}
+			for k, h := range obs.Histograms {
+				h.Buckets = append([]engine.Bucket(nil), h.Buckets...)
+				hs[i][k] = h
 			}
 			l.Record(ledger.Scrape{Target: in.Name, Time: now, Obs: obs})
 		}
 		points = append(points, l.Tick(now))
 	}
-	return l, points, m, nil
+	res.Points = points
+	return res, nil
 }
