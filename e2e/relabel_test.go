@@ -35,15 +35,29 @@ func TestPrometheusRelabelling(t *testing.T) {
 	vllm, trt := serve("/metrics"), serve("/prometheus/metrics")
 	defer vllm.Close()
 	defer trt.Close()
+	// file_sd targets: ptd_target names one; the deprecated ptd_name still
+	// names another; without either, the name is host:port.
+	sd1, sd2, sd3 := serve("/metrics"), serve("/metrics"), serve("/metrics")
+	defer sd1.Close()
+	defer sd2.Close()
+	defer sd3.Close()
+	dir := t.TempDir()
+	sdFile := filepath.Join(dir, "targets.json")
+	host := func(s *httptest.Server) string { u, _ := url.Parse(s.URL); return u.Host }
+	sd := fmt.Sprintf(`[{"targets": [%q], "labels": {"ptd_target": "sd-new", "ptd_role": "decode"}},
+ {"targets": [%q], "labels": {"ptd_name": "sd-old", "ptd_role": "prefill"}},
+ {"targets": [%q], "labels": {"ptd_role": "decode"}}]`, host(sd1), host(sd2), host(sd3))
+	if err := os.WriteFile(sdFile, []byte(sd), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	in := gen.Input{Targets: []gen.Target{
 		{Name: "vllm-p0", URL: vllm.URL + "/metrics", Role: "prefill", Engine: "vllm"},
 		{Name: "trt-d0", URL: trt.URL, Role: "decode", Engine: "trtllm"},
-	}, PtdmonAddr: "127.0.0.1:1"}
+	}, FileSD: []string{sdFile}, PtdmonAddr: "127.0.0.1:1"}
 	cfg, err := gen.PrometheusConfig(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), cfg, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +73,9 @@ func TestPrometheusRelabelling(t *testing.T) {
 	want := map[string]map[string]string{
 		"vllm-p0": {"ptd_role": "prefill", "ptd_engine": "vllm", "job": gen.JobEngines},
 		"trt-d0":  {"ptd_role": "decode", "ptd_engine": "trtllm", "job": gen.JobEngines},
+		"sd-new":  {"ptd_role": "decode", "job": gen.JobEngines},
+		"sd-old":  {"ptd_role": "prefill", "ptd_name": "", "job": gen.JobEngines},
+		host(sd3): {"ptd_role": "decode", "job": gen.JobEngines},
 	}
 	var got map[string]map[string]string
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {

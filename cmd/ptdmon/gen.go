@@ -1,16 +1,19 @@
 package main
 
 import (
-	"flag"
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
-	"time"
 
+	"github.com/ptdmon/ptdmon/internal/cli"
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/gen"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 )
 
 func init() {
@@ -22,120 +25,159 @@ const genUsage = `usage: ptdmon gen <artifact> [flags]
 artifacts:
   prometheus  scrape config for ptdmon's /metrics and the engines (stdout or -out FILE)
   rules       recording and alerting rules for both paths (stdout or -out FILE)
-  grafana     dashboards as JSON files (-out DIR, default deploy/grafana/dashboards)
-  compose     the deploy/ tree: docker-compose, Kubernetes manifests, dashboards (-out DIR, default deploy)
+  grafana     dashboards as JSON files (-out DIR, default ./ptdmon-dashboards)
+  compose     docker-compose, Kubernetes manifests and dashboards (-out DIR, default ./ptdmon-compose)
+
+Existing files are never overwritten without -force.
+Run 'ptdmon gen <artifact> -h' for the flags of one artifact.
 `
 
-// genFlags are the flags every artifact accepts.
-type genFlags struct {
-	fs       *flag.FlagSet
-	cfgPath  *string
-	window   *time.Duration
-	kvBytes  *int64
-	out      *string
-	ptdmon   *string
-	ruleFile listFlag
-	// defaultConfig is used without -config (compose: the example).
-	defaultConfig []byte
-}
+// genDefaultOut is where each artifact goes without -out.
+var genDefaultOut = map[string]string{"prometheus": "-", "rules": "-", "grafana": "ptdmon-dashboards", "compose": "ptdmon-compose"}
 
-func newGenFlags(what, defOut string, stderr io.Writer) *genFlags {
-	g := &genFlags{fs: flag.NewFlagSet("gen "+what, flag.ContinueOnError)}
-	g.fs.SetOutput(stderr)
-	g.cfgPath = g.fs.String("config", "", "ptdmon.yaml (targets, window, kv_bytes_per_request)")
-	g.window = g.fs.Duration("window", 0, "window W of the windowed rates (default: the config's, else 5s)")
-	g.kvBytes = g.fs.Int64("kv-bytes-per-request", 0, "B_request for the engines path (default: the config's)")
-	g.out = g.fs.String("out", defOut, "where to write")
-	if what == "prometheus" {
-		g.ptdmon = g.fs.String("ptdmon", "", "host:port of ptdmon's /metrics (default: the config's listen address)")
-		g.fs.Var(&g.ruleFile, "rule-file", "rule file to list in rule_files (repeatable)")
+func runGen(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "-h", "-help", "--help":
+			fmt.Fprint(stdout, genUsage)
+			return cli.ExitOK
+		case "-version", "--version":
+			fmt.Fprintln(stdout, "ptdmon", cli.Version())
+			return cli.ExitOK
+		}
 	}
-	return g
+	c := cli.New("gen", "<artifact> [flags]", "", cli.NoArgs, stdout, stderr)
+	if len(args) == 0 {
+		return c.Fail(cli.Usagef("missing artifact: prometheus, rules, grafana or compose"))
+	}
+	what := args[0]
+	def, ok := genDefaultOut[what]
+	if !ok {
+		return c.Fail(cli.Usagef("unknown artifact %q: want prometheus, rules, grafana or compose", what))
+	}
+	c = cli.New("gen "+what, "[flags]", "", cli.NoArgs, stdout, stderr)
+	fs := c.Flags
+	cfgPath := fs.String("config", "", "ptdmon.yaml (targets, window, kv_bytes_per_request)")
+	window := fs.Duration("window", 0, "window W of the windowed rates (default: the config's, else 5s)")
+	kvBytes := fs.Int64("kv-bytes-per-request", 0, "B_request for the engines path (default: the config's)")
+	out := fs.String("out", def, "where to write (- for stdout)")
+	force := fs.Bool("force", false, "overwrite existing files")
+	var ptdmonAddr, srcDir *string
+	var ruleFiles listFlag
+	switch what {
+	case "prometheus":
+		ptdmonAddr = fs.String("ptdmon", "", "host:port of ptdmon's /metrics (default: the config's listen address)")
+		fs.Var(&ruleFiles, "rule-file", "rule file to list in rule_files (repeatable)")
+	case "compose":
+		srcDir = fs.String("src", "", "the ptdmon source tree the compose file builds the image from (default: the one around the current directory)")
+	}
+	return c.Run(args[1:], func([]string) error {
+		in, cfgData, err := genInput(what, *cfgPath)
+		if err != nil {
+			return cli.Usage(err)
+		}
+		if *window != 0 {
+			in.Window = *window
+		}
+		if *kvBytes != 0 {
+			in.KVBytesPerRequest = *kvBytes
+		}
+		if ptdmonAddr != nil && *ptdmonAddr != "" {
+			in.PtdmonAddr = *ptdmonAddr
+		}
+		in.RuleFiles = ruleFiles
+		if err := in.Check(); err != nil {
+			return cli.Usage(err)
+		}
+		if srcDir != nil {
+			if in.BuildContext, in.Dockerfile, err = buildPaths(*out, *srcDir); err != nil {
+				return err
+			}
+		}
+		files, err := generate(what, in, cfgData)
+		if err != nil {
+			return err
+		}
+		return writeFiles(*out, files, *force, stdout)
+	})
 }
 
-// input loads the configuration (if any) and applies the flags. Engine
-// targets are checked by gen, which also accepts TensorRT-LLM.
-func (g *genFlags) input() (gen.Input, []byte, error) {
+// genInput loads the configuration, if any (compose uses the example
+// without one), and settles B_request from it.
+func genInput(what, cfgPath string) (gen.Input, []byte, error) {
 	var (
-		cfg  *config.Config
+		cfg  = &config.Config{}
 		data []byte
 		err  error
 	)
-	if *g.cfgPath != "" {
-		if data, err = os.ReadFile(*g.cfgPath); err != nil {
+	switch {
+	case cfgPath != "":
+		if data, err = os.ReadFile(cfgPath); err != nil {
 			return gen.Input{}, nil, fmt.Errorf("read config: %w", err)
 		}
-		if cfg, err = config.Parse(data, *g.cfgPath); err != nil {
+		if cfg, err = config.Parse(data, cfgPath); err != nil {
 			return gen.Input{}, nil, err
 		}
-	} else if g.defaultConfig != nil {
-		data = g.defaultConfig
+	case what == "compose":
+		data = []byte(gen.ExampleConfig)
 		if cfg, err = config.Parse(data, "example ptdmon.yaml"); err != nil {
 			return gen.Input{}, nil, err
 		}
-	} else {
-		cfg = &config.Config{}
 	}
 	cfg.SetDefaults()
-	kv, err := kvRequestFromConfig(cfg, false)
+	kv, err := bRequest(cfg, kvsize.SourceConfig)
 	if err != nil {
 		return gen.Input{}, nil, err
 	}
-	in := gen.FromConfig(cfg, int64(kv.Bytes))
-	if *g.window != 0 {
-		in.Window = *g.window
-	}
-	if *g.kvBytes != 0 {
-		in.KVBytesPerRequest = *g.kvBytes
-	}
-	if g.ptdmon != nil && *g.ptdmon != "" {
-		in.PtdmonAddr = *g.ptdmon
-	}
-	in.RuleFiles = g.ruleFile
-	return in, data, in.Check()
+	return gen.FromConfig(cfg, int64(kv.Bytes)), data, nil
 }
 
-func runGen(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
-		fmt.Fprint(stderr, genUsage)
-		if len(args) == 0 {
-			return 2
+// buildPaths returns the compose file's build context (the source tree,
+// relative to the compose directory under out) and the Dockerfile relative
+// to that context, so that `docker compose up` works where the files are.
+func buildPaths(out, src string) (context, dockerfile string, err error) {
+	if src == "" {
+		if src, err = sourceTree(); err != nil {
+			return "", "", err
 		}
-		return 0
 	}
-	what := args[0]
-	defOut := map[string]string{"prometheus": "-", "rules": "-", "grafana": "deploy/grafana/dashboards", "compose": "deploy"}
-	def, ok := defOut[what]
-	if !ok {
-		fmt.Fprintf(stderr, "ptdmon gen: unknown artifact %q\n\n%s", what, genUsage)
-		return 2
-	}
-	g := newGenFlags(what, def, stderr)
-	if what == "compose" {
-		g.defaultConfig = []byte(gen.ExampleConfig)
-	}
-	if err := g.fs.Parse(args[1:]); err != nil {
-		return 2
-	}
-	if g.fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "ptdmon gen %s: unexpected argument %q\n", what, g.fs.Arg(0))
-		return 2
-	}
-	in, cfgData, err := g.input()
+	srcAbs, err := filepath.Abs(src)
 	if err != nil {
-		fmt.Fprintf(stderr, "ptdmon gen %s: %v\n", what, err)
-		return 2
+		return "", "", err
 	}
-	files, err := generate(what, in, cfgData)
+	if _, err := os.Stat(filepath.Join(srcAbs, "go.mod")); err != nil {
+		return "", "", cli.Usagef("-src %s: not a Go module (no go.mod)", src)
+	}
+	composeAbs, err := filepath.Abs(filepath.Join(out, "compose"))
 	if err != nil {
-		fmt.Fprintf(stderr, "ptdmon gen %s: %v\n", what, err)
-		return 1
+		return "", "", err
 	}
-	if err := writeFiles(*g.out, files, stdout); err != nil {
-		fmt.Fprintf(stderr, "ptdmon gen %s: %v\n", what, err)
-		return 1
+	if context, err = filepath.Rel(composeAbs, srcAbs); err != nil {
+		return "", "", err
 	}
-	return 0
+	if dockerfile, err = filepath.Rel(srcAbs, filepath.Join(composeAbs, "Dockerfile")); err != nil {
+		return "", "", err
+	}
+	return filepath.ToSlash(context), filepath.ToSlash(dockerfile), nil
+}
+
+// sourceTree finds the ptdmon module around the working directory.
+func sourceTree() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && bytes.HasPrefix(b, []byte("module github.com/ptdmon/ptdmon\n")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", cli.Usagef("no ptdmon source tree around the current directory: pass -src DIR, the checkout the image is built from")
+		}
+		dir = parent
+	}
 }
 
 // generate returns the artifact's files; a single unnamed file ("") goes
@@ -155,38 +197,41 @@ func generate(what string, in gen.Input, cfgData []byte) (map[string][]byte, err
 	}
 }
 
-func writeFiles(out string, files map[string][]byte, stdout io.Writer) error {
+// writeFiles writes every file, or none when one exists already and force
+// is off: a half-written tree would be worse than none.
+func writeFiles(out string, files map[string][]byte, force bool, stdout io.Writer) error {
 	if b, single := files[""]; single && len(files) == 1 {
 		if out == "-" {
 			_, err := stdout.Write(b)
 			return err
 		}
-		return writeFile(out, b)
-	}
-	if out == "-" {
-		return fmt.Errorf("this artifact is several files: -out must be a directory")
+		files = map[string][]byte{filepath.Base(out): b}
+		out = filepath.Dir(out)
+	} else if out == "-" {
+		return cli.Usagef("-out: this artifact is several files, so -out must be a directory")
 	}
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	if !force {
+		for _, n := range names {
+			p := filepath.Join(out, filepath.FromSlash(n))
+			if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+				return cli.Usagef("%s exists: pass -force to overwrite, or another -out", p)
+			}
+		}
+	}
 	for _, n := range names {
 		p := filepath.Join(out, filepath.FromSlash(n))
-		if err := writeFile(p, files[n]); err != nil {
-			return err
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("write %s: %w", p, err)
+		}
+		if err := os.WriteFile(p, files[n], 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", p, err)
 		}
 		fmt.Fprintln(stdout, "wrote", p)
-	}
-	return nil
-}
-
-func writeFile(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 func runGenCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -27,7 +29,7 @@ func TestGenExitCodes(t *testing.T) {
 		code     int
 		contains string
 	}{
-		{"no artifact", nil, 2, "usage"},
+		{"no artifact", nil, 2, "missing artifact"},
 		{"unknown artifact", []string{"helm"}, 2, "unknown artifact"},
 		{"rules to stdout", []string{"rules"}, 0, "record: stage:ptd_requests:rate5s"},
 		{"rules window from config", []string{"rules", "-config", good}, 0, "vector(4096)"},
@@ -37,21 +39,26 @@ func TestGenExitCodes(t *testing.T) {
 		{"bad role", []string{"rules", "-config", bad}, 2, "role"},
 		{"missing config", []string{"rules", "-config", filepath.Join(dir, "nope.yaml")}, 2, "read config"},
 		{"extra argument", []string{"rules", "x"}, 2, "unexpected argument"},
-		{"grafana to stdout", []string{"grafana", "-out", "-"}, 1, "directory"},
+		{"grafana to stdout", []string{"grafana", "-out", "-"}, 2, "directory"},
 	}
 	for _, tt := range tests {
-		code, out, errs := runGenCmd(t, tt.args...)
-		if code != tt.code || !strings.Contains(out+errs, tt.contains) {
-			t.Errorf("%s: exit %d (want %d), output lacks %q:\n%s%s", tt.name, code, tt.code, tt.contains, out, errs)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := runGenCmd(t, tt.args...)
+			if code != tt.code || !strings.Contains(out+errs, tt.contains) {
+				t.Errorf("exit %d (want %d), output lacks %q:\n%s%s", code, tt.code, tt.contains, out, errs)
+			}
+		})
 	}
 }
 
 // TestGenComposeMatchesDeploy: `ptdmon gen compose` without a config
 // regenerates the checked-in deploy/ tree exactly.
 func TestGenComposeMatchesDeploy(t *testing.T) {
-	dir := t.TempDir()
-	if code, _, errs := runGenCmd(t, "compose", "-out", dir); code != 0 {
+	// A source tree holding deploy/ gives the checked-in build paths.
+	src := t.TempDir()
+	os.WriteFile(filepath.Join(src, "go.mod"), []byte("module github.com/ptdmon/ptdmon\n"), 0o644)
+	dir := filepath.Join(src, "deploy")
+	if code, _, errs := runGenCmd(t, "compose", "-out", dir, "-src", src); code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	n := 0
@@ -77,5 +84,53 @@ func TestGenComposeMatchesDeploy(t *testing.T) {
 	}
 	if n < 10 {
 		t.Errorf("only %d files generated", n)
+	}
+}
+
+// TestGenComposeWherever: without -out, compose goes to a new
+// ./ptdmon-compose; a second run refuses to overwrite it without -force;
+// the compose file's build context and Dockerfile resolve from where the
+// files were written.
+func TestGenComposeWherever(t *testing.T) {
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	if code, _, errs := runGenCmd(t, "compose"); code != 2 || !strings.Contains(errs, "-src") {
+		t.Errorf("outside a source tree without -src: exit %d, %q; want 2 and a hint at -src", code, errs)
+	}
+	if code, _, errs := runGenCmd(t, "compose", "-src", repo); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	compose, err := os.ReadFile(filepath.Join("ptdmon-compose", "compose", "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Services map[string]struct {
+			Build struct{ Context, Dockerfile string }
+		}
+	}
+	if err := yaml.Unmarshal(compose, &doc); err != nil {
+		t.Fatal(err)
+	}
+	b := doc.Services["ptdmon"].Build
+	ctxDir, _ := filepath.Abs(filepath.Join("ptdmon-compose", "compose", b.Context))
+	if ctxDir != repo {
+		t.Errorf("build context %q resolves to %s, want %s", b.Context, ctxDir, repo)
+	}
+	if _, err := os.Stat(filepath.Join(ctxDir, b.Dockerfile)); err != nil {
+		t.Errorf("dockerfile %q from the context: %v", b.Dockerfile, err)
+	}
+	if _, err := os.Stat(filepath.Join(ctxDir, "go.mod")); err != nil {
+		t.Errorf("the build context has no go.mod: %v", err)
+	}
+	code, out, errs := runGenCmd(t, "compose", "-src", repo)
+	if code != 2 || !strings.Contains(errs, "exists: pass -force") || out != "" {
+		t.Errorf("second run: exit %d, stdout %q, stderr %q; want 2, nothing written", code, out, errs)
+	}
+	if code, _, errs := runGenCmd(t, "compose", "-src", repo, "-force"); code != 0 {
+		t.Errorf("-force: exit %d: %s", code, errs)
 	}
 }

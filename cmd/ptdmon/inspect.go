@@ -4,14 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/ptdmon/ptdmon/internal/cli"
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/inspect"
 	"github.com/ptdmon/ptdmon/internal/scrape"
 )
 
@@ -19,122 +21,68 @@ func init() {
 	register("inspect", "parse one /metrics (file or URL) and print what ptdmon reads from it", runInspect)
 }
 
-// inspection is the JSON that ptdmon inspect prints.
-type inspection struct {
-	Source   string             `json:"source"`
-	Engine   string             `json:"engine"`
-	Role     string             `json:"role"`
-	Model    string             `json:"model,omitempty"`
-	Counters map[string]float64 `json:"counters"`
-	Series   map[string]int     `json:"counter_series"`
-	Gauges   map[string]float64 `json:"gauges"`
-	Hists    map[string]histOut `json:"histograms"`
-	Notes    []string           `json:"notes,omitempty"`
-	Ignored  []engine.Ignored   `json:"ignored"`
-}
-
-type histOut struct {
-	Count   *float64        `json:"count"`
-	Sum     *float64        `json:"sum"`
-	Buckets []engine.Bucket `json:"buckets"`
-}
-
 func runInspect(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	eng := fs.String("engine", "auto", "engine: vllm, sglang, trtllm or auto")
+	c := cli.New("inspect", "[flags] FILE|URL",
+		"Parses one exposition and prints the detected engine and role, every canonical value read,\n"+
+			"and how many families were ignored and why. -json prints everything, buckets included.",
+		cli.OneArg, stdout, stderr)
+	fs := c.Flags
+	engines, sources := engine.EngineChoices(), engine.KVSourceChoices()
+	eng := fs.String("engine", "auto", "engine: "+engines)
 	role := fs.String("role", "", "role: prefill or decode (default: from the exposition)")
-	kvSource := fs.String("kv-source", "", "KV byte source: auto, flagcx, nixl, mooncake, sglang, dynamo, none")
+	kvSource := fs.String("kv-source", "", "KV byte source: "+sources)
 	contentType := fs.String("content-type", "", "Content-Type of a file (default: text format 0.0.4)")
 	timeout := fs.Duration("timeout", 10*time.Second, "timeout for a URL")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: ptdmon inspect [flags] FILE|URL")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
-	}
-	e, ok := engine.ParseEngine(*eng)
-	if !ok {
-		fmt.Fprintf(stderr, "ptdmon inspect: -engine %q: want vllm, sglang, trtllm or auto\n", *eng)
-		return 2
-	}
-	var r engine.Role
-	if *role != "" {
-		if r, ok = engine.ParseRole(*role); !ok {
-			fmt.Fprintf(stderr, "ptdmon inspect: -role %q: want prefill or decode\n", *role)
-			return 2
+	asJSON := fs.Bool("json", false, "print the full description as JSON")
+	return c.Run(args, func(pos []string) error {
+		e, ok := engine.ParseEngine(*eng)
+		if !ok {
+			return cli.Usagef("-engine %q: want %s", *eng, engines)
 		}
-	}
-	kv, ok := engine.ParseKVSource(*kvSource)
-	if !ok {
-		fmt.Fprintf(stderr, "ptdmon inspect: -kv-source %q: want auto, flagcx, nixl, mooncake, sglang, dynamo or none\n", *kvSource)
-		return 2
-	}
-	src := fs.Arg(0)
-	body, ct, err := load(src, *contentType, *timeout)
-	if err != nil {
-		fmt.Fprintln(stderr, "ptdmon inspect:", err)
-		if isURL(src) {
-			return 1
-		}
-		return 2
-	}
-	rd := engine.NewReader(e, r, kv)
-	rd.Explain()
-	obs, err := rd.Read(body, ct)
-	if err != nil {
-		fmt.Fprintf(stderr, "ptdmon inspect: %s: %v\n", src, err)
-		return 2
-	}
-	out := inspection{
-		Source: src, Engine: string(obs.Engine), Role: string(obs.Role), Model: obs.Model,
-		Counters: map[string]float64{}, Series: map[string]int{}, Gauges: map[string]float64{}, Hists: map[string]histOut{},
-		Notes: obs.Notes, Ignored: obs.Ignored,
-	}
-	if out.Ignored == nil {
-		out.Ignored = []engine.Ignored{}
-	}
-	for _, c := range obs.Counters {
-		out.Counters[c.Metric.String()] += c.Value
-		out.Series[c.Metric.String()]++
-	}
-	for i := 0; i < engine.NumGauges; i++ {
-		if v, ok := obs.Gauge(engine.GaugeAt(i)); ok {
-			out.Gauges[engine.GaugeAt(i).String()] = v
-		}
-	}
-	for i, h := range obs.Histograms {
-		if h.Present {
-			ho := histOut{Buckets: h.Buckets}
-			if h.HasCount {
-				ho.Count = &h.Count
+		var r engine.Role
+		if *role != "" {
+			if r, ok = engine.ParseRole(*role); !ok {
+				return cli.Usagef("-role %q: want prefill or decode", *role)
 			}
-			if h.HasSum {
-				ho.Sum = &h.Sum
-			}
-			out.Hists[engine.HistogramAt(i).String()] = ho
 		}
-	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(out); err != nil {
-		fmt.Fprintln(stderr, "ptdmon inspect:", err)
-		return 1
-	}
-	return 0
+		kv, ok := engine.ParseKVSource(*kvSource)
+		if !ok {
+			return cli.Usagef("-kv-source %q: want %s", *kvSource, sources)
+		}
+		src := pos[0]
+		body, ct, err := load(src, *contentType, *timeout)
+		if err != nil {
+			return err
+		}
+		rd := engine.NewReader(e, r, kv)
+		rd.Explain()
+		obs, err := rd.Read(body, ct)
+		if err != nil {
+			return cli.Usage(fmt.Errorf("%s: %w", src, err))
+		}
+		in := inspect.Of(src, obs)
+		if !*asJSON {
+			return in.WriteSummary(stdout)
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(in)
+	})
 }
 
-// load reads a file, or fetches a URL the way the collector does.
+// load reads a file (a missing one is a usage error), or fetches a URL the
+// way the collector does (a failure is a runtime error).
 func load(src, contentType string, timeout time.Duration) ([]byte, string, error) {
 	if isURL(src) {
 		f := &scrape.Fetcher{URL: src, Client: scrape.NewClient(1), Timeout: timeout}
 		res, err := f.Fetch(context.Background())
 		if err != nil {
+			// net/http's error repeats the method and URL the fetcher
+			// already names: keep only its cause.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				return nil, "", fmt.Errorf("GET %s: %w", src, ue.Err)
+			}
 			return nil, "", err
 		}
 		if contentType == "" {
@@ -142,11 +90,11 @@ func load(src, contentType string, timeout time.Duration) ([]byte, string, error
 		}
 		return res.Body, contentType, nil
 	}
+	if err := checkRegularFile("", src); err != nil {
+		return nil, "", err
+	}
 	b, err := os.ReadFile(src)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, "", fmt.Errorf("%s: no such file", src)
-		}
 		return nil, "", err
 	}
 	return b, contentType, nil

@@ -28,21 +28,24 @@ func TestInspect(t *testing.T) {
 		}
 	}
 	capture := filepath.Join("..", "..", "internal", "engine", "testdata", "vllm_prefill_flagcx.txt")
-	f(0, `"engine": "vllm"`, "", "-role", "prefill", capture)
-	f(0, `"requests_completed": 1993`, "", "-role", "prefill", capture)
-	f(0, `"family": "vllm:iteration_tokens_total"`, "", capture) // ignored, with the reason
-	f(0, `role unknown`, "", capture)                            // without -role: said, not fatal
+	f(0, `"engine": "vllm"`, "", "-json", "-role", "prefill", capture)
+	f(0, `"requests_completed": 1993`, "", "-json", "-role", "prefill", capture)
+	f(0, `"family": "vllm:iteration_tokens_total"`, "", "-json", capture)            // ignored, with the reason
+	f(0, `role unknown`, "", "-json", capture)                                       // without -role: said, not fatal
+	f(0, "requests_completed                 1993", "", capture, "-role", "prefill") // summary; flags after the file
+	f(0, "engine     vllm", "", capture)
 	f(2, "", "not a Prometheus", filepath.Join("..", "..", "internal", "engine", "testdata", "reports", "trtllm_issue_2004_aibrix_metrics_json.txt"))
 	f(2, "", "no such file", "/nonexistent/metrics.txt")
 	f(2, "", "-role \"router\"", "-role", "router", capture)
-	f(2, "", "usage: ptdmon inspect", capture, "extra")
+	f(2, "", "unexpected argument \"extra\"", capture, "extra")
+	f(2, "", "is a directory", t.TempDir())
 
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := os.ReadFile(filepath.Join("..", "..", "internal", "engine", "testdata", "sglang_prefill.txt"))
 		w.Write(b)
 	}))
 	defer srv.Close()
-	code, out, _ := runCmd("inspect", srv.URL)
+	code, out, _ := runCmd("inspect", "-json", srv.URL)
 	var got struct {
 		Engine   string             `json:"engine"`
 		Role     string             `json:"role"`
@@ -71,7 +74,7 @@ func TestServeConfigErrors(t *testing.T) {
 	f("no targets")
 	f("window", "-prefill", "http://127.0.0.1:1/metrics", "-window", "1s")
 	f("url", "-decode", "d0=ftp://x/metrics")
-	f("model.seq_len", "-prefill", "http://127.0.0.1:1/metrics", "-model-config", "x.json")
+	f("-seq-len is required", "-prefill", "http://127.0.0.1:1/metrics", "-model-config", "x.json")
 	f("flag provided but not defined", "-bogus")
 	missing := filepath.Join(dir, "nope.json")
 	f(missing, "-prefill", "http://127.0.0.1:1/metrics", "-model-config", missing, "-seq-len", "8192")
@@ -79,7 +82,7 @@ func TestServeConfigErrors(t *testing.T) {
 
 func TestUnknownCommand(t *testing.T) {
 	code, _, errs := runCmd("frobnicate")
-	if code != 2 || !strings.Contains(errs, "unknown command") || !strings.Contains(errs, "serve") {
+	if code != 2 || !strings.Contains(errs, "unknown command") || !strings.Contains(errs, "see ptdmon -h") {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
 }
@@ -98,7 +101,7 @@ func TestServeBRequestFromModelConfig(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	kv, err := kvRequestFromConfig(cfg, false)
+	kv, err := bRequest(cfg, "config")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +109,7 @@ func TestServeBRequestFromModelConfig(t *testing.T) {
 		t.Errorf("B_request = %v from %q (detail %v), want 2684354560 from model-config", kv.Bytes, kv.Source, kv.Detail != nil)
 	}
 	cfg.Model.Config = filepath.Join(dir, "missing.json")
-	if _, err := kvRequestFromConfig(cfg, false); err == nil || !strings.Contains(err.Error(), "missing.json") {
+	if _, err := bRequest(cfg, "config"); err == nil || !strings.Contains(err.Error(), "missing.json") {
 		t.Errorf("missing model config: %v", err)
 	}
 }

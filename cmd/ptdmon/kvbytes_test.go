@@ -88,9 +88,9 @@ func TestKVBytesExitCodes(t *testing.T) {
 		}
 	}
 	f(0, "", "-model-config", llama, "-seq-len", "8192")
-	f(0, "usage", "-h")
-	f(2, "-model-config: required", "-seq-len", "8192")
-	f(2, "seq_len: must be > 0", "-model-config", llama)
+	f(0, "", "-h")
+	f(2, "-model-config is required", "-seq-len", "8192")
+	f(2, "-seq-len is required", "-model-config", llama)
 	f(2, "seq_len: must be > 0", "-model-config", llama, "-seq-len", "-1")
 	f(2, "kv_dtype", "-model-config", llama, "-seq-len", "8192", "-kv-dtype", "int4")
 	f(2, "window_mode", "-model-config", llama, "-seq-len", "8192", "-window-mode", "half")
@@ -99,8 +99,8 @@ func TestKVBytesExitCodes(t *testing.T) {
 	f(2, "nope.json", "-model-config", filepath.Join(dir, "nope.json"), "-seq-len", "8192")
 	f(2, "flag provided but not defined", "-model-config", llama, "-seq-len", "8192", "-bogus")
 	f(2, "unexpected argument", "-model-config", llama, "-seq-len", "8192", "extra")
-	// A directory cannot be read as a file: an I/O failure, not bad input.
-	f(1, "kvsize", "-model-config", dir, "-seq-len", "8192")
+	// A directory named as the file is a mistake in the command line.
+	f(2, "-model-config "+dir+": is a directory", "-model-config", dir, "-seq-len", "8192")
 }
 
 // TestKVBytesHuman compares the human output with golden files, and checks

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"sort"
+
+	"github.com/ptdmon/ptdmon/internal/cli"
 )
 
 // command is one subcommand. It returns the process exit code:
@@ -29,18 +31,22 @@ func main() {
 }
 
 func dispatch(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
+		return cli.ExitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(stdout)
+		return cli.ExitOK
+	case "-version", "--version", "version":
+		fmt.Fprintln(stdout, "ptdmon", cli.Version())
+		return cli.ExitOK
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "ptdmon: unknown command %q\n\n", args[0])
-		usage(stderr)
-		return 2
+		fmt.Fprintf(stderr, "ptdmon: unknown command %q (see ptdmon -h)\n", args[0])
+		return cli.ExitUsage
 	}
 	return cmd.run(args[1:], stdout, stderr)
 }
@@ -58,5 +64,5 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'ptdmon <command> -h' for the flags of one command.")
+	fmt.Fprintln(w, "Run 'ptdmon <command> -h' for the flags of one command, 'ptdmon -version' for the version.")
 }

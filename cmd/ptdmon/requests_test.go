@@ -99,6 +99,9 @@ func TestRequestsUnalignedText(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
+	if !strings.Contains(errOut, "e2e and decode are missing for 12 requests timed on different clocks: -clock-sync FILE aligns them") {
+		t.Errorf("no hint at -clock-sync:\n%s", errOut)
+	}
 	if !strings.Contains(errOut, "disagg.jsonl:7: ") {
 		t.Fatalf("torn line not reported with file:line:\n%s", errOut)
 	}
@@ -127,6 +130,9 @@ func TestRequestsAlignedJSON(t *testing.T) {
 	code, out, errOut := run(t, td("disagg.jsonl"), "-clock-sync", td("clock-sync.json"), "-usage", td("usage.json"), "-json", "-top", "3")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	if strings.Contains(errOut, "-clock-sync FILE aligns") {
+		t.Errorf("hint at -clock-sync although it was given:\n%s", errOut)
 	}
 	var rep struct {
 		Skipped []struct {
@@ -230,16 +236,16 @@ func TestRequestsExitCodes(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"no files", nil, 2, "no input files"},
+		{"no files", nil, 2, "missing argument FILE.jsonl..."},
 		{"bad flag", []string{"-nope", td("disagg.jsonl")}, 2, "flag provided but not defined"},
-		{"help", []string{"-h"}, 0, "usage: ptdmon requests"},
+		{"help", []string{"-h"}, 0, ""},
 		{"not JSONL", []string{td("disagg.jsonl"), td("not-jsonl.txt")}, 2, "not-jsonl.txt: no perf-metrics record in 3 lines"},
 		{"missing file", []string{filepath.Join(dir, "nope.jsonl")}, 2, "nope.jsonl"},
 		{"bad clock-sync", []string{"-clock-sync", badClock, td("disagg.jsonl")}, 2, "clock.json: clock-sync: probe 0"},
 		{"bad usage", []string{"-usage", td("not-jsonl.txt"), td("disagg.jsonl")}, 2, "usage:"},
 		{"negative top", []string{"-top", "-1", td("disagg.jsonl")}, 2, "-top"},
 		{"unwritable html", []string{"-html", filepath.Join(dir, "no", "such", "dir.html"), td("disagg.jsonl")}, 1, "create HTML report"},
-		{"directory as input", []string{dir}, 1, ""},
+		{"directory as input", []string{dir}, 2, "is a directory"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, _, errOut := run(t, c.args...)

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/api"
+	"github.com/ptdmon/ptdmon/internal/cli"
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/service"
@@ -24,13 +24,18 @@ func (l *listFlag) String() string     { return fmt.Sprint(*l) }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func runServe(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	c := cli.New("serve", "[flags]",
+		"Scrapes the engines every interval and serves the web UI, the JSON API and /metrics.\n"+
+			"Targets come from -config, -prefill and -decode (all of them add up).",
+		cli.NoArgs, stdout, stderr)
+	c.LogLevel(slog.LevelInfo)
+	fs := c.Flags
 	var (
 		cfgPath  = fs.String("config", "", "ptdmon.yaml")
+		cfgWait  = fs.Duration("config-wait", 0, "wait up to this long for -config to appear (e.g. written by ptdmon sim -config-out)")
 		prefill  listFlag
 		decode   listFlag
-		listen   = fs.String("listen", "", "address to serve on (default "+config.DefaultListen+")")
+		listen   = cli.HostPort(fs, "listen", "", "address to serve on, host:port (default "+config.DefaultListen+")")
 		interval = fs.Duration("interval", 0, "scrape interval (default 1s)")
 		timeout  = fs.Duration("timeout", 0, "scrape timeout, shorter than the interval (default 4/5 of it)")
 		window   = fs.Duration("window", 0, "window W of the windowed rates (default 5s)")
@@ -40,117 +45,95 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		seqLen   = fs.Int("seq-len", 0, "input length S of the test run, in tokens (e.g. 8192)")
 		kvDtype  = fs.String("kv-dtype", "", "KV cache dtype: auto, bf16, fp16, fp8, fp8_e4m3, fp8_e5m2")
 		tp       = fs.Int("tp", 0, "tensor-parallel size of the engines (for the wire bytes of replicated KV heads)")
-		logLevel = fs.String("log-level", "info", "debug, info, warn or error")
 	)
 	fs.Var(&prefill, "prefill", "prefill target URL or name=URL (repeatable)")
 	fs.Var(&decode, "decode", "decode target URL or name=URL (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	log, err := newLogger(stderr, *logLevel)
-	if err != nil {
-		fmt.Fprintln(stderr, "ptdmon serve:", err)
-		return 2
-	}
-	cfg := &config.Config{}
-	if *cfgPath != "" {
-		if cfg, err = config.Load(*cfgPath); err != nil {
-			fmt.Fprintln(stderr, "ptdmon serve:", err)
-			return 2
+	return c.Run(args, func([]string) error {
+		log := c.Logger()
+		if *modelCfg != "" && *seqLen == 0 {
+			return cli.Usagef("-seq-len is required with -model-config (prompt tokens per request, e.g. 8192)")
 		}
-	}
-	for _, u := range prefill {
-		cfg.Targets = append(cfg.Targets, config.TargetFlag("prefill", u))
-	}
-	for _, u := range decode {
-		cfg.Targets = append(cfg.Targets, config.TargetFlag("decode", u))
-	}
-	setDur := func(d *config.Duration, v time.Duration) {
-		if v != 0 {
-			d.Duration = v
+		cfg := &config.Config{}
+		if *cfgPath != "" {
+			if err := cli.WaitForFile("-config", *cfgPath, *cfgWait, log); err != nil {
+				return err
+			}
+			var err error
+			if cfg, err = config.Load(*cfgPath); err != nil {
+				return cli.Usage(err)
+			}
 		}
-	}
-	if *listen != "" {
-		cfg.Listen = *listen
-	}
-	setDur(&cfg.Interval, *interval)
-	setDur(&cfg.Timeout, *timeout)
-	setDur(&cfg.Window, *window)
-	if *kvSource != "" {
-		cfg.KVSource = *kvSource
-	}
-	if *kvBytes != 0 {
-		cfg.KVBytesPerRequest = *kvBytes
-	}
-	if *modelCfg != "" {
-		cfg.Model.Config = *modelCfg
-	}
-	if *seqLen != 0 {
-		cfg.Model.SeqLen = *seqLen
-	}
-	if *kvDtype != "" {
-		cfg.Model.KVDtype = *kvDtype
-	}
-	if *tp != 0 {
-		cfg.Model.TP = *tp
-	}
-	cfg.SetDefaults()
-	if err := cfg.Validate(); err != nil {
-		fmt.Fprintln(stderr, "ptdmon serve:", err)
-		return 2
-	}
-	kv, err := kvRequestFromConfig(cfg, *kvBytes != 0)
-	if err != nil {
-		fmt.Fprintln(stderr, "ptdmon serve:", err)
-		return 2
-	}
-	ctx, stop := runContext(0)
-	defer stop()
-	err = service.Run(ctx, cfg, service.Options{
-		KVRequest: kv,
-		Logger:    log,
-		Ready: func(addr string) {
-			fmt.Fprintf(stdout, "ptdmon: serving on http://%s/\n", addr)
-		},
+		for _, u := range prefill {
+			cfg.Targets = append(cfg.Targets, config.TargetFlag("prefill", u))
+		}
+		for _, u := range decode {
+			cfg.Targets = append(cfg.Targets, config.TargetFlag("decode", u))
+		}
+		setDur := func(d *config.Duration, v time.Duration) {
+			if v != 0 {
+				d.Duration = v
+			}
+		}
+		if *listen != "" {
+			cfg.Listen = *listen
+		}
+		setDur(&cfg.Interval, *interval)
+		setDur(&cfg.Timeout, *timeout)
+		setDur(&cfg.Window, *window)
+		if *kvSource != "" {
+			cfg.KVSource = *kvSource
+		}
+		if *kvBytes != 0 {
+			cfg.KVBytesPerRequest = *kvBytes
+		}
+		if *modelCfg != "" {
+			cfg.Model.Config = *modelCfg
+		}
+		if *seqLen != 0 {
+			cfg.Model.SeqLen = *seqLen
+		}
+		if *kvDtype != "" {
+			cfg.Model.KVDtype = *kvDtype
+		}
+		if *tp != 0 {
+			cfg.Model.TP = *tp
+		}
+		cfg.SetDefaults()
+		if err := cfg.Validate(); err != nil {
+			return cli.Usage(err)
+		}
+		src := kvsize.SourceConfig
+		if *kvBytes != 0 {
+			src = kvsize.SourceFlag
+		}
+		kv, err := bRequest(cfg, src)
+		if err != nil {
+			return cli.Usage(err)
+		}
+		ctx, stop := runContext(0)
+		defer stop()
+		return service.Run(ctx, cfg, service.Options{
+			KVRequest: kv,
+			Logger:    log,
+			Ready: func(addr string) {
+				fmt.Fprintf(stdout, "ptdmon: serving on http://%s/\n", addr)
+			},
+		})
+	})
+}
+
+// bRequest settles B_request from the configuration; source says who gave
+// kv_bytes_per_request when it is set.
+func bRequest(cfg *config.Config, source string) (api.KVRequest, error) {
+	r, err := kvsize.Resolve(cfg.KVBytesPerRequest, source, cfg.Model.Config, kvsize.Options{
+		SeqLen: cfg.Model.SeqLen, KVDtype: cfg.Model.KVDtype, TP: cfg.Model.TP, WindowMode: cfg.Model.WindowMode,
 	})
 	if err != nil {
-		fmt.Fprintln(stderr, "ptdmon serve:", err)
-		return 1
+		return api.KVRequest{}, err
 	}
-	return 0
-}
-
-// kvRequestFromConfig settles B_request.
-func kvRequestFromConfig(cfg *config.Config, fromFlag bool) (api.KVRequest, error) {
-	if cfg.KVBytesPerRequest > 0 {
-		src := "config"
-		if fromFlag {
-			src = "flag"
-		}
-		return api.KVRequest{Bytes: float64(cfg.KVBytesPerRequest), Source: src}, nil
+	kv := api.KVRequest{Bytes: float64(r.Bytes), Source: r.Source}
+	if r.Detail != nil {
+		kv.Detail = *r.Detail
 	}
-	if cfg.Model.Config != "" {
-		res, err := kvsize.FromFile(cfg.Model.Config, kvsize.Options{
-			SeqLen: cfg.Model.SeqLen, KVDtype: cfg.Model.KVDtype, TP: cfg.Model.TP, WindowMode: cfg.Model.WindowMode,
-		})
-		if err != nil {
-			return api.KVRequest{}, err
-		}
-		// B_request is what the byte counters see per request: with TP
-		// replication the connectors move the replicated heads too.
-		b := res.BytesPerRequest
-		if res.WireBytesPerRequest > 0 {
-			b = res.WireBytesPerRequest
-		}
-		return api.KVRequest{Bytes: float64(b), Source: "model-config", Detail: res}, nil
-	}
-	return api.KVRequest{Source: "unset"}, nil
-}
-
-func newLogger(w io.Writer, level string) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("-log-level %q: %w", level, err)
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+	return kv, nil
 }

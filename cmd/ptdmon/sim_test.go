@@ -59,6 +59,7 @@ func TestRunSimServesAndPrintsConfig(t *testing.T) {
 	}
 	var prom struct {
 		ScrapeConfigs []struct {
+			JobName       string `yaml:"job_name"`
 			StaticConfigs []struct {
 				Targets []string          `yaml:"targets"`
 				Labels  map[string]string `yaml:"labels"`
@@ -72,7 +73,7 @@ func TestRunSimServesAndPrintsConfig(t *testing.T) {
 		t.Fatalf("kv_bytes_per_request = %d", cfg.KVBytesPerRequest)
 	}
 	// -prefill 1: one prefill per group (vllm, sglang) plus 2+1 decode.
-	if len(cfg.Targets) != 5 || len(prom.ScrapeConfigs[0].StaticConfigs) != 5 {
+	if len(cfg.Targets) != 5 || len(prom.ScrapeConfigs) != 2 || len(prom.ScrapeConfigs[1].StaticConfigs) != 5 {
 		t.Fatalf("targets: %+v / %+v", cfg.Targets, prom)
 	}
 	for _, tg := range cfg.Targets {
@@ -120,10 +121,12 @@ func TestRunSimUsageErrors(t *testing.T) {
 		{"-speed", "0"},
 	}
 	for _, args := range cases {
-		var stdout, stderr bytes.Buffer
-		if code := runSim(args, &stdout, &stderr); code != 2 {
-			t.Errorf("%v: exit %d, want 2 (stderr %s)", args, code, stderr.String())
-		}
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := runSim(args, &stdout, &stderr); code != 2 {
+				t.Errorf("exit %d, want 2 (stderr %s)", code, stderr.String())
+			}
+		})
 	}
 	var stdout, stderr bytes.Buffer
 	runSim([]string{"-scenario-file", bad}, &stdout, &stderr)

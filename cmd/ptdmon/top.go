@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"flag"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"strconv"
 	"time"
 
+	"github.com/ptdmon/ptdmon/internal/cli"
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/tui"
 )
@@ -19,65 +16,31 @@ func init() {
 }
 
 func runTop(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("top", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	url := fs.String("url", "http://"+config.DefaultListen, "address of a running ptdmon serve or demo")
+	c := cli.New("top", "[flags]",
+		"Shows a running ptdmon serve or demo in the terminal, redrawn every interval; q quits.",
+		cli.NoArgs, stdout, stderr)
+	fs := c.Flags
+	base := fs.String("url", config.DefaultListen, "address of a running ptdmon serve or demo: host:port or http://host:port")
 	every := fs.Duration("interval", time.Second, "refresh interval")
 	once := fs.Bool("once", false, "print one frame and exit (no screen control)")
-	width := fs.Int("width", termWidth(), "terminal width in columns")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	ctx, stop := runContext(0)
-	defer stop()
-	c := &tui.Client{Base: *url, HTTP: &http.Client{Timeout: 5 * time.Second}}
-	history, err := c.History(ctx, time.Time{})
-	if err != nil {
-		fmt.Fprintf(stderr, "ptdmon top: %v (is ptdmon serve running at %s?)\n", err, *url)
-		return 1
-	}
-	tk := time.NewTicker(*every)
-	defer tk.Stop()
-	var frame bytes.Buffer
-	for {
-		snap, err := c.Snapshot(ctx)
-		frame.Reset()
-		if !*once {
-			frame.WriteString("\x1b[H\x1b[2J")
-		}
+	width := fs.Int("width", 0, "width in columns (default: the terminal's, else $COLUMNS, else 80)")
+	return c.Run(args, func([]string) error {
+		u, err := tui.BaseURL(*base)
 		if err != nil {
-			if *once {
-				fmt.Fprintln(stderr, "ptdmon top:", err)
-				return 1
-			}
-			fmt.Fprintf(&frame, "ptdmon top: %v (retrying)\n", err)
-		} else {
-			if snap.Point != nil && len(history) > 0 && !history[len(history)-1].Time.Before(snap.Point.Time) {
-				history = history[:len(history)-1]
-			}
-			tui.Render(&frame, snap, history, *width)
-			if snap.Point != nil {
-				history = append(history, *snap.Point)
-				if len(history) > 600 {
-					history = history[len(history)-600:]
-				}
-			}
+			return cli.Usagef("-url %s: %w", *base, err)
 		}
-		stdout.Write(frame.Bytes())
-		if *once {
-			return 0
+		if *every <= 0 {
+			return cli.Usagef("-interval must be > 0")
 		}
-		select {
-		case <-ctx.Done():
-			return 0
-		case <-tk.C:
-		}
-	}
-}
-
-func termWidth() int {
-	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
-		return n
-	}
-	return 120
+		ctx, stop := runContext(0)
+		defer stop()
+		return tui.Run(ctx, tui.Options{
+			Client:   &tui.Client{Base: u, HTTP: &http.Client{Timeout: 5 * time.Second}},
+			Out:      stdout,
+			In:       os.Stdin,
+			Interval: *every,
+			Once:     *once,
+			Width:    *width,
+		})
+	})
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/expo"
-	"github.com/ptdmon/ptdmon/internal/iterstats"
+	_ "github.com/ptdmon/ptdmon/internal/iterstats" // registers the iteration-statistics source
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/scrape"
 )
@@ -119,50 +119,23 @@ func (c *Collector) Run(ctx context.Context) {
 	}
 }
 
-// reader turns one fetched body into an observation and its sample time.
-type reader interface {
-	read(body []byte, contentType string, at time.Time) (*engine.Observation, time.Time, error)
-}
-
-type promReader struct{ *engine.Reader }
-
-func (p promReader) read(body []byte, contentType string, at time.Time) (*engine.Observation, time.Time, error) {
-	o, err := p.Read(body, contentType)
-	return o, at, err
-}
-
-// iterReader reads TensorRT-LLM's JSON iteration statistics; their records
-// carry their own time, which becomes the sample time.
-type iterReader struct{ *iterstats.Reader }
-
-func (p iterReader) read(body []byte, _ string, at time.Time) (*engine.Observation, time.Time, error) {
-	o, t, err := p.Read(body, at)
-	if err != nil {
-		return nil, t, err
-	}
-	it := p.LastIteration()
-	if it.N > 0 {
-		i := engine.IterationLatency.GaugeIndex()
-		o.Gauges[i], o.HasGauges[i] = it.Mean.Seconds(), true
-		o.SchedulerMode = it.Mode
-	}
-	if loop, _, ok := it.Loop(); ok {
-		i := engine.IterationLoop.GaugeIndex()
-		o.Gauges[i], o.HasGauges[i] = loop.Seconds(), true
-	}
-	return o, t, nil
-}
-
-func (c *Collector) newReader(t Target) reader {
+func (c *Collector) newSource(t Target) (engine.Source, error) {
+	cfg := engine.SourceConfig{Name: t.Name, Engine: t.Engine, Role: t.Role, KV: c.opts.KVSource, Logger: c.opts.Logger}
 	if t.IterationStats {
-		return iterReader{iterstats.NewReader(t.Role, iterstats.Options{Name: t.Name, Logger: c.opts.Logger})}
+		cfg.Format = engine.FormatIterationStats
 	}
-	return promReader{engine.NewReader(t.Engine, t.Role, c.opts.KVSource)}
+	return engine.NewSource(cfg)
 }
 
 func (c *Collector) run(ctx context.Context, t Target) {
 	f := &scrape.Fetcher{URL: t.URL, Client: c.opts.Client, Timeout: c.opts.Timeout, MaxBodyBytes: c.opts.MaxBodyBytes}
-	r := c.newReader(t)
+	r, err := c.newSource(t)
+	if err != nil {
+		// Configuration is validated before; this is a build without the reader.
+		c.opts.Logger.Error("no reader for target", "target", t.Name, "err", err)
+		c.ledger.Record(ledger.Scrape{Target: t.Name, Time: time.Now(), Err: err, Reason: "adapter"})
+		return
+	}
 	// Spread targets over the interval so their scrapes do not all land at once.
 	h := fnv.New32a()
 	h.Write([]byte(t.Name))
@@ -186,7 +159,7 @@ func (c *Collector) run(ctx context.Context, t Target) {
 	}
 }
 
-func (c *Collector) once(ctx context.Context, t Target, f *scrape.Fetcher, r reader) {
+func (c *Collector) once(ctx context.Context, t Target, f *scrape.Fetcher, r engine.Source) {
 	res, err := f.Fetch(ctx)
 	if ctx.Err() != nil {
 		return
@@ -202,25 +175,32 @@ func (c *Collector) once(ctx context.Context, t Target, f *scrape.Fetcher, r rea
 		c.ledger.Record(s)
 		return
 	}
-	obs, at, err := r.read(res.Body, res.ContentType, res.Time)
+	obs, at, err := r.Read(res.Body, res.ContentType, res.Time)
 	if err != nil {
 		s.Err = err
-		switch {
-		case errors.Is(err, engine.ErrRole):
-			s.Reason = "role"
-		case errors.Is(err, engine.ErrUnusable):
-			s.Reason = "adapter"
-		case errors.Is(err, expo.ErrNotExposition):
-			s.Reason = "not_exposition"
-		case errors.Is(err, iterstats.ErrEmpty):
-			s.Reason = "iterstats_empty"
-		default:
-			s.Reason = "parse"
-		}
+		s.Reason = readFailure(err)
 		c.ledger.Record(s)
 		return
 	}
 	s.Obs = obs
 	s.Time = at
 	c.ledger.Record(s)
+}
+
+// readFailure names why a fetched body could not be read: the reason an
+// error names itself (engine.ReasonError), else the engine's and the
+// parser's kinds of failure.
+func readFailure(err error) string {
+	if reason, ok := engine.ErrorReason(err); ok {
+		return reason
+	}
+	switch {
+	case errors.Is(err, engine.ErrRole):
+		return "role"
+	case errors.Is(err, engine.ErrUnusable):
+		return "adapter"
+	case errors.Is(err, expo.ErrNotExposition):
+		return "not_exposition"
+	}
+	return "parse"
 }

@@ -114,7 +114,7 @@ func Parse(data []byte, file string) (*Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return nil, yamlError(file, err)
+		return nil, yamlError(file, problemLine(data, err))
 	}
 	for i := range c.Targets {
 		c.Targets[i].Source = file + c.Targets[i].Source

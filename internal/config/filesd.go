@@ -16,7 +16,12 @@ import (
 const (
 	LabelRole   = "ptd_role"
 	LabelEngine = "ptd_engine"
-	LabelName   = "ptd_name"
+	LabelTarget = "ptd_target" // the target's name, as on every series ptdmon exports
+	// LabelName is the former name of LabelTarget, still read when
+	// ptd_target is absent.
+	//
+	// Deprecated: use LabelTarget.
+	LabelName = "ptd_name"
 )
 
 type sdGroup struct {
@@ -58,7 +63,7 @@ func readSDFile(path string) ([]Target, error) {
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(&groups); err != nil {
-			return nil, yamlError(path, err)
+			return nil, yamlError(path, problemLine(data, err))
 		}
 	default:
 		dec := json.NewDecoder(bytes.NewReader(data))
@@ -82,8 +87,12 @@ func readSDFile(path string) ([]Target, error) {
 				t.Role = v
 			case LabelEngine:
 				t.Engine = v
-			case LabelName:
+			case LabelTarget:
 				t.Name = v
+			case LabelName:
+				if _, ok := g.Labels[LabelTarget]; !ok {
+					t.Name = v
+				}
 			default:
 				if !strings.HasPrefix(k, "__") {
 					extra[k] = v

@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"github.com/prometheus/common/model"
-	"github.com/prometheus/prometheus/model/labels"
 )
 
 // part says which sample of a metric a series carries.
@@ -20,26 +19,11 @@ const (
 // KVSource names the connector a KV-bytes series comes from.
 type KVSource string
 
+// Each connector's file declares its own; these two are not connectors.
 const (
-	KVAuto     KVSource = ""
-	KVFlagCX   KVSource = "flagcx"
-	KVNIXL     KVSource = "nixl"
-	KVMooncake KVSource = "mooncake"
-	KVSGLang   KVSource = "sglang"
-	KVDynamo   KVSource = "dynamo"
-	KVNone     KVSource = "none"
+	KVAuto KVSource = ""     // every connector found
+	KVNone KVSource = "none" // no KV bytes at all
 )
-
-// ParseKVSource accepts the connector names ptdmon reads.
-func ParseKVSource(s string) (KVSource, bool) {
-	switch k := KVSource(s); k {
-	case KVAuto, KVFlagCX, KVNIXL, KVMooncake, KVSGLang, KVDynamo, KVNone:
-		return k, true
-	case "auto":
-		return KVAuto, true
-	}
-	return KVAuto, false
-}
 
 // binding is what one raw series means. It is computed once per series and
 // cached by the series' raw text, so steady-state scrapes allocate nothing.
@@ -54,6 +38,7 @@ type binding struct {
 	fallback bool    // deprecated name, used only when the current name is absent
 	series   uint64  // identity of the source series (labels hash)
 	engine   Engine
+	adapter  int8 // index in the Reader's adapters, -1 none
 	role     Role
 	kv       KVSource
 	model    string
@@ -64,45 +49,12 @@ type binding struct {
 	gen      uint32 // last read that saw the series, for eviction
 }
 
-// rule maps an engine metric name to its canonical meaning.
-type rule struct {
-	metric   Metric
-	scale    float64
-	fallback bool
-	kv       KVSource
-	leScale  float64 // for histograms exported in other units than seconds
-}
-
 // declared reports whether a sample declared as t may be read as want;
 // untyped samples (no # TYPE line) are read by their name.
 func declared(t, want model.MetricType) bool { return t == want || t == model.MetricTypeUnknown }
 
 func wrongType(family string, want, t model.MetricType) binding {
 	return skip(family, "expected a "+string(want)+", the exposition declares "+string(t))
-}
-
-// plain maps a counter or gauge through an engine's tables; ok is false when
-// name is in neither. finished, if set, re-routes completion series by their
-// finished_reason label (aborted and failed requests are not completions).
-func plain(b binding, name string, t model.MetricType, ls labels.Labels, counters, gauges map[string]rule, finished func(reason string) (Metric, bool)) (binding, bool) {
-	if r, ok := counters[name]; ok {
-		if !declared(t, model.MetricTypeCounter) {
-			return wrongType(name, model.MetricTypeCounter, t), true
-		}
-		if r.metric == Completed && finished != nil {
-			if m, other := finished(ls.Get("finished_reason")); other {
-				r.metric = m
-			}
-		}
-		return bind(b, r, partValue, ls), true
-	}
-	if r, ok := gauges[name]; ok {
-		if !declared(t, model.MetricTypeGauge) {
-			return wrongType(name, model.MetricTypeGauge, t), true
-		}
-		return bind(b, r, partValue, ls), true
-	}
-	return b, false
 }
 
 // skip builds a binding for a series that is not used, with the reason.
@@ -121,34 +73,6 @@ func splitHistogram(name string) (base string, p part, ok bool) {
 		}
 	}
 	return name, partValue, false
-}
-
-// bind completes a binding for a series matched by rule r.
-func bind(b binding, r rule, p part, ls labels.Labels) binding {
-	b.use = true
-	b.metric = r.metric
-	b.part = p
-	b.scale = 1
-	if r.scale != 0 {
-		b.scale = r.scale
-	}
-	b.fallback = r.fallback
-	b.kv = r.kv
-	b.series = ls.Hash()
-	if p == partBucket {
-		le, err := parseLE(ls.Get(model.BucketLabel))
-		if err != nil {
-			return skip(b.family, "bucket without a valid le label")
-		}
-		if r.leScale != 0 {
-			le *= r.leScale
-		}
-		b.le = le
-	}
-	if p == partSum && r.leScale != 0 && r.metric.Kind() == KindHistogram {
-		b.scale = r.leScale
-	}
-	return b
 }
 
 func parseLE(s string) (float64, error) {

@@ -1,7 +1,9 @@
 // Package engine turns the raw samples of one engine's /metrics into a
 // canonical observation of that instance: which role it plays, its counters
 // by source series, its gauges and its histograms, whatever the engine
-// (vLLM, SGLang) and its KV connector (FlagCX, NIXL, Mooncake) call them.
+// (vLLM, SGLang, TensorRT-LLM) and its KV connector (FlagCX, NIXL,
+// Mooncake, Dynamo) call them. Each engine and connector is a table
+// registered from its own file; docs/adapters.md describes the contract.
 package engine
 
 // Metric is a canonical quantity ptdmon reads from an engine.
@@ -159,27 +161,9 @@ func ParseRole(s string) (Role, bool) {
 	return RoleUnknown, false
 }
 
-// Engine names an inference engine's exposition dialect.
+// Engine names an inference engine's exposition dialect; each engine's
+// file declares its own and registers its Adapter.
 type Engine string
 
-const (
-	EngineAuto  Engine = ""
-	VLLM        Engine = "vllm"
-	SGLang      Engine = "sglang"
-	TensorRTLLM Engine = "trtllm"
-)
-
-// ParseEngine accepts vllm, sglang, trtllm and auto.
-func ParseEngine(s string) (Engine, bool) {
-	switch s {
-	case "", "auto":
-		return EngineAuto, true
-	case "vllm":
-		return VLLM, true
-	case "sglang":
-		return SGLang, true
-	case "trtllm", "tensorrt-llm", "tensorrt_llm":
-		return TensorRTLLM, true
-	}
-	return EngineAuto, false
-}
+// EngineAuto detects the engine from the exposition's family names.
+const EngineAuto Engine = ""

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"sort"
 	"strings"
 
@@ -27,6 +28,7 @@ var ErrUnusable = errors.New("unusable exposition")
 // of what each raw series means, so a steady-state read does not allocate.
 // It is not safe for concurrent use; keep one per target.
 type Reader struct {
+	adapters  []*adapter
 	engine    Engine
 	role      Role
 	kv        KVSource
@@ -62,6 +64,7 @@ type groupKey struct {
 // restricts KV bytes to one connector (KVAuto: every connector found).
 func NewReader(engine Engine, role Role, kv KVSource) *Reader {
 	return &Reader{
+		adapters:  snapshot(),
 		engine:    engine,
 		role:      role,
 		kv:        kv,
@@ -132,18 +135,15 @@ func (r *Reader) visit(s *expo.Sample) error {
 
 func (r *Reader) classify(name string, t model.MetricType) binding {
 	var b binding
-	switch {
-	case strings.HasSuffix(name, "_created"):
+	i := -1
+	if strings.HasSuffix(name, "_created") {
 		b = skip(name, "creation timestamp, not a sample value")
-	case strings.HasPrefix(name, "vllm:"):
-		b = classifyVLLM(name, t, r.lbls)
-	case strings.HasPrefix(name, "sglang:"):
-		b = classifySGLang(name, t, r.lbls)
-	case isTRTLLM(name):
-		b = classifyTRTLLM(name, t, r.lbls, r.role)
-	default:
+	} else if i = claim(r.adapters, name); i >= 0 {
+		b = r.adapters[i].bind(name, t, r.lbls, r.role)
+	} else {
 		b = skip(familyOf(name), "not an engine metric ptdmon reads")
 	}
+	b.adapter = int8(i)
 	if b.use && b.kv != KVAuto && r.kv != KVAuto && b.kv != r.kv {
 		b = skip(b.family, fmt.Sprintf("KV source %s not selected (kv_source: %s)", b.kv, r.kv))
 	}
@@ -152,12 +152,6 @@ func (r *Reader) classify(name string, t model.MetricType) binding {
 	}
 	b.mtype = t
 	return b
-}
-
-// isTRTLLM tells TensorRT-LLM's names, prefixed or not, from other families.
-func isTRTLLM(name string) bool {
-	_, ok := trtllmName(name)
-	return ok
 }
 
 func familyOf(name string) string {
@@ -171,8 +165,8 @@ func familyOf(name string) string {
 func (r *Reader) finish(o *Observation) error {
 	clear(r.minRank)
 	r.primary = [NumMetrics]bool{}
-	var engines [3]bool
-	var roles [2]bool // prefill, decode
+	var engines uint64 // bit i: adapter i's families were read
+	var roles [2]bool  // prefill, decode
 	for _, s := range r.staged {
 		b := s.b
 		if !b.fallback {
@@ -184,14 +178,7 @@ func (r *Reader) finish(o *Observation) error {
 				r.minRank[k] = b.rank
 			}
 		}
-		switch b.engine {
-		case VLLM:
-			engines[0] = true
-		case SGLang:
-			engines[1] = true
-		case TensorRTLLM:
-			engines[2] = true
-		}
+		engines |= 1 << b.adapter
 		switch b.role {
 		case Prefill:
 			roles[0] = true
@@ -260,26 +247,26 @@ func (r *Reader) finish(o *Observation) error {
 	return nil
 }
 
-func (r *Reader) resolve(o *Observation, engines [3]bool, roles [2]bool) error {
-	n := 0
-	for _, e := range engines {
-		if e {
-			n++
-		}
-	}
+func (r *Reader) resolve(o *Observation, engines uint64, roles [2]bool) error {
 	switch {
 	case r.engine != EngineAuto:
 		o.Engine = r.engine
-	case n > 1:
-		return fmt.Errorf("%w: it mixes metrics of several engines (vllm:, sglang:, trtllm_); set the target's engine", ErrUnusable)
-	case engines[0]:
-		o.Engine = VLLM
-	case engines[1]:
-		o.Engine = SGLang
-	case engines[2]:
-		o.Engine = TensorRTLLM
+	case bits.OnesCount64(engines) > 1:
+		var found []string
+		for i, a := range r.adapters {
+			if engines&(1<<i) != 0 {
+				found = append(found, a.Prefix)
+			}
+		}
+		return fmt.Errorf("%w: it mixes metrics of several engines (%s); set the target's engine", ErrUnusable, strings.Join(found, ", "))
+	case engines != 0:
+		o.Engine = r.adapters[bits.TrailingZeros64(engines)].Engine
 	default:
-		return fmt.Errorf("%w: no vLLM (vllm:), SGLang (sglang:) or TensorRT-LLM metrics in it", ErrUnusable)
+		var known []string
+		for _, a := range r.adapters {
+			known = append(known, a.Display+" ("+a.Prefix+")")
+		}
+		return fmt.Errorf("%w: no %s metrics in it", ErrUnusable, orList(known))
 	}
 	if r.role != RoleUnknown {
 		o.Role = r.role
@@ -358,4 +345,12 @@ func (r *Reader) evict() {
 			delete(r.cache, k)
 		}
 	}
+}
+
+// orList writes "a, b or c".
+func orList(items []string) string {
+	if n := len(items); n > 1 {
+		return strings.Join(items[:n-1], ", ") + " or " + items[n-1]
+	}
+	return strings.Join(items, "")
 }

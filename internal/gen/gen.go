@@ -29,7 +29,7 @@ type Target struct {
 type Input struct {
 	Targets []Target
 	// FileSD lists file_sd files (globs) that also supply engine targets,
-	// with ptdmon's labels ptd_role, ptd_engine and ptd_name.
+	// with ptdmon's labels ptd_role, ptd_engine and ptd_target.
 	FileSD []string
 	// PtdmonAddr is host:port of ptdmon's own /metrics.
 	PtdmonAddr string
@@ -43,6 +43,11 @@ type Input struct {
 	KVSource string
 	// RuleFiles are written into the Prometheus config's rule_files.
 	RuleFiles []string
+	// BuildContext is the ptdmon source tree relative to the compose
+	// directory, and Dockerfile the Dockerfile relative to BuildContext:
+	// the compose file builds the ptdmon image from them. Defaults: the
+	// layout of this repository's deploy/compose.
+	BuildContext, Dockerfile string
 }
 
 // Defaults for an Input built from nothing.
@@ -75,6 +80,9 @@ func (in Input) withDefaults() Input {
 	}
 	if in.PtdmonAddr == "" {
 		in.PtdmonAddr = DefaultPtdmonAddr
+	}
+	if in.BuildContext == "" {
+		in.BuildContext, in.Dockerfile = "../..", "deploy/compose/Dockerfile"
 	}
 	return in
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
 	"github.com/grafana/grafana-foundation-sdk/go/stat"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
 )
 
 // Dashboard UIDs, stable so links and provisioning keep working.
@@ -116,27 +118,43 @@ var stageFilter = []string{filterPath, filterModel}
 // latencyPanels query the engines' histograms: ptdmon does not re-export
 // them, so these need Prometheus to scrape the engines (the engines path).
 func latencyPanels(by, extra string) []panelSpec {
-	fam := []struct{ title, vllm, sglang string }{
-		{"TTFT", "vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds"},
-		{"ITL", "vllm:inter_token_latency_seconds", "sglang:inter_token_latency_seconds"},
-		{"E2E latency", "vllm:e2e_request_latency_seconds", "sglang:e2e_request_latency_seconds"},
-	}
+	fam := []struct {
+		title  string
+		metric engine.Metric
+	}{{"TTFT", engine.TTFT}, {"ITL", engine.ITL}, {"E2E latency", engine.E2E}}
 	var out []panelSpec
 	for _, f := range fam {
 		p := panelSpec{title: f.title + " p50 / p99", unit: "s", span: 8, height: 8,
 			desc: "histogram_quantile over the engines' own histograms (needs the engines scrape job); one quantile per engine kind and role, since bucket layouts differ between engines."}
 		for _, q := range []string{"0.5", "0.99"} {
-			for _, e := range []struct{ name, fam string }{{"vLLM", f.vllm}, {"SGLang", f.sglang}} {
+			// The histogram families come from the engine adapters' tables.
+			for _, a := range latencyEngines(f.metric) {
 				m := []string{onlyPtd, `model_name=~"$model"`}
 				if extra != "" {
 					m = append(m, extra)
 				}
 				expr := fmt.Sprintf("histogram_quantile(%s, sum by (le, %s) (rate(%s[$__rate_interval])))",
-					q, by, sel(e.fam+"_bucket", m...))
-				p.queries = append(p.queries, query{expr, fmt.Sprintf("%s p%s {{%s}}", e.name, strings.TrimPrefix(q, "0."), by)})
+					q, by, sel(a.fam+"_bucket", m...))
+				p.queries = append(p.queries, query{expr, fmt.Sprintf("%s p%s {{%s}}", a.name, strings.TrimPrefix(q, "0."), by)})
 			}
 		}
 		out = append(out, p)
+	}
+	return out
+}
+
+// latencyFamily is one engine's histogram family behind a latency panel.
+type latencyFamily struct{ name, fam string }
+
+// latencyEngines are the engines with latency panels (vLLM and SGLang) and
+// their histogram family of metric m.
+func latencyEngines(m engine.Metric) []latencyFamily {
+	var out []latencyFamily
+	for _, e := range []engine.Engine{engine.VLLM, engine.SGLang} {
+		a, _ := engine.Lookup(e)
+		if f, ok := a.Family(m, engine.KVAuto); ok {
+			out = append(out, latencyFamily{a.Display, f.Name})
+		}
 	}
 	return out
 }

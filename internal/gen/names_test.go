@@ -261,3 +261,47 @@ func TestDashboardQueriesUseKnownNames(t *testing.T) {
 		}
 	}
 }
+
+// The engine rules are built from the adapters' tables: a newly registered
+// engine shows up in them with its own names, rank and split labels,
+// finish reasons and KV connector, and every generated name is known.
+func TestRulesFollowAdapterTables(t *testing.T) {
+	engine.Register(engine.Adapter{
+		Engine: "toy", Display: "ToyLLM", Order: 99, Prefix: "toy:", ModelLabel: "model_name",
+		RankLabels: []string{"tp"}, SplitLabels: []string{"lora"},
+		FinishedLabel: "reason", NotCompleted: []engine.Reason{{Value: "cancel", Metric: engine.Aborted}},
+		Families: []engine.Family{
+			{Name: "toy:done_total", Type: "counter", Metric: engine.Completed, Finished: true},
+			{Name: "toy:active", Type: "gauge", Metric: engine.Running},
+		},
+	})
+	engine.RegisterConnector(engine.Connector{Source: "toylink", Engine: "toy", Order: 99, Families: []engine.Family{
+		{Name: "toy:link_kib", Type: "histogram", Metric: engine.KVBytes, Sizes: true, Count: engine.KVTransfers, Scale: 1024},
+	}})
+	t.Cleanup(func() { engine.Unregister("toy") })
+
+	rules := Rules(Input{})
+	k := newKnownNames(t, rules)
+	var all []string
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			if err := k.checkExpr(r.Expr); err != nil {
+				t.Errorf("rule %s%s: %v", r.Record, r.Alert, err)
+			}
+			all = append(all, r.Expr)
+			if r.Labels["source"] == "toylink" && !strings.HasPrefix(r.Expr, "sum by") {
+				t.Errorf("toylink rule %s", r.Expr)
+			}
+		}
+	}
+	text := strings.Join(all, "\n")
+	for _, want := range []string{
+		`max without (tp) (irate(toy:done_total{ptd_role!="", lora="", reason!~"cancel"}[5s]))`,
+		`max without (tp) (toy:active{ptd_role!="", lora=""})`,
+		`1024 * sum by (ptd_target, ptd_role, ptd_engine, model_name) (max without (tp) (rate(toy:link_kib_sum{ptd_role!="", lora=""}[5s])))`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("rules lack %s", want)
+		}
+	}
+}

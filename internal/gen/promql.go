@@ -55,11 +55,12 @@ func toTargetLabels(agg, expr string) string {
 	return sumBy(agg, targetBy, e)
 }
 
-// sglangRanks collapses SGLang's tensor/pipeline-parallel ranks: every rank
-// of a data-parallel group reports the same requests, so they are not added
-// (dp_rank and pid stay, and are added).
-func sglangRanks(expr string) string {
-	return "max without (tp_rank, pp_rank) (" + expr + ")"
+// collapseRanks collapses an engine's replicated tensor/pipeline-parallel
+// ranks (SGLang's tp_rank, pp_rank): every rank of a data-parallel group
+// reports the same requests, so they are not added (the group labels,
+// dp_rank and pid, stay and are added).
+func collapseRanks(ranks []string, expr string) string {
+	return "max without (" + strings.Join(ranks, ", ") + ") (" + expr + ")"
 }
 
 // union joins per-engine expressions that already carry distinct label

@@ -3,9 +3,13 @@ package gen
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
 )
 
 // RuleFile is a Prometheus rule file (also the spec of a PrometheusRule).
@@ -119,176 +123,171 @@ func ptdmonTargetRules(n Names, w string) []Rule {
 	)
 }
 
-// kvByteSource is one engine counter of KV bytes, counted on the side its
-// connector counts it (FlagCX and SGLang on prefill, NIXL on decode), so
-// adding every source over every target counts each transfer once.
-type kvByteSource struct {
-	name, series string
-	sglang       bool
-	trtllm       bool
-	scale        string
-}
-
-var kvByteSources = []kvByteSource{
-	{name: "flagcx", series: "vllm:flagcx_total_bytes_transferred_total"},
-	{name: "nixl", series: "vllm:nixl_bytes_transferred_sum"},
-	{name: "mooncake", series: "vllm:mooncake_bytes_transferred_sum"},
-	// Only the histogram (SGLang PR #19009 and later) has a cumulative _sum;
-	// the older gauge of the same family name is not matched by _sum.
-	{name: "sglang", series: "sglang:kv_transfer_total_mb_sum", sglang: true, scale: "1048576"},
-	// Dynamo's per-request KV size histogram of TensorRT-LLM workers: its
-	// _sum is a bytes counter. Dynamo always writes the trtllm_ prefix.
-	{name: "dynamo", series: "trtllm_kv_transfer_bytes_sum", trtllm: true},
-}
-
-// engineSeries is the per-target aggregation of one engine series, with
-// SGLang's replicated ranks collapsed and its per-priority split skipped.
-func engineSeries(agg, inner string, sglang bool) string {
-	if sglang {
-		inner = sglangRanks(inner)
-	}
-	return sumBy(agg, engineBy, inner)
-}
-
-func vllmSel(name string, extra ...string) string {
-	return sel(name, append([]string{onlyPtd}, extra...)...)
-}
-
-func sglangSel(name string) string {
-	return sel(name, onlyPtd, `priority=""`)
-}
-
-// trtllmNotCompleted are the finish reasons of TensorRT-LLM's
-// request_success_total that are not completions (engine.trtllmFinished).
-const trtllmNotCompleted = `finished_reason!~"abort|aborted|error|cancelled|canceled|timeout"`
-
-// trtllmEngine restricts TensorRT-LLM's unprefixed (older) names, which are
-// generic, to targets declared as TensorRT-LLM.
-const trtllmEngine = `ptd_engine="trtllm"`
-
-// trtllmModel reads TensorRT-LLM's model_name="undefined" as no model, as
-// ptdmon's adapter does.
-func trtllmModel(expr string) string {
-	return fmt.Sprintf(`label_replace(%s, "model_name", "", "model_name", "undefined")`, expr)
-}
-
-// trtllmSeries is the per-target aggregation of one TensorRT-LLM series
-// under both spellings: trtllm_<name> (newer builds, Dynamo) and the bare
-// <name> of older builds, only on TensorRT-LLM targets. A build exports
-// one of them; were there both, they are added, like ptdmon's adapter does.
-// inner wraps each selector (a range function, or nothing for gauges).
-func trtllmSeries(agg, name string, inner func(string) string, extra ...string) string {
-	if inner == nil {
-		inner = func(s string) string { return s }
-	}
-	prefixed := sel("trtllm_"+name, append([]string{onlyPtd}, extra...)...)
-	bare := sel(name, append([]string{onlyPtd, trtllmEngine}, extra...)...)
-	return sumBy(agg, engineBy, trtllmModel(union(inner(prefixed), inner(bare))))
-}
-
-// trtllmCompleted are TensorRT-LLM's completions: request_success_total
-// without aborted, failed, cancelled or timed-out requests, and
-// num_requests_completed_total only on targets without the former; plus
-// the disaggregated front server's per-phase counters, ctx_* read on its
-// prefill target and gen_* on its decode target (the same URL added twice).
-func trtllmCompleted(fn, w string) []string {
-	rng := func(s string) string { return rangeFn(fn, s, w) }
-	return []string{
-		fallback(
-			trtllmSeries("sum", "request_success_total", rng, trtllmNotCompleted),
-			trtllmSeries("sum", "num_requests_completed_total", rng)),
-		sumBy("sum", engineBy, trtllmModel(union(
-			rng(sel("ctx_completed_requests_total", `ptd_role="prefill"`, trtllmEngine)),
-			rng(sel("gen_completed_requests_total", `ptd_role="decode"`, trtllmEngine))))),
-	}
-}
-
 // engineTargetRules compute the same target-level series straight from the
-// engines' own counters and gauges (docs/design.md#the-three-curves,
-// docs/engines.md#the-counters-behind-the-three-curves).
+// engines' own counters and gauges, reading the engine adapters' tables
+// (internal/engine): the families, their deprecated names, finish reasons
+// that are not completions, rank and split labels are the ones ptdmon's
+// own reader applies (docs/adapters.md).
 func engineTargetRules(n Names, w, kvSource string) []Rule {
 	p := []string{"path", pathEngines}
+	adapters := engine.Adapters()
 	var out []Rule
 	for i, fn := range []string{"irate", "rate"} {
-		completed := union(append([]string{
-			// Completions exclude aborted and failed requests.
-			engineSeries("sum", rangeFn(fn, vllmSel("vllm:request_success_total", `finished_reason!~"abort|error"`), w), false),
-			engineSeries("sum", rangeFn(fn, sglangSel("sglang:num_requests_total"), w), true),
-		}, trtllmCompleted(fn, w)...)...)
-		out = append(out, record(n.TargetCompleted[i], toTargetLabels("sum", completed), p...))
-		for _, s := range kvByteSources {
-			if kvSource != "" && kvSource != "auto" && kvSource != s.name {
+		rng := func(s string) string { return rangeFn(fn, s, w) }
+		var completed []string
+		for _, a := range adapters {
+			completed = append(completed, metricExprs(a, engine.Completed, "sum", rng)...)
+		}
+		out = append(out, record(n.TargetCompleted[i], toTargetLabels("sum", union(completed...)), p...))
+		for _, c := range engine.Connectors() {
+			if kvSource != "" && kvSource != "auto" && kvSource != string(c.Source) {
 				continue
 			}
-			matcher := vllmSel(s.series)
-			if s.sglang {
-				matcher = sglangSel(s.series)
+			a, _ := engine.Lookup(c.Engine)
+			f, ok := a.Family(engine.KVBytes, c.Source)
+			if !ok {
+				continue
 			}
-			e := engineSeries("sum", rangeFn(fn, matcher, w), s.sglang)
-			if s.trtllm {
-				e = sumBy("sum", engineBy, trtllmModel(rangeFn(fn, matcher, w)))
+			suffix := ""
+			if f.Sizes {
+				suffix = "_sum" // a size histogram's _sum counts bytes
 			}
-			if s.scale != "" {
-				e = s.scale + " * " + e
+			e := series("sum", a, []engine.Family{f}, suffix, rng)
+			if f.Scale != 0 && f.Scale != 1 {
+				e = strconv.FormatFloat(f.Scale, 'f', -1, 64) + " * " + e
 			}
-			out = append(out, record(n.TargetKVBytes[i], toTargetLabels("sum", e), "path", pathEngines, "source", s.name))
+			out = append(out, record(n.TargetKVBytes[i], toTargetLabels("sum", e), "path", pathEngines, "source", string(c.Source)))
 		}
 	}
-	gauge := func(agg, vllm, sglang, trtllm string) string {
+	gauge := func(agg string, m engine.Metric) string {
 		var parts []string
-		if vllm != "" {
-			parts = append(parts, engineSeries(agg, vllmSel(vllm), false))
+		for _, a := range adapters {
+			parts = append(parts, metricExprs(a, m, agg, nil)...)
 		}
-		if sglang != "" {
-			parts = append(parts, engineSeries(agg, sglangSel(sglang), true))
-		}
-		if trtllm != "" {
-			parts = append(parts, trtllmSeries(agg, trtllm, nil))
+		if len(parts) == 0 {
+			return ""
 		}
 		return toTargetLabels(agg, union(parts...))
 	}
-	queue := func(q, expr string) Rule {
-		return record(n.TargetQueue, expr, "path", pathEngines, "queue", q)
-	}
-	// The bootstrap queue was called prealloc on prefill before; read the
-	// old name only where the new one is missing.
-	bootstrap := toTargetLabels("sum", fallback(
-		engineSeries("sum", sglangSel("sglang:num_prefill_bootstrap_queue_reqs"), true),
-		engineSeries("sum", sglangSel("sglang:num_prefill_prealloc_queue_reqs"), true)))
-	usage := toTargetLabels("avg", union(
-		fallback(engineSeries("avg", vllmSel("vllm:kv_cache_usage_perc"), false),
-			engineSeries("avg", vllmSel("vllm:gpu_cache_usage_perc"), false)),
-		engineSeries("avg", sglangSel("sglang:token_usage"), true),
-		trtllmSeries("avg", "kv_cache_utilization", nil)))
 	var failures []string
-	for _, f := range []struct {
-		series string
-		sglang bool
-	}{
-		{"vllm:flagcx_num_failed_transfers_total", false},
-		{"vllm:flagcx_num_failed_recvs_total", false},
-		{"vllm:nixl_num_failed_transfers_total", false},
-		{"vllm:mooncake_num_failed_transfers_total", false},
-		{"sglang:num_transfer_failed_reqs_total", true},
-	} {
-		s := vllmSel(f.series)
-		if f.sglang {
-			s = sglangSel(f.series)
+	rate := func(s string) string { return rangeFn("rate", s, failureWindow) }
+	for _, c := range engine.Connectors() {
+		a, _ := engine.Lookup(c.Engine)
+		for _, f := range a.Families {
+			if f.KV == c.Source && f.Metric == engine.KVFailures && !f.Deprecated && f.Skip == "" {
+				failures = append(failures, series("sum", a, []engine.Family{f}, "", rate))
+			}
 		}
-		failures = append(failures, engineSeries("sum", rangeFn("rate", s, failureWindow), f.sglang))
 	}
-	failures = append(failures, trtllmSeries("sum", "kv_transfer_failure_total",
-		func(s string) string { return rangeFn("rate", s, failureWindow) }))
+	out = append(out, record(n.TargetRunning, gauge("sum", engine.Running), p...))
+	for _, q := range []struct {
+		name string
+		m    engine.Metric
+	}{
+		{"waiting", engine.Waiting},
+		{"bootstrap", engine.QueueBootstrap},
+		{"inflight", engine.QueueInflight},
+		{"prealloc", engine.QueuePrealloc},
+		{"transfer", engine.QueueTransfer},
+	} {
+		if e := gauge("sum", q.m); e != "" {
+			out = append(out, record(n.TargetQueue, e, "path", pathEngines, "queue", q.name))
+		}
+	}
 	return append(out,
-		record(n.TargetRunning, gauge("sum", "vllm:num_requests_running", "sglang:num_running_reqs", "num_requests_running"), p...),
-		queue("waiting", gauge("sum", "vllm:num_requests_waiting", "sglang:num_queue_reqs", "num_requests_waiting")),
-		queue("bootstrap", bootstrap),
-		queue("inflight", gauge("sum", "", "sglang:num_prefill_inflight_queue_reqs", "")),
-		queue("prealloc", gauge("sum", "", "sglang:num_decode_prealloc_queue_reqs", "")),
-		queue("transfer", gauge("sum", "", "sglang:num_decode_transfer_queue_reqs", "")),
-		record(n.TargetKVUsage, usage, p...),
+		record(n.TargetKVUsage, gauge("avg", engine.KVUsage), p...),
 		record(n.TargetKVFailures, toTargetLabels("sum", union(failures...)), p...),
 	)
+}
+
+// metricExprs are adapter a's per-target expressions for metric m from its
+// own families (not its connectors'): the current families, falling back
+// to the deprecated ones only for targets the current ones have nothing
+// for (engines export both for a while: they must not be added), and the
+// role-gated families of a multi-role process as a part of their own.
+func metricExprs(a engine.Adapter, m engine.Metric, agg string, inner func(string) string) []string {
+	var cur, dep, gated []engine.Family
+	for _, f := range a.Families {
+		switch {
+		case f.Metric != m || f.KV != engine.KVAuto || f.Skip != "" || f.Sizes:
+		case f.Role != engine.RoleUnknown:
+			gated = append(gated, f)
+		case f.Deprecated:
+			dep = append(dep, f)
+		default:
+			cur = append(cur, f)
+		}
+	}
+	var parts []string
+	for _, f := range append(cur, dep...) {
+		parts = append(parts, series(agg, a, []engine.Family{f}, "", inner))
+	}
+	var out []string
+	if len(parts) > 0 {
+		out = append(out, fallback(parts...))
+	}
+	if len(gated) > 0 {
+		out = append(out, series(agg, a, gated, "", inner))
+	}
+	return out
+}
+
+// series is the per-target aggregation of families of adapter a (their
+// names plus suffix), each selector wrapped in inner (a range function, or
+// nothing for gauges): replicated ranks collapsed, split series and other
+// finish reasons left out, an unset model label emptied.
+func series(agg string, a engine.Adapter, fams []engine.Family, suffix string, inner func(string) string) string {
+	if inner == nil {
+		inner = func(s string) string { return s }
+	}
+	var sels []string
+	for _, f := range fams {
+		for _, s := range selectors(a, f, suffix) {
+			sels = append(sels, inner(s))
+		}
+	}
+	e := union(sels...)
+	if len(a.RankLabels) > 0 {
+		e = collapseRanks(a.RankLabels, e)
+	}
+	if a.Unset != "" {
+		e = fmt.Sprintf(`label_replace(%s, "%s", "", "%s", "%s")`, e, a.ModelLabel, a.ModelLabel, a.Unset)
+	}
+	return sumBy(agg, engineBy, e)
+}
+
+// selectors are the selectors of family f: ptdmon's targets only (a
+// role-gated family on targets of its role), without split series, and
+// for an adapter whose prefix is optional, both spellings: the bare name,
+// which is generic, only on targets declared as that engine.
+func selectors(a engine.Adapter, f engine.Family, suffix string) []string {
+	first := onlyPtd
+	if f.Role != engine.RoleUnknown {
+		first = fmt.Sprintf(`ptd_role="%s"`, f.Role)
+	}
+	var extra []string
+	for _, l := range a.SplitLabels {
+		extra = append(extra, l+`=""`)
+	}
+	if f.Finished && len(a.NotCompleted) > 0 {
+		var reasons []string
+		for _, r := range a.NotCompleted {
+			reasons = append(reasons, regexp.QuoteMeta(r.Value))
+		}
+		extra = append(extra, a.FinishedLabel+"!~"+strconv.Quote(strings.Join(reasons, "|")))
+	}
+	if !a.PrefixOptional {
+		return []string{sel(f.Name+suffix, append([]string{first}, extra...)...)}
+	}
+	var out []string
+	bare, prefixed := strings.CutPrefix(f.Name, a.Prefix)
+	if prefixed {
+		out = append(out, sel(f.Name+suffix, append([]string{first}, extra...)...))
+	}
+	if !prefixed || !f.PrefixOnly {
+		out = append(out, sel(bare+suffix, append([]string{first, fmt.Sprintf(`ptd_engine="%s"`, a.Engine)}, extra...)...))
+	}
+	return out
 }
 
 // kvRequestRules record B_request per path: ptdmon exports the value it

@@ -77,13 +77,14 @@ const (
 )
 
 // engineRelabel turns the hidden labels (static targets) or file_sd's
-// ptd_name into ptd_target/ptd_role/ptd_engine, and points TensorRT-LLM at
+// ptd_target into ptd_target/ptd_role/ptd_engine, and points TensorRT-LLM at
 // its Prometheus endpoint unless the URL names another path.
 func engineRelabel() []relabelConfig {
 	return []relabelConfig{
-		// Default name: host:port, as ptdmon names file_sd targets.
-		{SourceLabels: []string{"__address__"}, TargetLabel: labelTarget},
-		{SourceLabels: []string{"ptd_name"}, Regex: "(.+)", TargetLabel: labelTarget},
+		// A file_sd ptd_target is kept; else the deprecated ptd_name, else
+		// host:port, as ptdmon names file_sd targets.
+		{SourceLabels: []string{labelTarget, "ptd_name"}, Separator: ";", Regex: ";(.+)", TargetLabel: labelTarget},
+		{SourceLabels: []string{labelTarget, "__address__"}, Separator: ";", Regex: ";(.+)", TargetLabel: labelTarget},
 		{SourceLabels: []string{hiddenName}, Regex: "(.+)", TargetLabel: labelTarget},
 		{SourceLabels: []string{hiddenRole}, Regex: "(.+)", TargetLabel: labelRole},
 		{SourceLabels: []string{hiddenEngine}, Regex: "(.+)", TargetLabel: labelEngine},

@@ -148,7 +148,7 @@ func toRecord(in *rawRecord, rec *record, arena *[]reqStat) {
 				continue
 			}
 			var st reqStat
-			put(&st.ID, q.ID)
+			st.ID.setRaw(q.ID)
 			put(&st.Stage, q.Stage)
 			if object(q.Dis) {
 				var d rawDis

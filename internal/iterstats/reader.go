@@ -14,6 +14,7 @@ package iterstats
 
 import (
 	"bytes"
+	"container/heap"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,11 +23,19 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/reqledger"
 )
 
 // ErrEmpty is returned for an empty poll ([]) when no record was ever seen:
 // the engine runs without iteration statistics, or has not iterated yet.
-var ErrEmpty = errors.New("iteration stats are empty (is enable_iter_perf_stats set on the engine?)")
+// Its scrape-failure reason is iterstats_empty.
+var ErrEmpty error = &reasonError{"iterstats_empty", "iteration stats are empty (is enable_iter_perf_stats set on the engine?)"}
+
+// reasonError names its scrape-failure reason (engine.ReasonError).
+type reasonError struct{ reason, msg string }
+
+func (e *reasonError) Error() string  { return e.msg }
+func (e *reasonError) Reason() string { return e.reason }
 
 // ErrNotArray is wrapped by the error for a body that is not a JSON array.
 var ErrNotArray = errors.New("iteration stats body is not a JSON array")
@@ -156,7 +165,7 @@ type Reader struct {
 	log  *slog.Logger
 
 	buf   []record
-	heap  []int // indices into buf, min-heap by age (oldest on top)
+	heap  oldest
 	idx   []int
 	seqs  []int64
 	arena []reqStat // requestStats of the poll's records
@@ -361,7 +370,7 @@ func (r *Reader) Read(body []byte, polledAt time.Time) (*engine.Observation, tim
 // after the array started.
 func (r *Reader) decode(body []byte) (broken, err error) {
 	r.buf = r.buf[:0]
-	r.heap = r.heap[:0]
+	r.heap = oldest{buf: &r.buf, idx: r.heap.idx[:0]}
 	r.seqs = r.seqs[:0]
 	r.arena = r.arena[:0]
 	switch c := firstByte(body); c {
@@ -431,48 +440,36 @@ func describe(c byte) string {
 func (r *Reader) keep(rec *record) bool {
 	if len(r.buf) < r.opts.MaxBuffered {
 		r.buf = append(r.buf, *rec)
-		r.heap = append(r.heap, len(r.buf)-1)
-		r.up(len(r.heap) - 1)
+		// Append and sift up without heap.Push, which would box the index.
+		r.heap.idx = append(r.heap.idx, len(r.buf)-1)
+		heap.Fix(&r.heap, len(r.heap.idx)-1)
 		return true
 	}
-	top := r.heap[0]
+	top := r.heap.idx[0]
 	if !r.buf[top].less(rec) {
 		return false // rec is the oldest
 	}
 	r.buf[top] = *rec
-	r.down(0)
+	heap.Fix(&r.heap, 0)
 	return false
 }
 
-func (r *Reader) hless(i, j int) bool { return r.buf[r.heap[i]].less(&r.buf[r.heap[j]]) }
-
-func (r *Reader) up(j int) {
-	for j > 0 {
-		i := (j - 1) / 2
-		if !r.hless(j, i) {
-			break
-		}
-		r.heap[i], r.heap[j] = r.heap[j], r.heap[i]
-		j = i
-	}
+// oldest is a container/heap of indices into the buffer, the oldest
+// record (by iter, then statsSequence) on top.
+type oldest struct {
+	buf *[]record
+	idx []int
 }
 
-func (r *Reader) down(i int) {
-	n := len(r.heap)
-	for {
-		j := 2*i + 1
-		if j >= n {
-			return
-		}
-		if k := j + 1; k < n && r.hless(k, j) {
-			j = k
-		}
-		if !r.hless(j, i) {
-			return
-		}
-		r.heap[i], r.heap[j] = r.heap[j], r.heap[i]
-		i = j
-	}
+func (h *oldest) Len() int           { return len(h.idx) }
+func (h *oldest) Less(i, j int) bool { return (*h.buf)[h.idx[i]].less(&(*h.buf)[h.idx[j]]) }
+func (h *oldest) Swap(i, j int)      { h.idx[i], h.idx[j] = h.idx[j], h.idx[i] }
+func (h *oldest) Push(x any)         { h.idx = append(h.idx, x.(int)) }
+func (h *oldest) Pop() any {
+	n := len(h.idx) - 1
+	x := h.idx[n]
+	h.idx = h.idx[:n]
+	return x
 }
 
 // account adds one row to the cumulative state, in iteration order.
@@ -759,17 +756,11 @@ func (r *Reader) latency(hostSum float64, hostN int, at time.Time) {
 		}
 		l.N = n
 		l.Mean = ms(sum / float64(n))
-		l.P50 = ms(quantile(r.lats, 0.50))
-		l.P99 = ms(quantile(r.lats, 0.99))
+		l.P50 = ms(reqledger.NearestRank(r.lats, 50))
+		l.P99 = ms(reqledger.NearestRank(r.lats, 99))
 		l.Max = ms(r.lats[n-1])
 	}
 	r.last = l
-}
-
-// quantile is the nearest-rank quantile of sorted values.
-func quantile(sorted []float64, q float64) float64 {
-	i := int(math.Ceil(q*float64(len(sorted)))) - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
 func ms(v float64) time.Duration {

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/ptdmon/ptdmon/internal/reqledger"
 )
 
 // The types below hold TensorRT-LLM's IterationStats fields tolerantly: a
@@ -53,25 +55,19 @@ func (n *integer) set(k kind, raw []byte) {
 	*n = integer{int64(f), true}
 }
 
-// reqID is a request id: a 64-bit integer that must not pass through
-// float64 (ids above 2^53 are common). A string holding an integer is
-// accepted.
+// reqID is a request id as a number: a 64-bit integer read exactly (ids
+// above 2^53 are common), by the same parser as the request ledger's.
 type reqID struct {
 	v  uint64
 	ok bool
 }
 
-func (n *reqID) set(k kind, raw []byte) {
+// setRaw reads the id from its raw JSON value (an integer literal or a
+// string holding one).
+func (n *reqID) setRaw(raw []byte) {
 	*n = reqID{}
-	if (k != kindNumber && k != kindString) || len(raw) == 0 {
-		return
-	}
-	if v, err := strconv.ParseUint(string(raw), 10, 64); err == nil {
-		*n = reqID{v, true}
-		return
-	}
-	if v, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
-		*n = reqID{uint64(v), true}
+	if id, err := reqledger.ParseID(raw); err == nil {
+		n.v, n.ok = id.Uint64()
 	}
 }
 

@@ -7,10 +7,12 @@ import (
 	"strconv"
 )
 
-// parseID reads a request id from its raw JSON value without going through
+// ParseID reads a request id from its raw JSON value without going through
 // float64: an integer literal is checked with strconv and kept as text, a
 // string is kept as written (TensorRT-LLM writes non-numeric ids as strings).
-func parseID(raw json.RawMessage) (ID, error) {
+// null or nothing is the unknown id "". It is ptdmon's one id parser: the
+// iteration-statistics reader uses it too.
+func ParseID(raw json.RawMessage) (ID, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
@@ -30,4 +32,16 @@ func parseID(raw json.RawMessage) (ID, error) {
 		return ID(s), nil
 	}
 	return "", fmt.Errorf("request id %s is not a 64-bit integer or a string", raw)
+}
+
+// Uint64 is the id as a 64-bit integer, when it is one (a negative id is
+// kept as its two's-complement bits, so distinct ids stay distinct).
+func (id ID) Uint64() (uint64, bool) {
+	if v, err := strconv.ParseUint(string(id), 10, 64); err == nil {
+		return v, true
+	}
+	if v, err := strconv.ParseInt(string(id), 10, 64); err == nil {
+		return uint64(v), true
+	}
+	return 0, false
 }

@@ -106,7 +106,7 @@ func disaggRecord(w *wireLine, pos Pos) (Record, error) {
 	// Id preference: the disagg snowflake (B/C), then the ctx worker's id,
 	// which generation A uses to join ctx and gen items.
 	for _, raw := range []json.RawMessage{w.DisaggRequestID, idOf(w.CtxPerf), ctxIDOf(w.GenPerf), idOf(w.GenPerf)} {
-		id, err := parseID(raw)
+		id, err := ParseID(raw)
 		if err != nil {
 			return Record{}, err
 		}
@@ -120,10 +120,10 @@ func disaggRecord(w *wireLine, pos Pos) (Record, error) {
 		if p == nil {
 			continue
 		}
-		if _, err := parseID(p.RequestID); err != nil {
+		if _, err := ParseID(p.RequestID); err != nil {
 			return Record{}, err
 		}
-		if _, err := parseID(p.CtxRequestID); err != nil {
+		if _, err := ParseID(p.CtxRequestID); err != nil {
 			return Record{}, err
 		}
 	}
@@ -145,7 +145,7 @@ func workerRecord(w *wireLine, pos Pos) (Record, error) {
 		r.Gen = GenBC
 	}
 	for _, raw := range []json.RawMessage{w.DisaggRequestID, w.RequestID} {
-		id, err := parseID(raw)
+		id, err := ParseID(raw)
 		if err != nil {
 			return Record{}, err
 		}
@@ -153,7 +153,7 @@ func workerRecord(w *wireLine, pos Pos) (Record, error) {
 			r.ID = id
 		}
 	}
-	if _, err := parseID(w.CtxRequestID); err != nil {
+	if _, err := ParseID(w.CtxRequestID); err != nil {
 		return Record{}, err
 	}
 	r.Worker = phaseOf(&w.wirePhase, nil)

@@ -75,6 +75,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	}
 	done := make(chan struct{})
 	go func() { col.Run(ctx); close(done) }()
+	go watchHealth(ctx, l, log)
 	if len(cfg.FileSD) > 0 {
 		go watchFileSD(ctx, cfg, col, targets, log)
 	}

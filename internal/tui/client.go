@@ -3,8 +3,10 @@ package tui
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -22,7 +24,12 @@ func (c *Client) get(ctx context.Context, path string, v any) error {
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return err
+		// net/http's error repeats the method and URL: keep its cause.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("GET %s: %w", req.URL, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -48,4 +55,23 @@ func (c *Client) History(ctx context.Context, since time.Time) ([]Point, error) 
 		path += fmt.Sprintf("&since=%d", since.UnixMilli())
 	}
 	return s.Points, c.get(ctx, path, &s)
+}
+
+// BaseURL accepts what people type for a running ptdmon — a URL, or
+// host:port as printed by `serve -listen` — and returns the URL to use.
+func BaseURL(s string) (string, error) {
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", fmt.Errorf("want http://host:port or host:port: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("scheme %q: want http or https", u.Scheme)
+	}
+	if u.Host == "" {
+		return "", fmt.Errorf("%q has no host: want http://host:port or host:port", s)
+	}
+	return strings.TrimSuffix(u.String(), "/"), nil
 }

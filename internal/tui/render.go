@@ -1,16 +1,19 @@
 package tui
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 var sparks = []rune("▁▂▃▄▅▆▇█")
 
-// sparkline draws vs (nil = absent, drawn as a space) scaled to max.
-func sparkline(vs []*float64, width int, max float64) string {
+// sparkline draws vs (nil = absent, drawn as a space) scaled to peak.
+func sparkline(vs []*float64, width int, peak float64) string {
 	if len(vs) > width {
 		vs = vs[len(vs)-width:]
 	}
@@ -19,22 +22,15 @@ func sparkline(vs []*float64, width int, max float64) string {
 		switch {
 		case v == nil || math.IsNaN(*v):
 			b.WriteRune(' ')
-		case max <= 0:
+		case peak <= 0:
 			b.WriteRune(sparks[0])
 		default:
-			i := int(*v / max * float64(len(sparks)-1))
-			i = min(max0(i), len(sparks)-1)
+			i := int(*v / peak * float64(len(sparks)-1))
+			i = min(max(i, 0), len(sparks)-1)
 			b.WriteRune(sparks[i])
 		}
 	}
 	return b.String()
-}
-
-func max0(i int) int {
-	if i < 0 {
-		return 0
-	}
-	return i
 }
 
 // num formats a value, or "—" when absent.
@@ -48,17 +44,7 @@ func num(v *float64, unit string) string {
 func humanize(v float64, unit string) string {
 	switch unit {
 	case "B", "B/s":
-		suffixes := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-		i := 0
-		for math.Abs(v) >= 1024 && i < len(suffixes)-1 {
-			v /= 1024
-			i++
-		}
-		s := suffixes[i]
-		if unit == "B/s" {
-			s += "/s"
-		}
-		return fmt.Sprintf("%.2f %s", v, s)
+		return inUnit(v, byteUnit(v), unit == "B/s")
 	case "%":
 		return fmt.Sprintf("%.0f%%", v*100)
 	case "":
@@ -67,14 +53,73 @@ func humanize(v float64, unit string) string {
 	return fmt.Sprintf("%.2f", v)
 }
 
-// Render writes one frame. history holds the points before snap's, oldest
-// first; width is the terminal width.
-func Render(w io.Writer, snap *Snapshot, history []Point, width int) {
-	if width < 60 {
-		width = 60
+var byteSuffixes = []string{"B", "KiB", "MiB", "GiB", "TiB"}
+
+// byteUnit is the power of 1024 to show v in, chosen after rounding to two
+// decimals so that 1023.999 MiB reads 1.00 GiB, not 1024.00 MiB.
+func byteUnit(v float64) int {
+	i := 0
+	for i < len(byteSuffixes)-1 && math.Round(math.Abs(v)/math.Pow(1024, float64(i))*100)/100 >= 1024 {
+		i++
 	}
+	return i
+}
+
+func inUnit(v float64, unit int, perSec bool) string {
+	s := byteSuffixes[unit]
+	if perSec {
+		s += "/s"
+	}
+	return fmt.Sprintf("%.2f %s", v/math.Pow(1024, float64(unit)), s)
+}
+
+// byteColumn formats values of one column in the unit of its largest, so
+// that rows compare at a glance.
+func byteColumn(vs []*float64) []string {
+	peak := 0.0
+	for _, v := range vs {
+		if v != nil {
+			peak = max(peak, math.Abs(*v))
+		}
+	}
+	u := byteUnit(peak)
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = "—"
+		if v != nil {
+			out[i] = inUnit(*v, u, true)
+		}
+	}
+	return out
+}
+
+// MinWidth is the narrowest frame Render draws.
+const MinWidth = 60
+
+// Render writes one frame no wider than width columns. history holds the
+// points before snap's, oldest first.
+func Render(w io.Writer, snap *Snapshot, history []Point, width int) {
+	width = max(width, MinWidth)
+	var b bytes.Buffer
+	render(&b, snap, history, width)
+	for line := range strings.Lines(b.String()) {
+		io.WriteString(w, clip(strings.TrimSuffix(line, "\n"), width)+"\n")
+	}
+}
+
+func render(w io.Writer, snap *Snapshot, history []Point, width int) {
 	p := snap.Point
-	fmt.Fprintf(w, "ptdmon  %s  W=%gs  B_request %s (%s)\n", snap.Time.Local().Format("15:04:05"), snap.Window, bReq(snap), snap.KVRequest.Source)
+	win := fmt.Sprintf("%gs", snap.Window)
+	fmt.Fprintf(w, "ptdmon  %s  window W=%s  B_request %s\n", snap.Time.Local().Format("15:04:05"), win, bReq(snap))
+	if snap.KVRequest.Bytes <= 0 {
+		fmt.Fprintln(w, "  KV req/s absent: set -kv-bytes-per-request or -model-config")
+	}
+	if down, n, first := allDown(snap); down {
+		fmt.Fprintf(w, "ALL %d TARGETS DOWN\n", n)
+		for _, l := range wrap(first, width-2) {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
 	if p == nil {
 		fmt.Fprintln(w, "\nno data yet: waiting for the first tick")
 		return
@@ -82,15 +127,20 @@ func Render(w io.Writer, snap *Snapshot, history []Point, width int) {
 	if v := snap.Verdict; v != nil {
 		fmt.Fprintf(w, "VERDICT  %s\n", v.Headline)
 		for _, e := range v.Evidence {
-			fmt.Fprintf(w, "         · %s\n", e)
+			for i, l := range wrap(e, width-11) {
+				lead := "         · "
+				if i > 0 {
+					lead = "           "
+				}
+				fmt.Fprintf(w, "%s%s\n", lead, l)
+			}
 		}
 	}
-	spark := width - 44
-	fmt.Fprintf(w, "\n%-9s %12s %12s  %s\n", "req/s", "instant", "window", fmt.Sprintf("last %d ticks (window rate)", spark))
 	stages := []struct {
 		name string
 		get  func(*Point) *Stage
 	}{{"Prefill", func(q *Point) *Stage { return &q.Prefill }}, {"KV", func(q *Point) *Stage { return &q.KV }}, {"Decode", func(q *Point) *Stage { return &q.Decode }}}
+	spark := width - 36
 	var series [3][]*float64
 	peak := 0.0
 	for i, st := range stages {
@@ -98,16 +148,21 @@ func Render(w io.Writer, snap *Snapshot, history []Point, width int) {
 			series[i] = append(series[i], st.get(&history[j]).Window)
 		}
 		series[i] = append(series[i], st.get(p).Window)
+		if len(series[i]) > spark {
+			series[i] = series[i][len(series[i])-spark:]
+		}
 		for _, v := range series[i] {
 			if v != nil && *v > peak {
 				peak = *v
 			}
 		}
 	}
+	ticks := len(series[0])
+	fmt.Fprintf(w, "\n%-8s %11s %11s  %s\n", "req/s", "instant", win+" window", fmt.Sprintf("%s rate, last %d ticks", win, ticks))
 	var reasons []string
 	for i, st := range stages {
 		s := st.get(p)
-		fmt.Fprintf(w, "%-9s %12s %12s  %s\n", st.name, num(s.Instant, "/s"), num(s.Window, "/s"), sparkline(series[i], spark, peak))
+		fmt.Fprintf(w, "%-8s %11s %11s  %s\n", st.name, num(s.Instant, "/s"), num(s.Window, "/s"), sparkline(series[i], spark, peak))
 		if s.Window == nil {
 			reasons = append(reasons, fmt.Sprintf("%s absent: %s", st.name, s.Absent["requests_per_second_window"]))
 		} else if len(s.Missing) > 0 {
@@ -117,57 +172,105 @@ func Render(w io.Writer, snap *Snapshot, history []Point, width int) {
 	for _, r := range reasons {
 		fmt.Fprintf(w, "  %s\n", r)
 	}
-	fmt.Fprintf(w, "\nKV bytes/s  instant %s  window %s\n", num(p.KV.Bytes, "B/s"), num(p.KV.BytesW, "B/s"))
+	kv := byteColumn([]*float64{p.KV.Bytes, p.KV.BytesW})
+	fmt.Fprintf(w, "\nKV bytes/s  instant %s  %s window %s\n", kv[0], win, kv[1])
 	fmt.Fprintf(w, "Prefill  running %s  waiting %s  bootstrap %s  inflight %s  KV usage %s\n",
 		num(p.Prefill.Running, ""), num(p.Prefill.Waiting, ""), num(p.Prefill.Queues["bootstrap"], ""), num(p.Prefill.Queues["inflight"], ""), num(p.Prefill.KVUsage, "%"))
 	fmt.Fprintf(w, "Decode   running %s  waiting %s  prealloc %s  transfer %s  KV usage %s\n",
 		num(p.Decode.Running, ""), num(p.Decode.Waiting, ""), num(p.Decode.Queues["prealloc"], ""), num(p.Decode.Queues["transfer"], ""), num(p.Decode.KVUsage, "%"))
+	instances(w, snap, win)
+}
 
+// instances writes the per-instance table; notes (errors, absences) go on
+// lines of their own under it, where they have the whole width.
+func instances(w io.Writer, snap *Snapshot, win string) {
+	p := snap.Point
 	errs := map[string]string{}
 	for _, t := range snap.Targets {
 		errs[t.Name] = t.LastError
 	}
-	fmt.Fprintf(w, "\n%-20s %-8s %-7s %-5s %9s %11s %8s %8s  %s\n", "instance", "role", "engine", "up", "req/s", "KV B/s", "running", "waiting", "note")
-	for _, in := range p.Instances {
+	nameW := 8
+	kvs := make([]*float64, len(p.Instances))
+	for i, in := range p.Instances {
+		nameW = max(nameW, utf8.RuneCountInString(in.Target))
+		kvs[i] = in.KVBytes
+	}
+	nameW = min(nameW, 20)
+	kv := byteColumn(kvs)
+	fmt.Fprintf(w, "\n%-*s %-7s %-6s %-4s %8s %12s %5s %5s\n", nameW, "instance", "role", "engine", "up", "req/s "+win, "KV B/s "+win, "run", "wait")
+	var notes []string
+	for i, in := range p.Instances {
 		up := "up"
 		note := ""
 		if !in.Up {
 			up = "DOWN"
-			note = errs[in.Target]
+			note = tidyErr(errs[in.Target])
 		} else if in.Window == nil {
 			note = in.Absent["requests_per_second_window"]
 		}
-		fmt.Fprintf(w, "%-20s %-8s %-7s %-5s %9s %11s %8s %8s  %s\n", clip(in.Target, 20), in.Role, in.Engine, up,
-			num(in.Window, "/s"), num(in.KVBytes, "B/s"), num(in.Running, ""), num(in.Waiting, ""), clipFront(note, width-85))
+		if note != "" {
+			notes = append(notes, in.Target+": "+note)
+		}
+		fmt.Fprintf(w, "%-*s %-7s %-6s %-4s %8s %12s %5s %5s\n", nameW, clip(in.Target, nameW), in.Role, in.Engine, up,
+			num(in.Window, "/s"), kv[i], num(in.Running, ""), num(in.Waiting, ""))
+	}
+	for _, n := range notes {
+		fmt.Fprintf(w, "  %s\n", n)
 	}
 }
+
+// allDown reports whether every target is down, how many there are, and
+// the first one's error.
+func allDown(s *Snapshot) (bool, int, string) {
+	if len(s.Targets) == 0 {
+		return false, 0, ""
+	}
+	for _, t := range s.Targets {
+		if t.Up {
+			return false, 0, ""
+		}
+	}
+	return true, len(s.Targets), s.Targets[0].Name + ": " + tidyErr(s.Targets[0].LastError)
+}
+
+// repeatedGet is net/http's "Get "URL": " inside an error that already
+// begins with "GET URL: ".
+var repeatedGet = regexp.MustCompile(`^(GET (\S+): )Get "[^"]*": `)
+
+// tidyErr says a scrape error's URL once.
+func tidyErr(s string) string { return repeatedGet.ReplaceAllString(s, "$1") }
 
 func bReq(s *Snapshot) string {
 	if s.KVRequest.Bytes <= 0 {
-		return "unset"
+		return "not configured"
 	}
-	return humanize(s.KVRequest.Bytes, "B")
+	return humanize(s.KVRequest.Bytes, "B") + " (" + s.KVRequest.Source + ")"
 }
 
+// wrap breaks s at spaces into lines of at most n columns (a longer word
+// is left to clip).
+func wrap(s string, n int) []string {
+	var out []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= n:
+			line += " " + word
+		default:
+			out = append(out, line)
+			line = word
+		}
+	}
+	return append(out, line)
+}
+
+// clip keeps the first n columns of s, ending in "…" when it cut.
 func clip(s string, n int) string {
-	if n < 8 {
-		n = 8
-	}
-	r := []rune(s)
-	if len(r) <= n {
+	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
+	r := []rune(s)
 	return string(r[:n-1]) + "…"
-}
-
-// clipFront keeps the end of s: the innermost cause of a wrapped Go error.
-func clipFront(s string, n int) string {
-	if n < 8 {
-		n = 8
-	}
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return "…" + string(r[len(r)-n+1:])
 }

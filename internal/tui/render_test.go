@@ -37,10 +37,11 @@ func TestRender(t *testing.T) {
 		"B_request 1.00 GiB (flag)",
 		"VERDICT  KV-bound: transfers lag prefill",
 		"· KV 6.0 req/s < prefill 7.0 req/s for 30 s",
-		"Decode               —            —",
+		"Decode" + strings.Repeat(" ", 13) + "—" + strings.Repeat(" ", 11) + "—",
 		"Decode absent: no decode instance configured",
 		"Prefill partial: 1 of 2 up, missing p1",
-		"KV bytes/s  instant 6.00 GiB/s",
+		"KV bytes/s  instant 6.00 GiB/s  5s window 6.00 GiB/s",
+		"5s rate, last 3 ticks",
 		"inflight 11",
 		"KV usage 29%",
 		"DOWN",
@@ -51,7 +52,7 @@ func TestRender(t *testing.T) {
 		}
 	}
 	// Absent values are never drawn as zeros, in the table or the sparkline.
-	if strings.Contains(out, "Decode               0") {
+	if strings.Contains(out, "Decode"+strings.Repeat(" ", 13)+"0") {
 		t.Errorf("absent decode rate drawn as 0:\n%s", out)
 	}
 	if got := sparkline([]*float64{nil, ptr(0), ptr(5), ptr(10)}, 10, 10); got != " ▁▄█" {
@@ -60,3 +61,67 @@ func TestRender(t *testing.T) {
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// TestRenderFits: every line fits the width, the note keeps its start, and
+// unusual states are said in words.
+func TestRenderFits(t *testing.T) {
+	load := func() Snapshot {
+		var s Snapshot
+		if err := json.Unmarshal([]byte(snapJSON), &s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	long := load()
+	long.Targets[1].LastError = "GET http://p1.example.internal:8000/metrics: dial tcp 10.0.0.1:8000: connect: connection refused while the engine restarts"
+	unset := load()
+	unset.KVRequest.Bytes = 0
+	down := load()
+	for i := range down.Targets {
+		down.Targets[i].Up = false
+		down.Targets[i].LastError = `GET http://p0/metrics: Get "http://p0/metrics": dial tcp 10.0.0.1:8000: connect: connection refused`
+	}
+	f := func(name string, s Snapshot, width int, want ...string) {
+		t.Run(name, func(t *testing.T) {
+			var b strings.Builder
+			Render(&b, &s, nil, width)
+			out := b.String()
+			for l := range strings.Lines(out) {
+				if n := len([]rune(strings.TrimSuffix(l, "\n"))); n > max(width, MinWidth) {
+					t.Errorf("line of %d columns > %d: %q", n, max(width, MinWidth), l)
+				}
+			}
+			for _, w := range want {
+				if !strings.Contains(out, w) {
+					t.Errorf("frame lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+	f("80 columns", load(), 80, "last 1 ticks")
+	wordy := load()
+	wordy.Verdict.Evidence = []string{"4 of 4 points over 3 s have both prefill and decode req/s; need 10 at least for a verdict"}
+	f("evidence wrapped, not cut", wordy, 80, "need 10 at\n", "\n           least for a verdict\n")
+	f("narrowest", load(), 40, "ptdmon") // drawn at MinWidth
+	f("note cut from the right", long, 80, "  p1: GET http://p1.example.internal:8000/metrics: dial tcp", "…")
+	f("B_request unset", unset, 80, "B_request not configured\n", "KV req/s absent: set -kv-bytes-per-request or -model-config\n")
+	f("all targets down", down, 80, "ALL 2 TARGETS DOWN\n  p0: GET http://p0/metrics: dial tcp 10.0.0.1:8000: connect: connection refused\n")
+}
+
+func TestBytesUnits(t *testing.T) {
+	f := func(vs []float64, want ...string) {
+		t.Helper()
+		ps := make([]*float64, len(vs))
+		for i := range vs {
+			ps[i] = &vs[i]
+		}
+		got := byteColumn(ps)
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("byteColumn(%v) = %q, want %q", vs, got, want)
+		}
+	}
+	f([]float64{1024 * 1024 * 1024, 2.75 * (1 << 30)}, "1.00 GiB/s", "2.75 GiB/s")
+	f([]float64{(1 << 30) - 1, 512 << 20}, "1.00 GiB/s", "0.50 GiB/s") // 1023.999 MiB rounds into GiB
+	f([]float64{0, 1536}, "0.00 KiB/s", "1.50 KiB/s")
+	f([]float64{100}, "100.00 B/s")
+}

@@ -1,10 +1,14 @@
 package web_test
 
+// The dashboard in a real headless Chromium, driven over the DevTools
+// protocol by chromedp: what an engineer looks at in each demo scenario, the
+// page's weight and CPU, and the screenshots in docs/screenshots.
+
 import (
 	"bufio"
 	"context"
-	"encoding/base64"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math"
 	"net/http"
@@ -15,20 +19,25 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/performance"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/ptdmon/ptdmon/internal/sim"
 )
 
 const chromium = "/usr/bin/chromium"
 
-// TestDashboardInChromium loads the dashboard of `ptdmon demo -scenario
-// kv-bound` (or, where the demo command does not exist yet, `ptdmon serve`
-// over `ptdmon sim -scenario kv-bound`) in headless Chromium and checks
-// what an engineer would look at: the three curves drawn with data, a KV
-// verdict, every instance in the table. It writes a screenshot and reports
-// the page's weight and CPU.
-func TestDashboardInChromium(t *testing.T) {
+var updateScreenshots = flag.Bool("update-screenshots", false, "rewrite docs/screenshots/*.png from the demo scenarios")
+
+func needChromium(t *testing.T) {
+	t.Helper()
 	if _, err := os.Stat(chromium); err != nil {
 		if os.Getenv("CI") == "" {
 			t.Skipf("%s not installed (apt-get install chromium); CI runs this test", chromium)
@@ -38,42 +47,33 @@ func TestDashboardInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
+}
+
+// TestDashboardInChromium loads the dashboard of `ptdmon demo -scenario
+// kv-bound` in headless Chromium and checks what an engineer would look at:
+// the three curves drawn with data, a KV verdict, every instance in the
+// table. It writes a screenshot and reports the page's weight and CPU.
+func TestDashboardInChromium(t *testing.T) {
+	needChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
 	defer cancel()
 	base := os.Getenv("PTDMON_BROWSER_URL") // for development: an already running ptdmon
 	if base == "" {
-		base = startPtdmon(t, ctx)
+		base = startDemo(t, ctx, buildPtdmon(t, ctx), "kv-bound")
 	}
 	base = strings.TrimSuffix(base, "/")
 	waitForVerdict(t, ctx, base, "kv", 50*time.Second)
-	var targets []struct{ Name string }
-	getJSON(t, base+"/api/v1/targets", &targets)
-	want := make([]string, len(targets))
-	for i, tg := range targets {
-		want[i] = tg.Name
-	}
-	sort.Strings(want)
+	want := targetNames(t, base)
 
 	b := startBrowser(t, ctx)
 	net := b.watchNetwork()
-	for _, m := range []string{"Network.enable", "Performance.enable", "Page.enable"} {
-		must(t, b.call(ctx, m, nil, nil))
-	}
+	_, err := chromedp.Call(b.ctx, network.Enable, network.EnableParams{})
+	must(t, err)
+	_, err = chromedp.Call(b.ctx, performance.Enable, performance.EnableParams{})
+	must(t, err)
 	loadStart := time.Now()
-	must(t, b.call(ctx, "Page.navigate", map[string]any{"url": base + "/"}, nil))
-
-	var st pageState
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		must(t, b.eval(ctx, stateJS, &st))
-		if st.ready() && len(st.Rows) == len(want) && st.Stage == "kv" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("page not ready after 30 s: %+v", st)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	must(t, chromedp.Do(b.ctx, chromedp.Navigate(base+"/")))
+	st := b.waitReady(t, len(want), func(s pageState) bool { return s.Stage == "kv" })
 	firstLoad := net.loaded()
 	t.Logf("first load: ready in %v, %.0f bytes transferred over %d requests (stream excluded): %s",
 		time.Since(loadStart).Round(time.Millisecond), firstLoad.total, len(firstLoad.byURL), firstLoad)
@@ -108,38 +108,84 @@ func TestDashboardInChromium(t *testing.T) {
 
 	// Clicking a prefill instance's row filters the charts to it: its own
 	// prefill and KV rates, and a gap (not a zero) for decode.
-	var prefillRow string
-	must(t, b.eval(ctx, `(() => { const tr = [...document.querySelectorAll("#instances tbody tr")].find((r) => r.children[1].textContent === "prefill"); tr.click(); return tr.dataset.target; })()`, &prefillRow))
-	var one pageState
-	must(t, b.eval(ctx, stateJS, &one))
+	prefillRow := b.eval(t, `(() => { const tr = [...document.querySelectorAll("#instances tbody tr")].find((r) => r.children[1].textContent === "prefill"); tr.click(); return tr.dataset.target; })()`)
+	one := b.state(t)
 	if c := one.counts(); c[0] == 0 || c[1] == 0 || c[2] != 0 {
 		t.Errorf("filtered to %s: points per curve %v, want prefill and KV only", prefillRow, c)
 	}
-	var filter string
-	must(t, b.eval(ctx, `document.documentElement.dataset.filter`, &filter))
-	if filter != prefillRow {
+	if filter := b.eval(t, `document.documentElement.dataset.filter`); filter != prefillRow {
 		t.Errorf("filter %q after clicking %q", filter, prefillRow)
 	}
-	must(t, b.eval(ctx, `(() => { document.getElementById("clear-filter").click(); return document.documentElement.dataset.filter; })()`, &filter))
+	b.eval(t, `(() => { document.getElementById("clear-filter").click(); return document.documentElement.dataset.filter; })()`)
 
 	// CPU of the tab while it follows the stream.
-	cpu := measureCPU(t, ctx, b, 8*time.Second)
+	cpu := b.measureCPU(t, 8*time.Second)
 	events, maxEvent := net.stream()
 	t.Logf("steady state: %s; %d stream events, largest %d bytes", cpu, events, maxEvent)
 	if maxEvent >= 4096 {
 		t.Errorf("a stream event is %d bytes; budget 4 KiB", maxEvent)
 	}
+	if errs := b.exceptions(); len(errs) > 0 {
+		t.Errorf("uncaught exceptions in the page: %q", errs)
+	}
 
-	shot := screenshot(t, ctx, b)
 	dir := artifacts(t)
 	path := filepath.Join(dir, "dashboard-kv-bound.png")
-	must(t, os.WriteFile(path, shot, 0o644))
+	must(t, os.WriteFile(path, b.screenshot(t), 0o644))
 	t.Logf("screenshot: %s", path)
 	report, _ := json.MarshalIndent(map[string]any{
 		"first_load_bytes": firstLoad.total, "first_load_requests": firstLoad.byURL,
 		"cpu": cpu, "stream_events": events, "stream_event_max_bytes": maxEvent, "state": st,
 	}, "", "  ")
 	must(t, os.WriteFile(filepath.Join(dir, "dashboard-kv-bound.json"), report, 0o644))
+}
+
+// TestScenarioScreenshots opens the dashboard of every built-in demo
+// scenario, checks the page shows it (curves with data, every instance, a
+// connected badge, rates that say their window, no uncaught exception) and
+// takes a screenshot. With -update-screenshots the screenshots replace
+// docs/screenshots/<scenario>.png; otherwise they go to the artifacts
+// directory only, so a normal run leaves tracked files alone.
+func TestScenarioScreenshots(t *testing.T) {
+	needChromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	bin := buildPtdmon(t, ctx)
+	names := sim.ScenarioNames()
+	urls := make([]string, len(names))
+	for i, n := range names {
+		urls[i] = startDemo(t, ctx, bin, n)
+	}
+	// A screenshot worth reading has a minute... or at least 25 s of data.
+	time.Sleep(25 * time.Second)
+	b := startBrowser(t, ctx)
+	out := artifacts(t)
+	if *updateScreenshots {
+		out = filepath.Join(moduleRoot(t), "docs", "screenshots")
+		must(t, os.MkdirAll(out, 0o755))
+	}
+	for i, name := range names {
+		t.Run(name, func(t *testing.T) {
+			want := targetNames(t, urls[i])
+			must(t, chromedp.Do(b.ctx, chromedp.Navigate(urls[i]+"/")))
+			st := b.waitReady(t, len(want), func(pageState) bool { return true })
+			if st.Badge == "connecting…" {
+				t.Errorf("badge says %q with data on the page", st.Badge)
+			}
+			for _, u := range st.Units {
+				if !strings.Contains(u, "over 5 s") {
+					t.Errorf("a tile's unit %q does not say its window", u)
+				}
+			}
+			if errs := b.exceptions(); len(errs) > 0 {
+				t.Errorf("uncaught exceptions in the page: %q", errs)
+			}
+			png := b.screenshot(t)
+			path := filepath.Join(out, name+".png")
+			must(t, os.WriteFile(path, png, 0o644))
+			t.Logf("%s: %d bytes", path, len(png))
+		})
+	}
 }
 
 // stateJS reads what the page exposes for tests, and counts the pixels of
@@ -165,29 +211,33 @@ const stateJS = `(() => { try {
     Points: (r && r.dataset.points) || "", Labels: (r && r.dataset.labels) || "",
     Stage: document.getElementById("verdict").dataset.stage || "",
     Head: document.getElementById("verdict-head").textContent,
+    Badge: document.getElementById("conn").textContent,
     Evidence: [...document.querySelectorAll("#verdict-evidence li")].map((li) => li.textContent),
     Rows: [...document.querySelectorAll("#instances tbody tr")].map((tr) => tr.dataset.target),
     Big: ["big-p", "big-k", "big-d"].map((id) => document.querySelector("#" + id + " .v").textContent),
+    Units: ["big-p", "big-k", "big-d"].map((id) => document.querySelector("#" + id + " .u").textContent),
     Pixels: px,
   };
 } catch (e) { return { Error: String(e) }; } })()`
 
 type pageState struct {
-	Ready, SSE, Points, Labels, Stage, Head, Error string
-	Evidence, Rows, Big                            []string
-	Pixels                                         map[string]int
+	Ready, SSE, Points, Labels, Stage, Head, Badge, Error string
+	Evidence, Rows, Big, Units                            []string
+	Pixels                                                map[string]int
 }
 
+// ready: the stream is open and every curve of the rates chart has data;
+// a stage whose instances are all down has none, so curves are not required
+// to have points beyond what the scenario can give.
 func (s pageState) ready() bool {
 	if s.Ready != "1" || s.SSE != "open" {
 		return false
 	}
-	for _, n := range s.counts() {
-		if n < 5 {
-			return false
-		}
+	n := 0
+	for _, c := range s.counts() {
+		n = max(n, c)
 	}
-	return true
+	return n >= 5
 }
 
 func (s pageState) counts() []int {
@@ -202,35 +252,33 @@ func (s pageState) counts() []int {
 	return out
 }
 
-// startPtdmon builds the binary and starts the demo (or sim + serve).
-func startPtdmon(t *testing.T, ctx context.Context) string {
+func buildPtdmon(t *testing.T, ctx context.Context) string {
 	t.Helper()
-	root := moduleRoot(t)
 	bin := filepath.Join(t.TempDir(), "ptdmon")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/ptdmon")
-	build.Dir = root
+	build.Dir = moduleRoot(t)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/ptdmon: %v\n%s", err, out)
 	}
-	if _, err := os.Stat(filepath.Join(root, "cmd", "ptdmon", "demo.go")); err == nil {
-		return run(t, ctx, "ptdmon demo: open ", bin, "demo", "-scenario", "kv-bound", "-seed", "1", "-listen", "127.0.0.1:0")
+	return bin
+}
+
+// startDemo runs `ptdmon demo` on a free port and returns its URL.
+func startDemo(t *testing.T, ctx context.Context, bin, scenario string) string {
+	t.Helper()
+	return run(t, ctx, "ptdmon demo: open ", bin, "demo", "-scenario", scenario, "-seed", "1", "-listen", "127.0.0.1:0")
+}
+
+func targetNames(t *testing.T, base string) []string {
+	t.Helper()
+	var targets []struct{ Name string }
+	getJSON(t, strings.TrimSuffix(base, "/")+"/api/v1/targets", &targets)
+	want := make([]string, len(targets))
+	for i, tg := range targets {
+		want[i] = tg.Name
 	}
-	t.Log("cmd/ptdmon/demo.go does not exist yet: using ptdmon sim + ptdmon serve")
-	cfg := filepath.Join(t.TempDir(), "ptdmon.yaml")
-	sim := exec.CommandContext(ctx, bin, "sim", "-scenario", "kv-bound", "-seed", "1", "-config-out", cfg)
-	sim.Stderr = &logWriter{t: t, prefix: "sim: "}
-	must(t, sim.Start())
-	t.Cleanup(func() { sim.Process.Kill(); sim.Wait() })
-	for i := 0; ; i++ {
-		if b, err := os.ReadFile(cfg); err == nil && strings.Contains(string(b), "targets:") {
-			break
-		}
-		if i > 100 {
-			t.Fatal("ptdmon sim wrote no config in 10 s")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return run(t, ctx, "ptdmon: serving on ", bin, "serve", "-config", cfg, "-listen", "127.0.0.1:0")
+	sort.Strings(want)
+	return want
 }
 
 // run starts a command and returns the URL it prints after prefix.
@@ -247,7 +295,7 @@ func run(t *testing.T, ctx context.Context, prefix, bin string, args ...string) 
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			if _, after, ok := strings.Cut(sc.Text(), prefix); ok {
-				found <- strings.TrimSpace(after)
+				found <- strings.TrimSuffix(strings.TrimSpace(after), "/")
 			}
 		}
 	}()
@@ -283,64 +331,122 @@ func waitForVerdict(t *testing.T, ctx context.Context, base, stage string, limit
 	t.Fatalf("no %q verdict within %v; last: %+v", stage, limit, last)
 }
 
+// browser is one headless Chromium tab.
 type browser struct {
-	*cdp
-	cmd *exec.Cmd
+	ctx context.Context
+	pid int
+
+	mu     sync.Mutex
+	thrown []string
 }
 
+// startBrowser starts Debian's Chromium with a fresh profile, headless and
+// without the background traffic a test must not make.
 func startBrowser(t *testing.T, ctx context.Context) *browser {
 	t.Helper()
-	profile, err := os.MkdirTemp("", "ptdmon-chromium-")
+	profile := t.TempDir()
+	actx, cancelA := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(chromium),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1280, 900),
+	)
+	bctx, cancelB := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelB(); cancelA() })
+	must(t, chromedp.Do(bctx, chromedp.Navigate("about:blank")))
+	b := &browser{ctx: bctx, pid: chromedp.FromContext(bctx).Browser.Process().Pid}
+	must(t, chromedp.Listen(bctx, func(ev any) {
+		if e, ok := ev.(*runtime.EventExceptionThrown); ok && e.ExceptionDetails != nil {
+			msg := e.ExceptionDetails.Text
+			if e.ExceptionDetails.Exception != nil {
+				msg += " " + e.ExceptionDetails.Exception.Description
+			}
+			b.mu.Lock()
+			b.thrown = append(b.thrown, msg)
+			b.mu.Unlock()
+		}
+	}))
+	return b
+}
+
+func (b *browser) exceptions() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := b.thrown
+	b.thrown = nil
+	return out
+}
+
+func (b *browser) eval(t *testing.T, js string) string {
+	t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](js))
 	must(t, err)
-	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu",
-		"--disable-background-networking", "--disable-quic", "--no-first-run", "--disable-component-update",
-		"--disable-sync", "--disable-extensions", "--hide-scrollbars", "--user-data-dir="+profile,
-		"--remote-debugging-port=0", "--window-size=1400,1600", "about:blank")
-	// Its own process group, so that the zygote and renderers go with it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stderr, err := cmd.StderrPipe()
+	return v
+}
+
+func (b *browser) state(t *testing.T) pageState {
+	t.Helper()
+	st, err := chromedp.Run(b.ctx, chromedp.Evaluate[pageState](stateJS))
 	must(t, err)
-	must(t, cmd.Start())
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
-		os.RemoveAll(profile)
+	if st.Error != "" {
+		t.Fatalf("page state: %s", st.Error)
+	}
+	return st
+}
+
+// waitReady polls the page until it shows data for rows instances and done
+// holds, for up to 30 s.
+func (b *browser) waitReady(t *testing.T, rows int, done func(pageState) bool) pageState {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st := b.state(t)
+		if st.ready() && len(st.Rows) == rows && done(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("page not ready after 30 s: %+v", st)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// screenshot is a PNG of the page from the top, as wide as the window and
+// as tall as the content (within bounds).
+func (b *browser) screenshot(t *testing.T) []byte {
+	t.Helper()
+	lm, err := chromedp.Call(b.ctx, page.GetLayoutMetrics, cdp.Empty{})
+	must(t, err)
+	h := 900.0
+	if lm.CSSContentSize != nil {
+		h = math.Min(math.Max(lm.CSSContentSize.Height, 800), 2400)
+	}
+	yes := true
+	r, err := chromedp.Call(b.ctx, page.CaptureScreenshot, page.CaptureScreenshotParams{
+		Format: page.CaptureScreenshotFormatPng, CaptureBeyondViewport: &yes,
+		Clip: &page.Viewport{Width: 1280, Height: h, Scale: 0.7}, // modest files for docs/
 	})
-	wsBrowser, err := devtoolsURL(stderr, 20*time.Second)
 	must(t, err)
-	// The page target of about:blank.
-	host := strings.TrimPrefix(strings.SplitN(wsBrowser, "/devtools/", 2)[0], "ws://")
-	var list []struct {
-		Type string `json:"type"`
-		WS   string `json:"webSocketDebuggerUrl"`
-	}
-	for i := 0; i < 50; i++ {
-		if getJSONQuiet("http://"+host+"/json/list", &list) == nil {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	for _, p := range list {
-		if p.Type == "page" {
-			c, err := dialCDP(ctx, p.WS)
-			must(t, err)
-			t.Cleanup(c.Close)
-			return &browser{cdp: c, cmd: cmd}
-		}
-	}
-	t.Fatalf("no page target in %v", list)
-	return nil
+	return r.Data
 }
 
 // netLog follows the Network domain: bytes per URL and the stream's
 // messages.
 type netLog struct {
-	mu        sync.Mutex
-	urls      map[string]string // requestId → URL
-	bytes     map[string]float64
-	events    int
-	maxEvent  int
-	streamIDs map[string]bool
+	mu       sync.Mutex
+	urls     map[network.RequestID]string
+	bytes    map[network.RequestID]float64
+	events   int
+	maxEvent int
 }
 
 type loadStats struct {
@@ -358,34 +464,25 @@ func (l loadStats) String() string {
 }
 
 func (b *browser) watchNetwork() *netLog {
-	l := &netLog{urls: map[string]string{}, bytes: map[string]float64{}, streamIDs: map[string]bool{}}
-	go func() {
-		for ev := range b.events {
-			var p struct {
-				RequestID string `json:"requestId"`
-				Request   struct {
-					URL string `json:"url"`
-				} `json:"request"`
-				Encoded float64 `json:"encodedDataLength"`
-				Data    string  `json:"data"`
+	l := &netLog{urls: map[network.RequestID]string{}, bytes: map[network.RequestID]float64{}}
+	chromedp.Listen(b.ctx, func(ev any) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		switch e := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			if e.Request != nil {
+				l.urls[e.RequestID] = e.Request.URL
 			}
-			json.Unmarshal(ev.Params, &p)
-			l.mu.Lock()
-			switch ev.Method {
-			case "Network.requestWillBeSent":
-				l.urls[p.RequestID] = p.Request.URL
-			case "Network.loadingFinished":
-				l.bytes[p.RequestID] = p.Encoded
-			case "Network.eventSourceMessageReceived":
-				l.events++
-				// The event on the wire: its fields plus the SSE framing.
-				if n := len(p.Data) + len("event: point\nid: 1795953179491\ndata: \n\n"); n > l.maxEvent {
-					l.maxEvent = n
-				}
+		case *network.EventLoadingFinished:
+			l.bytes[e.RequestID] = e.EncodedDataLength
+		case *network.EventEventSourceMessageReceived:
+			l.events++
+			// The event on the wire: its fields plus the SSE framing.
+			if n := len(e.Data) + len("event: point\nid: 1795953179491\ndata: \n\n"); n > l.maxEvent {
+				l.maxEvent = n
 			}
-			l.mu.Unlock()
 		}
-	}()
+	})
 	return l
 }
 
@@ -424,25 +521,20 @@ func (c cpuStats) String() string {
 		100*c.MainThread, 100*c.Script, 100*c.Renderer, c.HeapMB)
 }
 
-func measureCPU(t *testing.T, ctx context.Context, b *browser, d time.Duration) cpuStats {
+func (b *browser) measureCPU(t *testing.T, d time.Duration) cpuStats {
 	t.Helper()
 	metrics := func() map[string]float64 {
-		var r struct {
-			Metrics []struct {
-				Name  string
-				Value float64
-			}
-		}
-		must(t, b.call(ctx, "Performance.getMetrics", nil, &r))
 		m := map[string]float64{}
+		r, err := chromedp.Call(b.ctx, performance.GetMetrics, cdp.Empty{})
+		must(t, err)
 		for _, x := range r.Metrics {
 			m[x.Name] = x.Value
 		}
 		return m
 	}
-	m0, p0, w0 := metrics(), rendererTicks(b.cmd.Process.Pid), time.Now()
+	m0, p0, w0 := metrics(), rendererTicks(b.pid), time.Now()
 	time.Sleep(d)
-	m1, p1, w1 := metrics(), rendererTicks(b.cmd.Process.Pid), time.Now()
+	m1, p1, w1 := metrics(), rendererTicks(b.pid), time.Now()
 	wall := m1["Timestamp"] - m0["Timestamp"]
 	if wall <= 0 {
 		wall = w1.Sub(w0).Seconds()
@@ -496,23 +588,6 @@ func descends(procDir string, ancestor int) bool {
 		procDir = "/proc/" + strconv.Itoa(ppid)
 	}
 	return false
-}
-
-func screenshot(t *testing.T, ctx context.Context, b *browser) []byte {
-	t.Helper()
-	var lm struct {
-		Content struct{ Width, Height float64 } `json:"cssContentSize"`
-	}
-	must(t, b.call(ctx, "Page.getLayoutMetrics", nil, &lm))
-	h := math.Min(math.Max(lm.Content.Height, 800), 4000)
-	var shot struct{ Data string }
-	must(t, b.call(ctx, "Page.captureScreenshot", map[string]any{
-		"format": "png", "captureBeyondViewport": true,
-		"clip": map[string]any{"x": 0, "y": 0, "width": 1400, "height": h, "scale": 1},
-	}, &shot))
-	png, err := base64.StdEncoding.DecodeString(shot.Data)
-	must(t, err)
-	return png
 }
 
 func artifacts(t *testing.T) string {

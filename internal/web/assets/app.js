@@ -23,7 +23,7 @@ const charts = new Charts($("charts"));
 const table = new Table($("instances"), (t) => pick(state.filter === t ? null : t));
 
 function ctx() {
-  return { mode: state.mode, filter: state.filter, bytesPerRequest: state.bytesPerRequest };
+  return { mode: state.mode, filter: state.filter, bytesPerRequest: state.bytesPerRequest, window: state.window };
 }
 
 function render() {
@@ -35,16 +35,29 @@ function render() {
   renderTop(last);
   document.documentElement.dataset.points = String(pts.length);
   document.documentElement.dataset.ready = "1";
+  // Data is on screen: the badge no longer says the page is connecting (the
+  // stream's own handlers say when it breaks).
+  const status = $("conn");
+  if (status.dataset.state === "connecting") setStatus("live");
+}
+
+function setStatus(s) {
+  const el = $("conn");
+  el.dataset.state = s;
+  el.textContent = { live: "live", reconnecting: "reconnecting…", connecting: "connecting…" }[s];
+  el.className = "conn" + (s === "live" ? " live" : s === "reconnecting" ? " down" : "");
 }
 
 // renderTop writes the current rates in large type and the verdict banner.
 function renderTop(pt) {
   const field = state.mode === "w" ? "requests_per_second_window" : "requests_per_second";
+  const unit = state.mode === "w" ? `req/s over ${state.window} s` : "req/s instant";
   for (const [sec, id, upIdx] of [["p", "big-p", 0], ["k", "big-k", 2], ["d", "big-d", 4]]) {
     const j = pos(sec, field);
     const v = pt[sec][j];
     const el = $(id);
     el.querySelector(".v").textContent = f.rate(v);
+    el.querySelector(".u").textContent = unit;
     el.title = v == null ? "absent: " + reason(pt, sec + j) : "";
     el.classList.toggle("absent", v == null);
     const [n, up] = [pt.u[upIdx], pt.u[upIdx + 1]];
@@ -54,6 +67,14 @@ function renderTop(pt) {
   $("flavour").textContent = state.mode === "w" ? `over W = ${state.window} s` : "instant (adjacent samples)";
   $("updated").textContent = f.clock(pt.t);
   if (pt.v) renderVerdict(pt.v);
+  // Every target down is said in words: no verdict can be made from nothing.
+  const [n, up] = [pt.u[0] + pt.u[4], pt.u[1] + pt.u[5]];
+  const down = n > 0 && up === 0;
+  document.documentElement.dataset.allDown = down ? "1" : "";
+  if (down) {
+    $("verdict-head").textContent = `All ${n} targets are down`;
+    $("verdict-meta").textContent = "no scrape has succeeded recently; see the Status column below";
+  }
 }
 
 function renderVerdict(v) {
@@ -125,10 +146,8 @@ function connect() {
   const es = new EventSource("/api/v1/stream");
   let dec = new Decoder();
   let broken = false;
-  const status = $("conn");
   es.onopen = async () => {
-    status.textContent = "live";
-    status.className = "conn live";
+    setStatus("live");
     document.documentElement.dataset.sse = "open";
     dec = new Decoder(); // a new connection sends the names again
     if (broken) {
@@ -139,8 +158,7 @@ function connect() {
   };
   es.onerror = () => {
     broken = true;
-    status.textContent = "reconnecting…";
-    status.className = "conn down";
+    setStatus("reconnecting");
     document.documentElement.dataset.sse = "reconnecting";
   };
   es.addEventListener("point", (ev) => {

@@ -24,6 +24,12 @@ function axisFmt(kind) {
   return (u, vals) => vals.map((v) => fmt(v));
 }
 
+// Tick steps. Time: whole seconds and up, so that the first seconds of a
+// run do not label several ticks with the same second. Counts (queues,
+// running requests): whole numbers only.
+const TIME_INCRS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600];
+const COUNT_INCRS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000];
+
 const pad = (n) => String(n).padStart(2, "0");
 const hms = (u, vals) => vals.map((v) => {
   const d = new Date(v * 1000);
@@ -93,14 +99,21 @@ class Chart {
     // flat rate does not look like a swing.
     const fromZero = (u, min, max) => uPlot.rangeNum(0, max > 0 ? max : 1, 0.1, true);
     const scales = { x: { time: true }, y: { range: spec.range || fromZero } };
+    // With a right axis, each axis takes the colour of its curves so that
+    // which scale a line reads on is never a guess.
+    const leftColor = spec.right ? spec.curves.find((c) => !c.scale).color : "#444";
     const axes = [
-      { stroke: "#444", grid: { stroke: "#eee" }, ticks: { stroke: "#ddd" }, size: 28, space: 70, values: hms },
-      { stroke: "#444", grid: { stroke: "#eee" }, ticks: { stroke: "#ddd" }, size: 58, label: spec.unit, labelSize: 14, values: axisFmt(spec.fmt) },
+      { stroke: "#444", grid: { stroke: "#eee" }, ticks: { stroke: "#ddd" }, size: 28, space: 70, incrs: TIME_INCRS, values: hms },
+      { stroke: leftColor, grid: { stroke: "#eee" }, ticks: { stroke: "#ddd" }, size: 58, label: spec.unit, labelSize: 14, values: axisFmt(spec.fmt), ...(spec.fmt === "count" ? { incrs: COUNT_INCRS } : {}) },
     ];
     if (spec.right) {
-      scales.n = { range: fromZero };
       const r = spec.right;
-      axes.push({ scale: "n", side: 1, stroke: "#444", grid: { show: false }, size: 52, label: r.unit, labelSize: 14, values: axisFmt(r.fmt) });
+      // headroom > 1 keeps a right-axis curve below a proportional left one
+      // instead of on top of it.
+      const k = r.headroom || 1;
+      scales.n = { range: (u, min, max) => fromZero(u, min, max * k) };
+      const rightColor = spec.curves.find((c) => c.scale === "n").color;
+      axes.push({ scale: "n", side: 1, stroke: rightColor, grid: { show: false }, size: 52, label: r.unit, labelSize: 14, values: axisFmt(r.fmt) });
     }
     this.opts = {
       width: this.width(),
@@ -161,7 +174,8 @@ class Chart {
     const counts = cs.map((c, i) => data[i + 1].filter((v) => v != null).length);
     this.box.dataset.points = counts.join(",");
     this.box.dataset.labels = cs.map((c) => c.label).join(",");
-    this.src.textContent = this.spec.latency ? ` (${ctx.latencyStage[this.spec.latency] === "d" ? "decode" : "prefill"} instances)` : "";
+    this.src.textContent = this.spec.latency ? ` (${ctx.latencyStage[this.spec.latency] === "d" ? "decode" : "prefill"} instances)`
+      : this.spec.window ? this.spec.window(ctx) : "";
     if (this.box.offsetWidth && Math.abs(this.u.width - this.width()) > 2) this.resize();
     this.u.setData(data);
     this.explain();

@@ -3,7 +3,7 @@
 // A getter returns [value, absentCode] or [null, null, reason].
 import { pos } from "./store.js";
 
-const C = { p: "#1f6fd1", k: "#e8710a", d: "#1e9e4a", p2: "#8fb8ec", d2: "#8fd3a6", k2: "#c0392b", g: "#666" };
+const C = { p: "#1f6fd1", k: "#e8710a", d: "#1e9e4a", p2: "#8fb8ec", d2: "#8fd3a6", k2: "#c0392b", g: "#666", t: "#6a3fb0" };
 
 function stage(sec, name) {
   return (pt) => {
@@ -62,6 +62,8 @@ function latency(metric, q) {
 export const CHARTS = [
   {
     id: "rates", title: "Requests/s by stage", unit: "req/s", height: 250, fmt: "rate", wide: true,
+    // Each chart of rates says its window in its title.
+    window: (ctx) => (ctx.mode === "w" ? ` (over ${ctx.window} s)` : " (instant)"),
     curves: [
       { label: "Prefill", color: C.p, width: 2, ...rateCurve("p", "prefill") },
       { label: "KV transfer", color: C.k, width: 2, ...rateCurve("k", null) },
@@ -69,10 +71,13 @@ export const CHARTS = [
     ],
   },
   {
-    id: "kvbytes", title: "KV transfer throughput", unit: "bytes/s", fmt: "si", right: { unit: "transfers/s", fmt: "rate" },
+    id: "kvbytes", title: "KV transfer throughput", unit: "bytes/s", fmt: "si", right: { unit: "transfers/s", fmt: "rate", headroom: 2 },
+    window: (ctx) => ` (bytes/s ${ctx.mode === "w" ? `over ${ctx.window} s` : "instant"}; transfers/s and failures/s over ${ctx.window} s)`,
     curves: [
-      { label: "Bytes/s", color: C.k, width: 1.5, all: (pt, ctx) => stage("k", w(ctx, "bytes_per_second"))(pt), one: (pt, ctx) => inst(w(ctx, "kv_bytes_per_second"), null)(pt, ctx) },
-      { label: "Transfers/s", color: C.g, scale: "n", ...stageOnly("k", "transfers_per_second") },
+      { label: "Bytes/s", color: C.k, width: 2, all: (pt, ctx) => stage("k", w(ctx, "bytes_per_second"))(pt), one: (pt, ctx) => inst(w(ctx, "kv_bytes_per_second"), null)(pt, ctx) },
+      // Transfers/s is often proportional to bytes/s, so the two lines can
+      // lie on each other: a dashed line in another colour stays visible.
+      { label: "Transfers/s", color: C.t, width: 1.5, dash: [6, 4], scale: "n", ...stageOnly("k", "transfers_per_second") },
       { label: "Failures/s", color: C.k2, scale: "n", ...stageOnly("k", "failures_per_second") },
     ],
   },

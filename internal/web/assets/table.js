@@ -8,8 +8,8 @@ const COLS = [
   { h: "Role" },
   { h: "Engine" },
   { h: "Status", cls: "status" },
-  { h: "req/s", num: true, get: (ctx) => (ctx.mode === "w" ? "requests_per_second_window" : "requests_per_second"), fmt: f.rate },
-  { h: "KV B/s", num: true, get: (ctx) => (ctx.mode === "w" ? "kv_bytes_per_second_window" : "kv_bytes_per_second"), fmt: (v) => f.si(v) },
+  { h: "req/s", win: true, num: true, get: (ctx) => (ctx.mode === "w" ? "requests_per_second_window" : "requests_per_second"), fmt: f.rate },
+  { h: "KV B/s", win: true, num: true, get: (ctx) => (ctx.mode === "w" ? "kv_bytes_per_second_window" : "kv_bytes_per_second"), fmt: (v) => f.si(v) },
   { h: "Running", num: true, get: () => "running", fmt: f.count },
   { h: "Waiting", num: true, get: () => "waiting", fmt: f.count },
   { h: "Bootstrap", num: true, get: () => "queue_bootstrap", fmt: f.count },
@@ -26,11 +26,13 @@ export class Table {
     this.el = el;
     this.onPick = onPick;
     const head = document.createElement("tr");
+    this.heads = [];
     for (const c of COLS) {
       const th = document.createElement("th");
       th.textContent = c.h;
       if (c.num) th.className = "num";
       head.append(th);
+      this.heads.push(th);
     }
     el.createTHead().append(head);
     this.body = el.createTBody();
@@ -46,6 +48,10 @@ export class Table {
 
   update(pt, ctx) {
     if (!pt) return;
+    // Rate columns say their window, as the big numbers do.
+    COLS.forEach((c, j) => {
+      if (c.win) this.heads[j].textContent = `${c.h} (${ctx.mode === "w" ? ctx.window + " s" : "instant"})`;
+    });
     const seen = new Set();
     pt.names.forEach((n, r) => {
       seen.add(n.target);
@@ -70,7 +76,8 @@ export class Table {
       cells[1].textContent = n.role;
       cells[1].className = "role-" + n.role;
       cells[2].textContent = n.engine;
-      const err = this.errors[n.target] || reason(pt, `i${r}`);
+      // A scrape error names its URL twice ("GET u: Get "u": …"): once is enough.
+      const err = (this.errors[n.target] || reason(pt, `i${r}`) || "").replace(/^(GET (\S+): )Get "[^"]*": /, "$1");
       cells[3].textContent = up ? "up" : "down" + (err ? ": " + err : "");
       cells[3].title = err;
       cells[3].className = "status " + (up ? "up" : "down");

@@ -1,0 +1,346 @@
+package engine
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/prometheus/common/model"
+)
+
+// An Adapter is one engine's dialect of the Prometheus exposition: which
+// families it owns, what each means, and how its labels split an instance
+// into groups and replicated ranks. Adapters are plain tables; the Reader
+// does the reading for all of them. Each engine registers its adapter from
+// its own file (vllm.go, sglang.go, trtllm.go) with Register; docs/adapters.md
+// says how to add one.
+type Adapter struct {
+	// Engine is the name a target's configuration uses (engine: vllm).
+	Engine Engine
+	// Aliases are other spellings ParseEngine accepts.
+	Aliases []string
+	// Display names the engine in messages ("vLLM").
+	Display string
+	// Order places the engine in lists shown to users (lower first).
+	Order int
+
+	// Prefix claims every family whose name starts with it: one family
+	// is enough to detect the engine, whichever it is.
+	Prefix string
+	// PrefixOptional: older builds expose the same families without the
+	// prefix. A bare name is claimed only when it is in Families (and not
+	// PrefixOnly), since bare names are generic.
+	PrefixOptional bool
+
+	// Families is the engine's metric table (its KV connectors add theirs,
+	// see Connector).
+	Families []Family
+
+	// ModelLabel holds the served model's name; Unset is a value that
+	// means "no value" (TensorRT-LLM writes "undefined").
+	ModelLabel string
+	Unset      string
+	// RoleLabel, when set, tells the instance's role from its value
+	// ("prefill" or "decode"), for targets configured without a role.
+	RoleLabel string
+	// GroupLabels tell apart the processes of one instance (data-parallel
+	// ranks, engine cores, pids): their series add up.
+	GroupLabels []string
+	// RankLabels (at most two, least significant first) are replicated
+	// tensor/pipeline-parallel ranks: every rank of a group reports the
+	// same requests, so only the lowest rank of each group is read.
+	RankLabels []string
+	// SplitLabels mark series that split a total (SGLang's priority): a
+	// series with a non-empty value of one of them is not read.
+	SplitLabels []string
+	// FinishedLabel and NotCompleted: the completion families marked
+	// Finished carry the finish reason in FinishedLabel, and count these
+	// reasons as other metrics (aborted or failed requests are not
+	// completions).
+	FinishedLabel string
+	NotCompleted  []Reason
+}
+
+// Reason maps one finish reason to the metric it counts as.
+type Reason struct {
+	Value  string
+	Metric Metric
+}
+
+// Family is one row of an engine's metric table.
+type Family struct {
+	// Name as exposed: counters with their _total, histograms without
+	// _bucket/_sum/_count. For an adapter with an optional prefix, write
+	// the prefixed name; the bare one is accepted too.
+	Name string
+	// Type is counter, gauge or histogram. Untyped samples (no # TYPE
+	// line) are read by their name.
+	Type   model.MetricType
+	Metric Metric
+	// Finished: the family carries the adapter's FinishedLabel.
+	Finished bool
+	// Sizes: a histogram of per-transfer sizes whose _sum is the counter
+	// Metric and whose _count is the counter Count; its buckets are not read.
+	Sizes bool
+	Count Metric
+	// Scale multiplies values (and a size histogram's _sum) into the
+	// canonical unit; LEScale does so for a histogram's bounds and _sum.
+	Scale, LEScale float64
+	// Deprecated: an older name (a version rename), read only when no
+	// current family of the same metric is in the exposition; engines
+	// export both for a while.
+	Deprecated bool
+	// KV is set for the families of a KV connector (from Connector.Source).
+	KV KVSource
+	// Role: the family counts one phase of a multi-role process (the
+	// TensorRT-LLM disaggregated server); read only on a target of that role.
+	Role Role
+	// PrefixOnly: never exposed without the adapter's optional prefix.
+	PrefixOnly bool
+	// Skip is why a known family is deliberately not read; Note says the
+	// reason is worth telling the user on every scrape.
+	Skip string
+	Note bool
+}
+
+// A Connector is a KV-transfer connector whose families appear in one
+// engine's exposition (vLLM's FlagCX, NIXL and Mooncake, SGLang's own,
+// Dynamo's on TensorRT-LLM). Its families are read through that engine's
+// adapter and tagged with Source, so kv_source can select one. Each
+// connector counts a transfer on one side only (the sender or the puller),
+// so adding its bytes over every target counts each transfer once.
+type Connector struct {
+	Source KVSource
+	Engine Engine
+	// Order places the connector in lists shown to users (lower first).
+	Order    int
+	Families []Family
+}
+
+// registry holds the adapters and connectors. Registration happens at
+// init; each Reader takes a snapshot when it is made.
+var registry struct {
+	sync.RWMutex
+	adapters   []*adapter
+	connectors []Connector
+	formats    map[Format]format
+}
+
+// adapter is a registered Adapter with its lookup tables.
+type adapter struct {
+	Adapter
+	plain map[string]*Family // counters, gauges and plain skips, by sample name
+	hist  map[string]*Family // histograms, by family name
+}
+
+// Register adds an engine's adapter. It panics on a bad table: adapters are
+// registered at init, so a mistake shows up in every test.
+func Register(a Adapter) {
+	registry.Lock()
+	defer registry.Unlock()
+	if a.Engine == EngineAuto || a.Prefix == "" {
+		panic("engine: an adapter needs an engine name and a prefix")
+	}
+	for _, have := range registry.adapters {
+		if have.Engine == a.Engine {
+			panic(fmt.Sprintf("engine: adapter %s registered twice", a.Engine))
+		}
+		if strings.HasPrefix(a.Prefix, have.Prefix) || strings.HasPrefix(have.Prefix, a.Prefix) {
+			panic(fmt.Sprintf("engine: prefixes %q (%s) and %q (%s) overlap", a.Prefix, a.Engine, have.Prefix, have.Engine))
+		}
+	}
+	if len(registry.adapters) == 64 {
+		panic("engine: at most 64 adapters") // the Reader keeps them in a bit set
+	}
+	if len(a.RankLabels) > 2 {
+		panic("engine: at most two rank labels")
+	}
+	registry.adapters = append(registry.adapters, &adapter{Adapter: a})
+	slices.SortStableFunc(registry.adapters, func(x, y *adapter) int { return cmp.Compare(x.Order, y.Order) })
+	reindex()
+}
+
+// Unregister removes an engine's adapter, connectors and formats, for
+// tests that register one of their own.
+func Unregister(e Engine) {
+	registry.Lock()
+	defer registry.Unlock()
+	registry.adapters = slices.DeleteFunc(registry.adapters, func(a *adapter) bool { return a.Engine == e })
+	registry.connectors = slices.DeleteFunc(registry.connectors, func(c Connector) bool { return c.Engine == e })
+	for f, v := range registry.formats {
+		if v.engine == e {
+			delete(registry.formats, f)
+		}
+	}
+	reindex()
+}
+
+// RegisterConnector adds a KV connector's families to its engine's adapter
+// (registered before or after it).
+func RegisterConnector(c Connector) {
+	registry.Lock()
+	defer registry.Unlock()
+	for _, have := range registry.connectors {
+		if have.Source == c.Source {
+			panic(fmt.Sprintf("engine: connector %s registered twice", c.Source))
+		}
+	}
+	registry.connectors = append(registry.connectors, c)
+	slices.SortStableFunc(registry.connectors, func(x, y Connector) int { return cmp.Compare(x.Order, y.Order) })
+	reindex()
+}
+
+// reindex rebuilds every adapter's lookup tables (under the write lock),
+// as new values: Readers made before keep the snapshot they took.
+func reindex() {
+	for i, old := range registry.adapters {
+		a := &adapter{Adapter: old.Adapter, plain: make(map[string]*Family), hist: make(map[string]*Family)}
+		a.add(a.Families, KVAuto)
+		for _, c := range registry.connectors {
+			if c.Engine == a.Engine {
+				a.add(c.Families, c.Source)
+			}
+		}
+		registry.adapters[i] = a
+	}
+}
+
+func (a *adapter) add(fams []Family, kv KVSource) {
+	for i := range fams {
+		f := fams[i] // a copy: the registry owns its tables
+		if kv != KVAuto {
+			f.KV = kv
+		}
+		m := a.plain
+		if f.Type == model.MetricTypeHistogram {
+			m = a.hist
+		}
+		names := []string{f.Name}
+		if bare, ok := strings.CutPrefix(f.Name, a.Prefix); ok && a.PrefixOptional && !f.PrefixOnly {
+			names = append(names, bare)
+		}
+		for _, n := range names {
+			if _, dup := m[n]; dup {
+				panic(fmt.Sprintf("engine: family %s listed twice for %s", n, a.Engine))
+			}
+			m[n] = &f
+		}
+	}
+}
+
+// snapshot returns the registered adapters in order.
+func snapshot() []*adapter {
+	registry.RLock()
+	defer registry.RUnlock()
+	return slices.Clone(registry.adapters)
+}
+
+// Adapters returns the registered adapters in order, each with its
+// connectors' families appended (for generated queries and documentation).
+func Adapters() []Adapter {
+	registry.RLock()
+	defer registry.RUnlock()
+	out := make([]Adapter, 0, len(registry.adapters))
+	for _, a := range registry.adapters {
+		c := a.Adapter
+		c.Families = slices.Clone(a.Families)
+		for _, k := range registry.connectors {
+			if k.Engine == a.Engine {
+				for _, f := range k.Families {
+					f.KV = k.Source
+					c.Families = append(c.Families, f)
+				}
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// Lookup returns the adapter of engine e.
+func Lookup(e Engine) (Adapter, bool) {
+	for _, a := range Adapters() {
+		if a.Engine == e {
+			return a, true
+		}
+	}
+	return Adapter{}, false
+}
+
+// Connectors returns the registered KV connectors in order.
+func Connectors() []Connector {
+	registry.RLock()
+	defer registry.RUnlock()
+	return slices.Clone(registry.connectors)
+}
+
+// Engines lists the registered engines' names in order.
+func Engines() []Engine {
+	var out []Engine
+	for _, a := range snapshot() {
+		out = append(out, a.Engine)
+	}
+	return out
+}
+
+// ParseEngine accepts a registered engine's name or alias, and auto.
+func ParseEngine(s string) (Engine, bool) {
+	if s == "" || s == "auto" {
+		return EngineAuto, true
+	}
+	for _, a := range snapshot() {
+		if string(a.Engine) == s || slices.Contains(a.Aliases, s) {
+			return a.Engine, true
+		}
+	}
+	return EngineAuto, false
+}
+
+// EngineChoices lists what ParseEngine accepts, for help and errors:
+// "vllm, sglang, trtllm or auto".
+func EngineChoices() string {
+	var out []string
+	for _, e := range Engines() {
+		out = append(out, string(e))
+	}
+	return orList(append(out, "auto"))
+}
+
+// KVSourceChoices lists what ParseKVSource accepts, for help and errors:
+// "auto, flagcx, …, dynamo or none".
+func KVSourceChoices() string {
+	out := []string{"auto"}
+	for _, c := range Connectors() {
+		out = append(out, string(c.Source))
+	}
+	return orList(append(out, string(KVNone)))
+}
+
+// ParseKVSource accepts a registered connector's name, none and auto.
+func ParseKVSource(s string) (KVSource, bool) {
+	switch k := KVSource(s); k {
+	case KVAuto, KVNone:
+		return k, true
+	case "auto":
+		return KVAuto, true
+	}
+	for _, c := range Connectors() {
+		if string(c.Source) == s {
+			return c.Source, true
+		}
+	}
+	return KVAuto, false
+}
+
+// Family returns the first family of a's table that is read as metric m
+// from source kv (KVAuto: the engine's own families), and whether there is one.
+func (a Adapter) Family(m Metric, kv KVSource) (Family, bool) {
+	for _, f := range a.Families {
+		if f.Metric == m && f.KV == kv && f.Skip == "" && !f.Deprecated {
+			return f, true
+		}
+	}
+	return Family{}, false
+}

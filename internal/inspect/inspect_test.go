@@ -1,0 +1,74 @@
+package inspect
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
+)
+
+func read(t *testing.T, name string, role engine.Role) Inspection {
+	t.Helper()
+	body, err := os.ReadFile(filepath.Join("..", "engine", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := engine.NewReader(engine.EngineAuto, role, engine.KVAuto)
+	rd.Explain()
+	obs, err := rd.Read(body, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Of(name, obs)
+}
+
+// TestSummary: the summary holds every canonical value of the full
+// description and counts the ignored families by reason, in a few lines.
+func TestSummary(t *testing.T) {
+	f := func(name string, role engine.Role, want ...string) {
+		t.Run(name, func(t *testing.T) {
+			in := read(t, name, role)
+			var b strings.Builder
+			if err := in.WriteSummary(&b); err != nil {
+				t.Fatal(err)
+			}
+			out := b.String()
+			for _, w := range want {
+				if !strings.Contains(out, w) {
+					t.Errorf("summary lacks %q:\n%s", w, out)
+				}
+			}
+			for c := range in.Counters {
+				if !strings.Contains(out, "\n  "+c+" ") {
+					t.Errorf("summary lacks counter %s", c)
+				}
+			}
+			for g := range in.Gauges {
+				if !strings.Contains(out, "\n  "+g+" ") {
+					t.Errorf("summary lacks gauge %s", g)
+				}
+			}
+			total := 0
+			for _, r := range reasons(in.Ignored) {
+				total += r.n
+				if !strings.Contains(out, r.reason) {
+					t.Errorf("summary lacks the reason %q", r.reason)
+				}
+			}
+			if total != len(in.Ignored) {
+				t.Errorf("reasons count %d families, %d ignored", total, len(in.Ignored))
+			}
+			// A page, not the hundreds of lines of the JSON with its buckets.
+			full, _ := json.MarshalIndent(in, "", "  ")
+			if lines := strings.Count(out, "\n"); lines > 60 {
+				t.Errorf("summary of %d lines (JSON: %d)", lines, strings.Count(string(full), "\n"))
+			}
+		})
+	}
+	f("vllm_prefill_flagcx.txt", engine.Prefill, "engine     vllm\n", "role       prefill\n", "requests_completed                 1993")
+	f("sglang_prefill.txt", "", "engine     sglang\n", "role       prefill\n")
+	f("vllm_decode_nixl.txt", "", "role       unknown (pass -role prefill|decode)")
+}

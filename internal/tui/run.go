@@ -1,0 +1,119 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// Options configure Run.
+type Options struct {
+	Client   *Client
+	Out      io.Writer // a terminal gets screen control; anything else gets frames one after another
+	In       *os.File  // read for q when Out is a terminal; may be nil
+	Interval time.Duration
+	Once     bool // one frame, no screen control
+	Width    int  // 0: the terminal's, else $COLUMNS, else 80
+}
+
+// historyLen is how many points the sparklines keep.
+const historyLen = 600
+
+// Run draws a frame every interval until ctx ends or q is pressed. A
+// failed first read is an error (nothing to show); later failures are
+// drawn in the frame and retried.
+func Run(ctx context.Context, o Options) error {
+	history, err := o.Client.History(ctx, time.Time{})
+	if err != nil {
+		return fmt.Errorf("%w (is ptdmon serve or demo running at %s?)", err, o.Client.Base)
+	}
+	out, _ := o.Out.(*os.File)
+	tty := out != nil && IsTerminal(out)
+	var scr *Screen
+	if !o.Once && tty {
+		if scr, err = OpenScreen(o.In, out); err != nil {
+			return err
+		}
+		defer scr.Close()
+	}
+	cols := func() int {
+		switch {
+		case o.Width > 0:
+			return o.Width
+		case tty:
+			w, _ := Size(out)
+			return w
+		}
+		return envColumns()
+	}
+	tk := time.NewTicker(o.Interval)
+	defer tk.Stop()
+	var frame bytes.Buffer
+	for {
+		snap, err := o.Client.Snapshot(ctx)
+		frame.Reset()
+		switch {
+		case err != nil && o.Once:
+			return err
+		case err != nil:
+			fmt.Fprintf(&frame, "ptdmon top: %v (retrying every %v)\n", err, o.Interval)
+		default:
+			history = advance(history, snap)
+			past := history // the points before the snapshot's
+			if snap.Point != nil {
+				past = history[:len(history)-1]
+			}
+			Render(&frame, snap, past, cols())
+		}
+		if scr != nil {
+			scr.Draw(frame.Bytes())
+		} else {
+			if !o.Once {
+				frame.WriteString("\n")
+			}
+			o.Out.Write(frame.Bytes())
+		}
+		if o.Once {
+			return nil
+		}
+		var quit <-chan struct{}
+		if scr != nil {
+			quit = scr.Quit
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-quit:
+			return nil
+		case <-tk.C:
+		}
+	}
+}
+
+// advance appends the snapshot's point to the history (replacing a point
+// at the same time or later, fetched twice), keeping the newest historyLen.
+func advance(history []Point, snap *Snapshot) []Point {
+	if snap.Point == nil {
+		return history
+	}
+	for len(history) > 0 && !history[len(history)-1].Time.Before(snap.Point.Time) {
+		history = history[:len(history)-1]
+	}
+	history = append(history, *snap.Point)
+	if len(history) > historyLen {
+		history = history[len(history)-historyLen:]
+	}
+	return history
+}
+
+// envColumns is $COLUMNS, else 80: the width when stdout is not a terminal.
+func envColumns() int {
+	var n int
+	if _, err := fmt.Sscan(os.Getenv("COLUMNS"), &n); err == nil && n > 0 {
+		return n
+	}
+	return 80
+}
