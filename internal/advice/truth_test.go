@@ -178,7 +178,7 @@ func TestCapacityAndAdviceAgainstTruth(t *testing.T) {
 				stage, c.PerInstance.V, c.StdErr.V, truth, c.Samples, a.Demand.Observed.V, lambda, stage, advised.V, want, a.RatioText, rate)
 		})
 	}
-	for seed := int64(1); seed <= 2; seed++ {
+	for seed := int64(1); seed <= seeds; seed++ {
 		f("prefill-bound", StagePrefill, seed)
 		f("kv-bound", StageKV, seed)
 		f("decode-bound", StageDecode, seed)

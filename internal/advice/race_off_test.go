@@ -1,0 +1,5 @@
+//go:build !race
+
+package advice
+
+const seeds = 2
