@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
@@ -15,7 +16,15 @@ import (
 // reason, the lower bound is what each stage carried, and the advice gives
 // only upper bounds on the counts.
 func TestBalancedLearnsNothing(t *testing.T) {
-	sc, err := sim.LoadScenario("balanced")
+	for _, name := range []string{"balanced", "restart"} {
+		t.Run(name, func(t *testing.T) { learnsNothing(t, name) })
+	}
+}
+
+// learnsNothing checks a scenario in which no stage saturates; "restart"
+// takes instances down, which leaves their stage incomplete, not slow.
+func learnsNothing(t *testing.T, name string) {
+	sc, err := sim.LoadScenario(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,5 +126,45 @@ func TestEstimateDemandEmpty(t *testing.T) {
 	d := EstimateDemand(nil, time.Minute)
 	if d.Observed.OK() || d.Target.OK() || d.BytesPerRequest.OK() {
 		t.Errorf("%+v", d)
+	}
+}
+
+// A tracker fed every 10 s keeps what it learned after the ledger's
+// history (60 points here) has moved past it, and agrees with a learner
+// run over every point.
+func TestTrackerKeepsTheRun(t *testing.T) {
+	sc, err := sim.LoadScenario("prefill-bound")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr *Tracker
+	ticks := 0
+	r, err := advicetest.RunWith(sc, 1, 150*time.Second, advicetest.Options{History: 60, OnTick: func(l *ledger.Ledger) {
+		if tr == nil {
+			tr = NewTracker(l)
+		}
+		if ticks++; ticks%10 == 0 {
+			if _, err := tr.Advise(Query{Headroom: -1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := tr.Advise(Query{Headroom: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := Learn(r.Points, Options{})
+	got, want := a.Capacities[0], all[0]
+	if !got.PerInstance.OK() || got.PerInstance != want.PerInstance || got.Samples != want.Samples {
+		t.Errorf("tracker %v (%d windows), learner over every point %v (%d)", got.PerInstance, got.Samples, want.PerInstance, want.Samples)
+	}
+	if held := Learn(r.Ledger.Since(time.Time{}), Options{}); held[0].Samples >= got.Samples {
+		t.Errorf("the ledger's 60 points alone give %d windows, the tracker %d: nothing was kept beyond them", held[0].Samples, got.Samples)
+	}
+	if a.Headroom != DefaultHeadroom || a.Demand.Multiplier != 1 {
+		t.Errorf("defaults: headroom %g multiplier %g", a.Headroom, a.Demand.Multiplier)
 	}
 }

@@ -1,6 +1,7 @@
 package advice
 
 import (
+	"sync"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/ledger"
@@ -17,9 +18,23 @@ type Query struct {
 	Lookback   time.Duration // of the arrival-rate estimate (0: DefaultLookback)
 }
 
-// FromLedger learns the capacities over the ledger's whole history and
-// sizes the stages for q. The learner's window is the ledger's W.
-func FromLedger(l *ledger.Ledger, q Query) (Advice, error) {
+// Tracker keeps one learner over a ledger's points for the whole run (not
+// only the history the ledger still holds), feeding it the points that
+// arrived since the last call. It is safe for concurrent use.
+type Tracker struct {
+	src  *ledger.Ledger
+	mu   sync.Mutex
+	l    *Learner
+	last time.Time
+}
+
+// NewTracker returns a tracker whose learner's window is the ledger's W.
+func NewTracker(src *ledger.Ledger) *Tracker {
+	return &Tracker{src: src, l: NewLearner(Options{Window: src.Config().Window})}
+}
+
+// Advise catches the learner up with the ledger and sizes the stages for q.
+func (t *Tracker) Advise(q Query) (Advice, error) {
 	if q.Multiplier == 0 {
 		q.Multiplier = 1
 	}
@@ -29,9 +44,15 @@ func FromLedger(l *ledger.Ledger, q Query) (Advice, error) {
 	if q.Lookback <= 0 {
 		q.Lookback = DefaultLookback
 	}
-	pts := l.Since(time.Time{})
-	caps := Learn(pts, Options{Window: l.Config().Window})
-	d, err := EstimateDemand(pts, q.Lookback).WithTarget(q.Multiplier, q.Rate)
+	t.mu.Lock()
+	for _, p := range t.src.Since(t.last) {
+		t.l.Observe(p)
+		t.last = p.Time
+	}
+	caps := t.l.Capacities()
+	end := t.last
+	t.mu.Unlock()
+	d, err := EstimateDemand(t.src.Since(end.Add(-q.Lookback)), q.Lookback).WithTarget(q.Multiplier, q.Rate)
 	if err != nil {
 		return Advice{}, err
 	}

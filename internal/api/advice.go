@@ -28,19 +28,20 @@ const sloAbsent = "SLO attainment needs bucket counts over a window; ptdmon's po
 // registerAdvice mounts /api/v1/advice and adds the advisor's metrics to
 // /metrics.
 func (s *Server) registerAdvice(mux *http.ServeMux, reg *prometheus.Registry) {
-	reg.MustRegister(&export.AdviceCollector{Ledger: s.Ledger, Logger: s.Logger})
-	mux.HandleFunc("GET /api/v1/advice", s.advice)
+	t := advice.NewTracker(s.Ledger)
+	reg.MustRegister(&export.AdviceCollector{Tracker: t, Logger: s.Logger})
+	mux.HandleFunc("GET /api/v1/advice", func(w http.ResponseWriter, r *http.Request) { s.advice(w, r, t) })
 }
 
 // advice answers ?multiplier=1.5 (what if the load were 1.5×), ?rate=R
 // (req/s), ?headroom=0.2 and ?lookback=60s (of the arrival-rate estimate).
-func (s *Server) advice(w http.ResponseWriter, r *http.Request) {
+func (s *Server) advice(w http.ResponseWriter, r *http.Request, t *advice.Tracker) {
 	q, err := parseAdviceQuery(r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	a, err := advice.FromLedger(s.Ledger, q)
+	a, err := t.Advise(q)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return

@@ -6,7 +6,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ptdmon/ptdmon/internal/advice"
-	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
 var (
@@ -18,8 +17,8 @@ var (
 // AdviceCollector exports the advisor's capacities and recommendations
 // for the observed arrival rate. Unknown values are left out, never 0.
 type AdviceCollector struct {
-	Ledger *ledger.Ledger
-	Logger *slog.Logger
+	Tracker *advice.Tracker
+	Logger  *slog.Logger
 }
 
 // Describe implements prometheus.Collector.
@@ -31,7 +30,7 @@ func (c *AdviceCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *AdviceCollector) Collect(ch chan<- prometheus.Metric) {
-	a, err := advice.FromLedger(c.Ledger, advice.Query{Headroom: -1})
+	a, err := c.Tracker.Advise(advice.Query{Headroom: -1})
 	if err != nil {
 		if c.Logger != nil {
 			c.Logger.Warn("advice", "err", err)

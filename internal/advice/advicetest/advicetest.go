@@ -55,12 +55,28 @@ func (r *Result) Increase(i int, m engine.Metric, from, to int) (engine.Histogra
 
 // RunHistograms is Run, keeping every instance's histograms.
 func RunHistograms(sc sim.Scenario, seed int64, dur time.Duration) (*Result, error) {
+	return RunWith(sc, seed, dur, Options{})
+}
+
+// Options change a run.
+type Options struct {
+	// History is the ledger's number of points (0: the whole run).
+	History int
+	// OnTick, if set, is called with the ledger after every tick.
+	OnTick func(*ledger.Ledger)
+}
+
+// RunWith is RunHistograms with options.
+func RunWith(sc sim.Scenario, seed int64, dur time.Duration, o Options) (*Result, error) {
 	m, err := sim.NewModel(sc, seed, Epoch)
 	if err != nil {
 		return nil, err
 	}
+	if o.History <= 0 {
+		o.History = int(dur/time.Second) + 1
+	}
 	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second,
-		History: int(dur/time.Second) + 1, BytesPerRequest: float64(sc.KVBytesPerRequest)})
+		History: o.History, BytesPerRequest: float64(sc.KVBytesPerRequest)})
 	insts := m.Instances()
 	infos := make([]ledger.TargetInfo, len(insts))
 	readers := make([]*engine.Reader, len(insts))
@@ -97,6 +113,9 @@ func RunHistograms(sc sim.Scenario, seed int64, dur time.Duration) (*Result, err
 			l.Record(ledger.Scrape{Target: in.Name, Time: now, Obs: obs})
 		}
 		points = append(points, l.Tick(now))
+		if o.OnTick != nil {
+			o.OnTick(l)
+		}
 	}
 	res.Points = points
 	return res, nil
