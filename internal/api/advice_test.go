@@ -6,6 +6,8 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -119,6 +121,16 @@ func TestAdviceEndpoint(t *testing.T) {
 	}
 	if len(capy) != 1 || math.Abs(capy["prefill"]-*a.Capacities[0].Total) > 1e-9 {
 		t.Errorf("ptd_stage_capacity_requests_per_second: %v, want only prefill = %v", capy, *a.Capacities[0].Total)
+	}
+
+	if bin, err := exec.LookPath("promtool"); err == nil {
+		cmd := exec.Command(bin, "check", "metrics")
+		cmd.Stdin = strings.NewReader(string(b))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("promtool check metrics: %v\n%s", err, out)
+		}
+	} else if os.Getenv("CI") != "" {
+		t.Fatal("promtool not installed (CI installs Debian's prometheus package)")
 	}
 
 	for _, bad := range []string{"multiplier=0", "multiplier=x", "rate=-1", "headroom=1", "headroom=NaN", "lookback=-5s", "lookback=5"} {
