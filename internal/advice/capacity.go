@@ -145,6 +145,7 @@ type Learner struct {
 	// maxRunning is the largest decode batch seen, per decode instance
 	// and ("decode") for the stage.
 	maxRunning map[string]float64
+	signals    [3]string // what each stage's saturation rests on
 	last       ledger.Point
 	n          int
 }
@@ -152,7 +153,12 @@ type Learner struct {
 // NewLearner returns an empty learner.
 func NewLearner(opts Options) *Learner {
 	opts.defaults()
-	return &Learner{opts: opts, maxRunning: map[string]float64{}}
+	o := opts
+	return &Learner{opts: opts, maxRunning: map[string]float64{}, signals: [3]string{
+		fmt.Sprintf("every prefill instance has ≥ %g request waiting and its KV cache below %g", o.MinQueue, o.KVFull),
+		fmt.Sprintf("every prefill instance's KV cache is ≥ %g full of requests the link has not shipped (or, SGLang, its bootstrap queue waits for decode KV held by transfers), and decode is not saturated", o.KVFull),
+		fmt.Sprintf("every decode instance runs its largest batch (≥ %g of the largest seen) with requests ready for it", o.RunningFull),
+	}}
 }
 
 // Learn runs a learner over points (oldest first) and returns the
@@ -232,15 +238,15 @@ func (l *Learner) saturation(p ledger.Point) [3]string {
 	}
 	prefillSat = prefillSat && !anyPFull
 	if decodeSat {
-		out[2] = fmt.Sprintf("every decode instance runs its largest batch (≥ %g of the largest seen) with requests ready for it", o.RunningFull)
+		out[2] = l.signals[2]
 	}
 	// A full decode stage holds the link back: the link is saturated only
 	// when decode is not.
 	if linkSat && !decodeSat {
-		out[1] = fmt.Sprintf("every prefill instance's KV cache is ≥ %g full of requests the link has not shipped (or, SGLang, its bootstrap queue waits for decode KV held by transfers), and decode is not saturated", o.KVFull)
+		out[1] = l.signals[1]
 	}
 	if prefillSat {
-		out[0] = fmt.Sprintf("every prefill instance has ≥ %g request waiting and its KV cache below %g", o.MinQueue, o.KVFull)
+		out[0] = l.signals[0]
 	}
 	return out
 }
