@@ -64,12 +64,21 @@ func setInstances(sc sim.Scenario, stage string, n float64) sim.Scenario {
 // the advised count must no longer be limited by that stage.
 func TestCapacityAndAdviceAgainstTruth(t *testing.T) {
 	const headroom = 0.2
-	f := func(scenario, stage string, seed int64) {
-		t.Run(fmt.Sprintf("%s/seed%d", scenario, seed), func(t *testing.T) {
+	f := func(scenario, stage string, seed int64, vllmOnly bool) {
+		name := fmt.Sprintf("%s/seed%d", scenario, seed)
+		if vllmOnly {
+			name += "/vllm-only"
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			sc, err := sim.LoadScenario(scenario)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if vllmOnly {
+				// The vLLM group alone: no SGLang queue tells ready
+				// decode requests from those waiting for their KV.
+				sc.Groups = sc.Groups[:1]
 			}
 			pts, _ := run(t, sc, seed, 240*time.Second)
 			caps := Learn(pts, Options{})
@@ -126,8 +135,19 @@ func TestCapacityAndAdviceAgainstTruth(t *testing.T) {
 			if !advised.OK() || math.Abs(advised.V-want) > 1 {
 				t.Fatalf("advised %v for %s, smallest that carries %.2f req/s at %.0f%% headroom is %g", advised, stage, lambda, 100*headroom, want)
 			}
-			if advised.V <= float64(instances(sc, stage)) || len(a.Short) != 1 || a.Short[0] != stage {
-				t.Errorf("advice names %v short, want only %s (now %d)", a.Short, stage, instances(sc, stage))
+			// The bottleneck is short; any other stage named short really
+			// is, at the headroom, by its true capacity (±1).
+			short := map[string]bool{}
+			for _, st := range a.Short {
+				short[st] = true
+			}
+			if advised.V <= float64(instances(sc, stage)) || !short[stage] {
+				t.Errorf("advice names %v short, want %s among them (now %d)", a.Short, stage, instances(sc, stage))
+			}
+			for _, st := range []string{StagePrefill, StageDecode} {
+				if need := math.Ceil(lambda / (trueCapacity(t, sc, st) * (1 - headroom))); short[st] && need < float64(instances(sc, st)) {
+					t.Errorf("%s named short, but %g instances carry %.2f req/s and there are %d", st, need, lambda, instances(sc, st))
+				}
 			}
 
 			// Apply the advice and run again: the stage's rate meets the
@@ -139,8 +159,8 @@ func TestCapacityAndAdviceAgainstTruth(t *testing.T) {
 				fixed = sc
 				fixed.Groups = append([]sim.Group(nil), sc.Groups...)
 				per := a.KV.BytesPerSecond.V / float64(instances(sc, StagePrefill))
-				if a.KV.BytesPerSecond.V < want*truth*float64(sc.KVBytesPerRequest)*0.9 {
-					t.Errorf("advised KV bandwidth %.3g B/s, want about %.3g", a.KV.BytesPerSecond.V, want*truth*float64(sc.KVBytesPerRequest))
+				if need := lambda * float64(sc.KVBytesPerRequest) / (1 - headroom); math.Abs(a.KV.BytesPerSecond.V-need) > 0.01*need {
+					t.Errorf("advised KV bandwidth %.4g B/s, want λ × B_request ÷ (1 − h) = %.4g", a.KV.BytesPerSecond.V, need)
 				}
 				for i := range fixed.Groups {
 					fixed.Groups[i].Transfer.BandwidthBytesPerSec = per
@@ -160,7 +180,9 @@ func TestCapacityAndAdviceAgainstTruth(t *testing.T) {
 				}
 			}
 			rate /= float64(len(tail))
-			if math.Abs(rate-lambda) > 0.07*lambda {
+			// Poisson arrivals over the 100 s: three standard deviations,
+			// plus 2% for the window edges.
+			if math.Abs(rate-lambda) > 3*math.Sqrt(lambda*100)/100+0.02*lambda {
 				t.Errorf("with %g %s: %s rate %.2f req/s, arrivals %.2f", advised.V, stage, stage, rate, lambda)
 			}
 			caps2 := Learn(pts2, Options{})
@@ -179,8 +201,9 @@ func TestCapacityAndAdviceAgainstTruth(t *testing.T) {
 		})
 	}
 	for seed := int64(1); seed <= seeds; seed++ {
-		f("prefill-bound", StagePrefill, seed)
-		f("kv-bound", StageKV, seed)
-		f("decode-bound", StageDecode, seed)
+		vllmOnly := seed == 2
+		f("prefill-bound", StagePrefill, seed, vllmOnly)
+		f("kv-bound", StageKV, seed, vllmOnly)
+		f("decode-bound", StageDecode, seed, vllmOnly)
 	}
 }
