@@ -165,6 +165,9 @@ type Advice struct {
 	// Ratio is prefill ÷ decode instances, RatioText the same as "P:D".
 	Ratio     ledger.Num `json:"pd_ratio"`
 	RatioText string     `json:"pd"`
+	// RatioBound bounds the ratio when one stage's count is known and the
+	// other's only bounded from above.
+	RatioBound string `json:"pd_bound,omitempty"`
 	// Short lists the stages whose current capacity is below the target
 	// at the headroom.
 	Short      []string   `json:"short,omitempty"`
@@ -205,8 +208,14 @@ func Advise(caps []Capacity, d Demand, headroom float64) (Advice, error) {
 		a.RatioText = fmt.Sprintf("%g:%g", a.Prefill.Instances.V, a.Decode.Instances.V)
 	case !a.Prefill.Instances.OK():
 		a.Ratio = ledger.Absent("prefill instances unknown: " + a.Prefill.Instances.Why)
+		if a.Decode.Instances.OK() && a.Prefill.AtMost.OK() {
+			a.RatioBound = fmt.Sprintf("P:D ≤ %g:%g (prefill at most %g)", a.Prefill.AtMost.V, a.Decode.Instances.V, a.Prefill.AtMost.V)
+		}
 	default:
 		a.Ratio = ledger.Absent("decode instances unknown: " + a.Decode.Instances.Why)
+		if a.Decode.AtMost.OK() {
+			a.RatioBound = fmt.Sprintf("P:D ≥ %g:%g (decode at most %g)", a.Prefill.Instances.V, a.Decode.AtMost.V, a.Decode.AtMost.V)
+		}
 	}
 	return a, nil
 }

@@ -91,6 +91,16 @@ func TestAdviseMath(t *testing.T) {
 	f(12, 0.2, 5, 3, 2, "prefill,decode")    // 12/2.4 = 5, 12/4 = 3, 12/6.4 → 2
 	f(0.1, 0.5, 1, 1, 1, "")                 // never fewer than one
 	f(20, 0.2, 9, 5, 4, "prefill,decode,kv") // 20/6.4 → 4 links
+	// Decode unknown, bounded by what it carried: the ratio is bounded.
+	half := append([]Capacity(nil), caps...)
+	half[2] = Capacity{Stage: StageDecode, Instances: 2, PerInstance: ledger.Absent("not known"), AtLeast: ledger.Val(2)}
+	a, err := Advise(half, Demand{Target: ledger.Val(6), BytesPerRequest: ledger.Val(1e9)}, 0.2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Ratio.OK() || a.RatioBound != "P:D ≥ 3:4 (decode at most 4)" {
+		t.Errorf("ratio %v, bound %q", a.Ratio, a.RatioBound)
+	}
 	if _, err := Advise(caps, Demand{}, 1); err == nil {
 		t.Error("headroom 1: want an error")
 	}
