@@ -94,7 +94,7 @@ func TestSLORulesAgainstPrometheus(t *testing.T) {
 				}
 			}
 			dir := t.TempDir()
-			b, err := rf.YAML()
+			b, err := SLORulesYAML(in)
 			if err != nil {
 				t.Fatal(err)
 			}
