@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -64,7 +65,7 @@ func parseAdviceQuery(r *http.Request) (advice.Query, error) {
 		*dst = x
 		return nil
 	}
-	finite := func(x float64) bool { return x == x && x < 1e300 && x > -1e300 }
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	if err := num("multiplier", &q.Multiplier, func(x float64) bool { return finite(x) && x > 0 }, "a factor > 0"); err != nil {
 		return q, err
 	}
