@@ -25,6 +25,7 @@ const genUsage = `usage: ptdmon gen <artifact> [flags]
 artifacts:
   prometheus  scrape config for ptdmon's /metrics and the engines (stdout or -out FILE)
   rules       recording and alerting rules for both paths (stdout or -out FILE)
+  slo         SLO attainment and goodput rules for the engines path (-ttft, -itl, -e2e seconds)
   grafana     dashboards as JSON files (-out DIR, default ./ptdmon-dashboards)
   compose     docker-compose, Kubernetes manifests and dashboards (-out DIR, default ./ptdmon-compose)
 
@@ -33,7 +34,7 @@ Run 'ptdmon gen <artifact> -h' for the flags of one artifact.
 `
 
 // genDefaultOut is where each artifact goes without -out.
-var genDefaultOut = map[string]string{"prometheus": "-", "rules": "-", "grafana": "ptdmon-dashboards", "compose": "ptdmon-compose"}
+var genDefaultOut = map[string]string{"prometheus": "-", "rules": "-", "slo": "-", "grafana": "ptdmon-dashboards", "compose": "ptdmon-compose"}
 
 func runGen(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
@@ -48,12 +49,12 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 	}
 	c := cli.New("gen", "<artifact> [flags]", "", cli.NoArgs, stdout, stderr)
 	if len(args) == 0 {
-		return c.Fail(cli.Usagef("missing artifact: prometheus, rules, grafana or compose"))
+		return c.Fail(cli.Usagef("missing artifact: prometheus, rules, slo, grafana or compose"))
 	}
 	what := args[0]
 	def, ok := genDefaultOut[what]
 	if !ok {
-		return c.Fail(cli.Usagef("unknown artifact %q: want prometheus, rules, grafana or compose", what))
+		return c.Fail(cli.Usagef("unknown artifact %q: want prometheus, rules, slo, grafana or compose", what))
 	}
 	c = cli.New("gen "+what, "[flags]", "", cli.NoArgs, stdout, stderr)
 	fs := c.Flags
@@ -63,6 +64,7 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", def, "where to write (- for stdout)")
 	force := fs.Bool("force", false, "overwrite existing files")
 	var ptdmonAddr, srcDir *string
+	var slo *gen.SLOInput
 	var ruleFiles listFlag
 	switch what {
 	case "prometheus":
@@ -70,8 +72,24 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 		fs.Var(&ruleFiles, "rule-file", "rule file to list in rule_files (repeatable)")
 	case "compose":
 		srcDir = fs.String("src", "", "the ptdmon source tree the compose file builds the image from (default: the one around the current directory)")
+	case "slo":
+		slo = &gen.SLOInput{}
+		fs.Float64Var(&slo.TTFT, "ttft", 0, "TTFT threshold, seconds (0: no TTFT SLO)")
+		fs.Float64Var(&slo.ITL, "itl", 0, "inter-token latency threshold, seconds (0: no ITL SLO)")
+		fs.Float64Var(&slo.E2E, "e2e", 0, "end-to-end latency threshold, seconds (0: no E2E SLO)")
+		fs.DurationVar(&slo.Window, "slo-window", 0, "range the fractions are taken over (default 1m)")
 	}
 	return c.Run(args[1:], func([]string) error {
+		if slo != nil {
+			if *cfgPath != "" || *window != 0 || *kvBytes != 0 {
+				return cli.Usagef("gen slo takes its thresholds from -ttft, -itl and -e2e and its range from -slo-window; -config, -window and -kv-bytes-per-request do not apply")
+			}
+			b, err := gen.SLORulesYAML(*slo)
+			if err != nil {
+				return cli.Usage(err)
+			}
+			return writeFiles(*out, map[string][]byte{"": b}, *force, stdout)
+		}
 		in, cfgData, err := genInput(what, *cfgPath)
 		if err != nil {
 			return cli.Usage(err)

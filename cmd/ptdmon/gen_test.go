@@ -40,6 +40,11 @@ func TestGenExitCodes(t *testing.T) {
 		{"missing config", []string{"rules", "-config", filepath.Join(dir, "nope.yaml")}, 2, "read config"},
 		{"extra argument", []string{"rules", "x"}, 2, "unexpected argument"},
 		{"grafana to stdout", []string{"grafana", "-out", "-"}, 2, "directory"},
+		{"slo rules", []string{"slo", "-ttft", "0.5", "-e2e", "10"}, 0, "record: role:ptd_slo_attainment:ratio_rate1m"},
+		{"slo window", []string{"slo", "-itl", "0.05", "-e2e", "10", "-slo-window", "5m"}, 0, "model:ptd_slo_goodput_independent:rate5m"},
+		{"slo without threshold", []string{"slo"}, 2, "no threshold"},
+		{"slo negative", []string{"slo", "-ttft", "-1"}, 2, "finite value > 0"},
+		{"slo with config", []string{"slo", "-e2e", "10", "-config", good}, 2, "do not apply"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

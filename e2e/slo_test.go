@@ -1,0 +1,205 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/config"
+	"github.com/ptdmon/ptdmon/internal/gen"
+	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/slo"
+)
+
+// TestSLORulesOnEngines: the real Prometheus scrapes the simulated vLLM
+// (FlagCX, NIXL) and SGLang engines, as printed on the wire, with the
+// generated scrape config and `ptdmon gen slo` rules. Each recorded
+// attainment must equal internal/slo's fraction of the same buckets, read
+// back from Prometheus per target and interpolated in Go.
+func TestSLORulesOnEngines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the 35 s Prometheus run")
+	}
+	promBin := prometheusBin(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 75*time.Second)
+	defer cancel()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	sc := scenario(t)
+	cl, err := sim.Start(ctx, sc, sim.Options{Seed: 11, Speed: simSpeed, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	cfg := &config.Config{Window: config.Duration{Duration: window}}
+	for _, tg := range cl.Targets() {
+		cfg.Targets = append(cfg.Targets, config.Target{Name: tg.Name, URL: tg.URL, Role: tg.Role, Engine: tg.Engine})
+	}
+	cfg.SetDefaults()
+	in := gen.FromConfig(cfg, cl.BytesPerRequest())
+	in.PtdmonAddr = "127.0.0.1:" + freePort(t) // no ptdmon here: the engines path only
+	in.RuleFiles = []string{"slo.yml"}
+	promCfg, err := gen.PrometheusConfig(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Thresholds inside the simulated latencies: TTFT 0.6 s is inside a
+	// vLLM bucket and an SGLang bound, ITL 22 ms inside both engines'
+	// buckets around the 25 ms step, E2E 7 s inside both.
+	const sloWindow = 20 * time.Second
+	th := gen.SLOInput{TTFT: 0.6, ITL: 0.022, E2E: 7, Window: sloWindow}
+	rules, err := gen.SLORulesYAML(th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, b := range map[string][]byte{"prometheus.yml": promCfg, "slo.yml": rules} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	promAddr := "127.0.0.1:" + freePort(t)
+	var promLog bytes.Buffer
+	cmd := exec.CommandContext(ctx, promBin,
+		"--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+promAddr,
+		"--log.level=warn")
+	cmd.Stdout, cmd.Stderr = &promLog, &promLog
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("prometheus log:\n%s", promLog.String())
+		}
+	}()
+	promURL := "http://" + promAddr
+	waitReady(t, promURL+"/-/ready")
+	// The rules run every 15 s over 20 s: two evaluations with a full
+	// range after 35 s.
+	time.Sleep(time.Until(started.Add(35 * time.Second)))
+
+	n := gen.SLORecordNames(strconvDuration(sloWindow))
+	fams := gen.DefaultSLOFamilies()
+	checked := 0
+	for _, s := range []string{"ttft", "itl", "e2e"} {
+		// The newest recorded evaluation of the decode role and its time.
+		series := queryMatrix(t, promURL, n.Attainment+`{role="decode",slo="`+s+`"}[16s]`, time.Now())
+		if len(series) != 1 || len(series[0]) == 0 {
+			t.Fatalf("%s: %d recorded decode series", s, len(series))
+		}
+		last := series[0][len(series[0])-1]
+
+		// The same buckets, per target, from Prometheus at that time.
+		var hs []slo.Hist
+		seen := map[string]bool{}
+		for _, f := range fams[s] {
+			q := `sum by (ptd_target, le) (rate(` + f.Series + `_bucket{ptd_role="decode"}[` + strconvDuration(sloWindow) + `]))`
+			byTarget := map[string]*slo.Hist{}
+			for _, v := range queryVector(t, promURL, q, last.t) {
+				tg := v.labels["ptd_target"]
+				if seen[tg] {
+					continue // an older name of a family this target already exports
+				}
+				le, err := strconv.ParseFloat(v.labels["le"], 64)
+				if err != nil {
+					t.Fatalf("le=%q: %v", v.labels["le"], err)
+				}
+				h := byTarget[tg]
+				if h == nil {
+					h = &slo.Hist{}
+					byTarget[tg] = h
+				}
+				h.Bounds = append(h.Bounds, le)
+				h.Counts = append(h.Counts, v.v)
+			}
+			for tg, h := range byTarget {
+				seen[tg] = true
+				sortBuckets(h)
+				hs = append(hs, *h)
+			}
+		}
+		threshold := map[string]float64{"ttft": th.TTFT, "itl": th.ITL, "e2e": th.E2E}[s]
+		want, err := slo.FractionOf(hs, threshold)
+		if err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+		t.Logf("%s ≤ %gs on decode: recorded %.6f, internal/slo %.6f over %d targets (exact %v)", s, threshold, last.v, want.Fraction, len(hs), want.Exact)
+		if math.Abs(last.v-want.Fraction) > 1e-9 {
+			t.Errorf("%s: recorded attainment %.9f, internal/slo %.9f", s, last.v, want.Fraction)
+		}
+		if want.Fraction <= 0 || want.Fraction >= 1 {
+			t.Errorf("%s: fraction %g: the threshold is outside the latencies", s, want.Fraction)
+		}
+		checked++
+	}
+	if g := queryMatrix(t, promURL, n.GoodputIndp+`[16s]`, time.Now()); len(g) == 0 {
+		t.Error("no goodput recorded")
+	}
+	if checked != 3 {
+		t.Errorf("checked %d SLOs", checked)
+	}
+}
+
+func sortBuckets(h *slo.Hist) {
+	for i := 1; i < len(h.Bounds); i++ {
+		for j := i; j > 0 && h.Bounds[j] < h.Bounds[j-1]; j-- {
+			h.Bounds[j], h.Bounds[j-1] = h.Bounds[j-1], h.Bounds[j]
+			h.Counts[j], h.Counts[j-1] = h.Counts[j-1], h.Counts[j]
+		}
+	}
+}
+
+type vecSample struct {
+	labels map[string]string
+	v      float64
+}
+
+// queryVector runs an instant query at time at.
+func queryVector(t *testing.T, promURL, q string, at time.Time) []vecSample {
+	t.Helper()
+	v := url.Values{"query": {q}, "time": {strconv.FormatFloat(float64(at.UnixMilli())/1e3, 'f', 3, 64)}}
+	resp, err := http.Get(promURL + "/api/v1/query?" + v.Encode())
+	if err != nil {
+		t.Fatalf("query %s: %v", q, err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Status string
+		Error  string
+		Data   struct {
+			Result []struct {
+				Metric map[string]string
+				Value  [2]any
+			}
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Status != "success" {
+		t.Fatalf("query %s: %v %s", q, err, r.Error)
+	}
+	var out []vecSample
+	for _, res := range r.Data.Result {
+		s, _ := res.Value[1].(string)
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatalf("query %s: value %q", q, s)
+		}
+		out = append(out, vecSample{res.Metric, f})
+	}
+	return out
+}

@@ -1,0 +1,160 @@
+package slo
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+var inf = math.Inf(1)
+
+// h builds a histogram from per-bucket (not cumulative) counts.
+func h(bounds []float64, per ...float64) Hist {
+	c := make([]float64, len(per))
+	s := 0.0
+	for i, v := range per {
+		s += v
+		c[i] = s
+	}
+	return Hist{Bounds: bounds, Counts: c, Count: s}
+}
+
+func TestFraction(t *testing.T) {
+	b := []float64{0.1, 0.5, 1, inf}
+	hist := h(b, 10, 20, 30, 40) // 100 observations
+	f := func(th, want float64, exact, atLeast bool) {
+		t.Helper()
+		w, err := Fraction(hist, th)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(w.Fraction-want) > 1e-12 || w.Exact != exact || w.AtLeast != atLeast {
+			t.Errorf("≤ %g: %+v, want %g exact=%v atLeast=%v", th, w, want, exact, atLeast)
+		}
+	}
+	f(0.1, 0.10, true, false)              // a bound: exact
+	f(0.5, 0.30, true, false)              // a bound: exact
+	f(0.05, 0.05, false, false)            // first bucket, from 0
+	f(0.3, (10+20*0.5)/100, false, false)  // halfway through (0.1, 0.5]
+	f(0.75, (30+30*0.5)/100, false, false) // halfway through (0.5, 1]
+	f(5, 0.60, false, true)                // past the last finite bound: at least
+	f(-1, 0, true, false)                  // nothing is negative
+	f(0, 0, false, false)                  // from 0 by interpolation
+}
+
+// Fraction inverts Quantile (PromQL's histogram_quantile) wherever the
+// threshold lies in a bucket with observations.
+func TestFractionInvertsQuantile(t *testing.T) {
+	hist := h([]float64{0.001, 0.01, 0.02, 0.1, 0.25, 1, 2.5, inf}, 1, 7, 3, 11, 5, 2, 9, 4)
+	for _, th := range []float64{0.0004, 0.003, 0.015, 0.05, 0.2, 0.7, 2} {
+		w, err := Fraction(hist, th)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q := Quantile(w.Fraction, hist); math.Abs(q-th) > 1e-12*th {
+			t.Errorf("≤ %g: fraction %g, histogram_quantile of it %g", th, w.Fraction, q)
+		}
+	}
+}
+
+func TestFractionErrors(t *testing.T) {
+	f := func(hist Hist, want string) {
+		t.Helper()
+		if _, err := Fraction(hist, 1); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%+v: %v, want %q", hist, err, want)
+		}
+	}
+	f(Hist{}, "no buckets")
+	f(Hist{Bounds: []float64{1, 2}, Counts: []float64{1, 2}}, "no +Inf")
+	f(Hist{Bounds: []float64{1, inf}, Counts: []float64{1}}, "2 bounds but 1 counts")
+	f(Hist{Bounds: []float64{2, 1, inf}, Counts: []float64{1, 2, 3}}, "not increasing")
+	f(Hist{Bounds: []float64{1, 2, inf}, Counts: []float64{3, 2, 4}}, "not cumulative")
+	f(Hist{Bounds: []float64{1, inf}, Counts: []float64{0, 0}}, "no observations")
+}
+
+// FractionOf adds each instance's within-count read in its own buckets, as
+// summing per-instance rates in PromQL does; Merge then Fraction would
+// interpolate over the union of bounds instead.
+func TestFractionOf(t *testing.T) {
+	a := h([]float64{1, 2, inf}, 10, 10, 0)     // 20 observations
+	b := h([]float64{0.5, 4, inf}, 5, 30, 5)    // 40
+	empty := h([]float64{0.5, 4, inf}, 0, 0, 0) // left out
+	w, err := FractionOf([]Hist{a, b, empty}, 1.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := (15 + (5 + 30*(1.0/3.5))) / 60
+	if math.Abs(w.Fraction-want) > 1e-12 || w.Total != 60 || w.Exact {
+		t.Errorf("%+v, want %g of 60", w, want)
+	}
+	if _, err := FractionOf([]Hist{empty}, 1); err == nil {
+		t.Error("no observations: want an error")
+	}
+}
+
+func TestMergeStaysCumulative(t *testing.T) {
+	m := Merge(h([]float64{1, 2, inf}, 1, 1, 1), h([]float64{1.5, inf}, 2, 2))
+	want := Hist{Bounds: []float64{1, 1.5, 2, inf}, Counts: []float64{1, 3, 4, 7}, Count: 7}
+	for i := range want.Counts {
+		if m.Bounds[i] != want.Bounds[i] || m.Counts[i] != want.Counts[i] {
+			t.Fatalf("%+v, want %+v", m, want)
+		}
+	}
+	if err := m.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestAttain(t *testing.T) {
+	ttft := h([]float64{0.5, 1, inf}, 80, 10, 10) // 0.8 within 0.5 s
+	e2e := h([]float64{5, 10, inf}, 60, 30, 10)   // 0.6 within 5 s
+	in := Input{
+		TTFT: []Hist{ttft}, E2E: []Hist{e2e}, Seconds: 10,
+		Phases: map[string]Hist{
+			"queue":   h([]float64{0.1, 1, 10, inf}, 50, 45, 5, 0),
+			"prefill": h([]float64{0.1, 1, 10, inf}, 0, 100, 0, 0),
+			"decode":  h([]float64{0.1, 1, 10, inf}, 0, 10, 90, 0),
+		},
+	}
+	a, err := Attain(Thresholds{TTFT: 0.5, E2E: 5}, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Rate != 10 || math.Abs(a.Joint-0.48) > 1e-12 || math.Abs(a.JointMin-0.4) > 1e-12 || a.JointMax != 0.6 {
+		t.Errorf("rate %g joint %g [%g, %g], want 10, 0.48 [0.4, 0.6]", a.Rate, a.Joint, a.JointMin, a.JointMax)
+	}
+	if math.Abs(a.Goodput-4.8) > 1e-12 || math.Abs(a.GoodputMin-4) > 1e-12 || a.GoodputMax != 6 {
+		t.Errorf("goodput %g [%g, %g], want 4.8 [4, 6]", a.Goodput, a.GoodputMin, a.GoodputMax)
+	}
+	if a.Misses == nil || a.Misses.Dominant != "decode" {
+		t.Fatalf("misses %+v, want decode dominant", a.Misses)
+	}
+	// Without the E2E histogram the SLO is absent and so is goodput.
+	a, err = Attain(Thresholds{TTFT: 0.5, E2E: 5}, Input{TTFT: []Hist{ttft}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Metrics[1].Within != nil || a.Metrics[1].Absent == "" || a.Absent == "" || a.Goodput != 0 {
+		t.Errorf("no E2E histogram: %+v", a)
+	}
+	if _, err := Attain(Thresholds{}, in); err == nil {
+		t.Error("no thresholds: want an error")
+	}
+	if _, err := Attain(Thresholds{ITL: math.NaN()}, in); err == nil {
+		t.Error("NaN threshold: want an error")
+	}
+}
+
+func FuzzFraction(f *testing.F) {
+	f.Add(0.3, 1.0, 2.0, 3.0)
+	f.Fuzz(func(t *testing.T, th, a, b, c float64) {
+		hist := Hist{Bounds: []float64{0.1, 1, inf}, Counts: []float64{a, a + math.Abs(b), a + math.Abs(b) + math.Abs(c)}}
+		w, err := Fraction(hist, th)
+		if err != nil {
+			return
+		}
+		if w.Fraction < -1e-9 || w.Fraction > 1+1e-9 {
+			t.Errorf("fraction %g outside [0, 1] for %+v ≤ %g", w.Fraction, hist, th)
+		}
+	})
+}
