@@ -47,7 +47,7 @@ func (s *Server) advice(w http.ResponseWriter, r *http.Request, t *advice.Tracke
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	writeJSON(w, AdviceBody{Time: time.Now(), Window: s.Ledger.Config().Window.Seconds(), Advice: a, SLOAbsent: sloAbsent})
+	s.writeJSON(w, AdviceBody{Time: time.Now(), Window: s.Ledger.Config().Window.Seconds(), Advice: a, SLOAbsent: sloAbsent})
 }
 
 func parseAdviceQuery(r *http.Request) (advice.Query, error) {
