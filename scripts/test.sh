@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs ptdmon's whole test suite. Installs what the tests drive for real
-# (Prometheus and promtool, headless Chromium) when they are missing and this
+# (Prometheus and promtool, headless Chromium, VictoriaMetrics with vmagent
+# and vmalert, Alertmanager) when they are missing and this
 # user may install Debian packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,6 +9,8 @@ cd "$(dirname "$0")/.."
 need=()
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v vmalert >/dev/null 2>&1 || need+=(victoria-metrics)
+command -v prometheus-alertmanager >/dev/null 2>&1 || need+=(prometheus-alertmanager)
 if [ ${#need[@]} -gt 0 ]; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 		export DEBIAN_FRONTEND=noninteractive
