@@ -55,6 +55,8 @@ type Group struct {
 	Engine    string  `yaml:"engine" json:"engine"`       // vllm | sglang | trtllm
 	Connector string  `yaml:"connector" json:"connector"` // vllm: flagcx | nixl; sglang: mooncake; trtllm: ucx
 	Rate      float64 `yaml:"rate" json:"rate"`           // Poisson arrivals, requests/s
+	// Burst makes the arrivals bursty at the same mean rate.
+	Burst BurstSpec `yaml:"burst" json:"burst,omitzero"`
 
 	Prefill  PrefillSpec  `yaml:"prefill" json:"prefill"`
 	Transfer TransferSpec `yaml:"transfer" json:"transfer"`
@@ -85,6 +87,14 @@ type TRTLLMSpec struct {
 	// IterStatsMax bounds the drained-on-read queue (0 = 1000); the oldest
 	// records are dropped and counted in statsDroppedFrames.
 	IterStatsMax int `yaml:"iter_stats_max" json:"iter_stats_max,omitempty"`
+}
+
+// BurstSpec makes arrivals bursty: in every Period, requests arrive only
+// during its first Duty fraction, as a Poisson stream of Rate ÷ Duty, so the
+// mean rate stays Rate. A zero Period means plain Poisson arrivals.
+type BurstSpec struct {
+	Period time.Duration `yaml:"period" json:"period,omitempty"`
+	Duty   float64       `yaml:"duty" json:"duty,omitempty"`
 }
 
 // PrefillSpec sizes each prefill instance.
@@ -342,6 +352,9 @@ func (sc Scenario) Validate() error {
 		}
 		if g.Rate < 0 {
 			return bad(p+".rate", "must be >= 0")
+		}
+		if b := g.Burst; b.Period < 0 || b.Period > 0 && (b.Duty <= 0 || b.Duty > 1) {
+			return bad(p+".burst", "period must be >= 0 and, when set, duty within (0, 1]")
 		}
 		if g.Prefill.Instances <= 0 || g.Decode.Instances <= 0 {
 			return bad(p+".prefill.instances", "prefill and decode need at least one instance each")
