@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/ptdmon/ptdmon/internal/ledger"
 )
@@ -32,6 +33,11 @@ func compare(w []ledger.Point, up, own func(*ledger.Point) *ledger.Num, upW, own
 	var t0, t1 = -1.0, 0.0
 	for i := range w {
 		p := &w[i]
+		// A sum missing some of its instances (a failed scrape, a restart)
+		// is not comparable with a complete one.
+		if p.Prefill.Partial || p.KV.Partial || p.Decode.Partial {
+			continue
+		}
 		if u, o := up(p), own(p); u.OK() && o.OK() {
 			n++
 			sumUp += u.V
@@ -60,7 +66,7 @@ func compare(w []ledger.Point, up, own func(*ledger.Point) *ledger.Num, upW, own
 	// A stage still ramping up toward its feeder is catching up, not
 	// limiting: its windowed rate rose over the window by at least the gap.
 	if g.shortfall {
-		if tr, ok := fit(collect(w, func(p *ledger.Point) ledger.Num { return *ownW(p) })); ok && tr.Rise >= g.up-g.own {
+		if tr, ok := fit(collect(w, func(p *ledger.Point) ledger.Num { return *ownW(p) }).sinceGap()); ok && tr.Rise >= g.up-g.own {
 			g.shortfall, g.catching = false, true
 		}
 	}
@@ -98,7 +104,26 @@ type signals struct {
 	inflSeconds float64 // its level ÷ the KV rate
 	pKVFull     bool
 	pKVUsage    float64
-	notes       []string
+	// Prefill KV cache filling up: prefilled requests accumulate on
+	// prefill, waiting for their KV to leave.
+	pKVGrow bool
+	pKVTr   trend
+	// Decode waiting persistently holds ≥ HoldSeconds of decode throughput.
+	dWaitHeld    bool
+	dWaitSeconds float64
+	// Prefill waiting that persistently holds ≥ HoldSeconds of prefill
+	// throughput: requests sit in front of prefill compute.
+	pWaitHeld    bool
+	pWaitSeconds float64
+	// Decode instances whose running batch is pinned at a constant level
+	// (their batch limit) over the newest PinSeconds, of those reporting.
+	dPinned, dReporting int
+	dRunning            float64
+	dWaitLevel          float64 // decode waiting, lower quartile over the window
+	// Deployment facts (see deployment).
+	bytesSkew    bool
+	bytesPerXfer float64
+	notes        []string
 }
 
 func measure(w []ledger.Point, th Thresholds) signals {
@@ -125,10 +150,13 @@ func measure(w []ledger.Point, th Thresholds) signals {
 		s.notes = append(s.notes, "KV req/s absent ("+lastWhy(w, func(p *ledger.Point) ledger.Num { return p.KV.Instant })+"): KV judged by its queues only")
 	}
 
+	// A queue must grow by a meaningful share of the traffic: at 5% of the
+	// prefill rate a backlog is not noise, below it it barely matters.
+	minSlope := max(th.MinSlope, th.MinGrowth*s.prefillRPS)
 	mk := func(name string, get func(*ledger.Point) ledger.Num) queue {
 		q := queue{name: name}
-		q.tr, q.ok = fit(collect(w, get))
-		q.grow = q.ok && q.tr.growing(th)
+		q.tr, q.ok = fit(collect(w, get).sinceGap())
+		q.grow = q.ok && q.tr.growing(th) && q.tr.Slope >= minSlope
 		return q
 	}
 	s.pWait = mk("prefill waiting", func(p *ledger.Point) ledger.Num { return p.Prefill.Waiting })
@@ -139,21 +167,38 @@ func measure(w []ledger.Point, th Thresholds) signals {
 	s.xfer = mk("decode transfer queue", func(p *ledger.Point) ledger.Num { return p.Decode.Queues.Transfer })
 
 	// Little's law: level ÷ throughput is how long a request sits in the
-	// queue. A full queue stops growing, yet still says who is slow.
-	if s.infl.ok {
-		rate := s.prefillRPS
-		if s.kvKnown {
-			rate = s.kvRPS
+	// queue. A full queue stops growing, yet still says who is slow. The
+	// level is the window's lower quartile, so only a queue that stays
+	// full counts; a burst that drains does not.
+	held := func(q queue, get func(*ledger.Point) ledger.Num, rate float64) (bool, float64) {
+		if !q.ok || rate <= 0 {
+			return false, 0
 		}
-		if rate > 0 {
-			s.inflSeconds = s.infl.tr.Level / rate
-		}
-		s.inflHeld = s.infl.tr.Level >= th.HoldMin && s.inflSeconds >= th.HoldSeconds
+		lvl := collect(w, get).quantile(0.25)
+		secs := lvl / rate
+		return lvl >= th.HoldMin && secs >= th.HoldSeconds, secs
 	}
+	kvRate := s.prefillRPS
+	if s.kvKnown {
+		kvRate = s.kvRPS
+	}
+	s.inflHeld, s.inflSeconds = held(s.infl, func(p *ledger.Point) ledger.Num { return p.Prefill.Queues.Inflight }, kvRate)
+	s.pWaitHeld, s.pWaitSeconds = held(s.pWait, func(p *ledger.Point) ledger.Num { return p.Prefill.Waiting }, s.prefillRPS)
 	if u := collect(w, func(p *ledger.Point) ledger.Num { return p.Prefill.KVUsage }); u.n() > 0 {
-		s.pKVUsage = u.tail(3)
+		s.pKVUsage = u.quantile(0.25)
 		s.pKVFull = s.pKVUsage >= th.KVFull
 	}
+	s.dPinned, s.dReporting, s.dRunning = pinned(w)
+	if tr, ok := fit(collect(w, func(p *ledger.Point) ledger.Num { return p.Prefill.KVUsage }).sinceGap()); ok {
+		s.pKVTr = tr
+		s.pKVGrow = tr.Slope > 0 && tr.Rise >= th.KVRise && tr.Rise >= 2*tr.Resid && tr.persists()
+	}
+	decodeRPS := 0.0
+	if d := collect(w, func(p *ledger.Point) ledger.Num { return p.Decode.Instant }); d.n() > 0 {
+		decodeRPS = d.mean()
+	}
+	s.dWaitHeld, s.dWaitSeconds = held(s.dWait, func(p *ledger.Point) ledger.Num { return p.Decode.Waiting }, decodeRPS)
+	s.dWaitLevel = collect(w, func(p *ledger.Point) ledger.Num { return p.Decode.Waiting }).quantile(0.25)
 
 	last := w[len(w)-1]
 	for _, st := range []struct {
@@ -168,4 +213,59 @@ func measure(w []ledger.Point, th Thresholds) signals {
 		s.notes = append(s.notes, fmt.Sprintf("KV is partial: %d of %d instances up", last.KV.Up, last.KV.Instances))
 	}
 	return s
+}
+
+// PinSeconds is how far back a decode batch must have stayed at one level
+// to count as pinned at its limit.
+const PinSeconds = 10
+
+// pinned counts the decode instances whose running batch stayed at one
+// level (within 5%, at least 2 requests) over the newest PinSeconds: a
+// scheduler at its max batch size admits exactly as many as finish, while
+// one with room fluctuates with arrivals. Without per-instance entries the
+// decode sum stands for one instance.
+func pinned(w []ledger.Point) (n, reporting int, level float64) {
+	newest := w[len(w)-1].Time
+	type span struct {
+		lo, hi, last float64
+		k            int
+	}
+	per := map[string]*span{}
+	for i := range w {
+		if newest.Sub(w[i].Time).Seconds() > PinSeconds {
+			continue
+		}
+		add := func(name string, v ledger.Num) {
+			if !v.OK() {
+				return
+			}
+			sp := per[name]
+			if sp == nil {
+				sp = &span{lo: v.V, hi: v.V}
+				per[name] = sp
+			}
+			sp.lo, sp.hi, sp.last = math.Min(sp.lo, v.V), math.Max(sp.hi, v.V), v.V
+			sp.k++
+		}
+		if len(w[i].Instances) == 0 {
+			add("", w[i].Decode.Running)
+			continue
+		}
+		for j := range w[i].Instances {
+			if ip := &w[i].Instances[j]; ip.Role == "decode" {
+				add(ip.Target, ip.Running)
+			}
+		}
+	}
+	for _, sp := range per {
+		if sp.k < 5 {
+			continue
+		}
+		reporting++
+		level += sp.last
+		if sp.hi >= 2 && sp.hi-sp.lo <= 0.05*sp.hi {
+			n++
+		}
+	}
+	return n, reporting, level
 }
