@@ -32,3 +32,6 @@ fi
 
 go vet ./...
 go test -race -timeout 30m ./...
+# Under the race detector the verdict matrix runs a sample of its cells;
+# here every cell runs (about 10 s on 2 cores).
+go test -count=1 -run TestVerdictMatrix ./internal/diagnose/

@@ -40,8 +40,12 @@ func decide(v *Verdict, s signals, th Thresholds) {
 	// waits because the finished requests hold the slots.
 	blocked := s.inflHeld || s.pKVFull
 
+	// Decode trailing KV counts with a full batch, or with its own waiting
+	// growing while nothing piles up in front of KV (with pull connectors,
+	// decode waiting also holds requests whose KV has not arrived).
+	kvPiles := s.pKVGrow || s.pKVFull || s.inflHeld || s.infl.grow
 	switch {
-	case decodeFull && backlog || decShort && (backlog || decodeFull):
+	case decodeFull && (backlog || decShort) || decShort && s.dWait.grow && !kvPiles:
 		v.Stage = Decode
 		if decodeFull {
 			add(fmt.Sprintf("decode batch pinned at %.0f running on %d of %d decode instances for %d s", s.dRunning, s.dPinned, s.dReporting, PinSeconds))
