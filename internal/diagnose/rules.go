@@ -45,7 +45,7 @@ func decide(v *Verdict, s signals, th Thresholds) {
 	// decode waiting also holds requests whose KV has not arrived).
 	kvPiles := s.pKVGrow || s.pKVFull || s.inflHeld || s.infl.grow
 	switch {
-	case decodeFull && (backlog || decShort) || decShort && s.dWait.grow && !kvPiles:
+	case decodeFull && (backlog || decShort) || decShort && s.dWait.grow && !kvPiles && !awaitingKV:
 		v.Stage = Decode
 		if decodeFull {
 			add(fmt.Sprintf("decode batch pinned at %.0f running on %d of %d decode instances for %d s", s.dRunning, s.dPinned, s.dReporting, PinSeconds))

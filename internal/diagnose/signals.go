@@ -130,17 +130,17 @@ func measure(w []ledger.Point, th Thresholds) signals {
 	var s signals
 	minN := 5
 	s.kvPrefill = compare(w,
-		func(p *ledger.Point) *ledger.Num { return &p.Prefill.Instant },
-		func(p *ledger.Point) *ledger.Num { return &p.KV.Instant },
+		func(p *ledger.Point) *ledger.Num { return &p.Prefill.Window },
+		func(p *ledger.Point) *ledger.Num { return &p.KV.Window },
 		func(p *ledger.Point) *ledger.Num { return &p.Prefill.Window },
 		func(p *ledger.Point) *ledger.Num { return &p.KV.Window }, minN, th)
 	s.decodeKV = compare(w,
-		func(p *ledger.Point) *ledger.Num { return &p.KV.Instant },
-		func(p *ledger.Point) *ledger.Num { return &p.Decode.Instant },
+		func(p *ledger.Point) *ledger.Num { return &p.KV.Window },
+		func(p *ledger.Point) *ledger.Num { return &p.Decode.Window },
 		func(p *ledger.Point) *ledger.Num { return &p.KV.Window },
 		func(p *ledger.Point) *ledger.Num { return &p.Decode.Window }, minN, th)
-	pr := collect(w, func(p *ledger.Point) ledger.Num { return p.Prefill.Instant })
-	kv := collect(w, func(p *ledger.Point) ledger.Num { return p.KV.Instant })
+	pr := collect(w, func(p *ledger.Point) ledger.Num { return p.Prefill.Window })
+	kv := collect(w, func(p *ledger.Point) ledger.Num { return p.KV.Window })
 	if pr.n() > 0 {
 		s.prefillRPS = pr.mean()
 	}
@@ -194,7 +194,7 @@ func measure(w []ledger.Point, th Thresholds) signals {
 		s.pKVGrow = tr.Slope > 0 && tr.Rise >= th.KVRise && tr.Rise >= 2*tr.Resid && tr.persists()
 	}
 	decodeRPS := 0.0
-	if d := collect(w, func(p *ledger.Point) ledger.Num { return p.Decode.Instant }); d.n() > 0 {
+	if d := collect(w, func(p *ledger.Point) ledger.Num { return p.Decode.Window }); d.n() > 0 {
 		decodeRPS = d.mean()
 	}
 	s.dWaitHeld, s.dWaitSeconds = held(s.dWait, func(p *ledger.Point) ledger.Num { return p.Decode.Waiting }, decodeRPS)
@@ -219,18 +219,16 @@ func measure(w []ledger.Point, th Thresholds) signals {
 // to count as pinned at its limit.
 const PinSeconds = 10
 
-// pinned counts the decode instances whose running batch stayed at one
-// level (within 5%, at least 2 requests) over the newest PinSeconds: a
-// scheduler at its max batch size admits exactly as many as finish, while
-// one with room fluctuates with arrivals. Without per-instance entries the
-// decode sum stands for one instance.
+// pinned counts the decode instances whose running batch sat at its
+// highest level in at least 80% of the samples of the newest PinSeconds,
+// never more than 5% below it, with at least 2 requests: a scheduler at its
+// max batch size admits exactly as many as finish, while one with room
+// moves with arrivals. Without per-instance entries the decode sum stands
+// for one instance.
 func pinned(w []ledger.Point) (n, reporting int, level float64) {
 	newest := w[len(w)-1].Time
-	type span struct {
-		lo, hi, last float64
-		k            int
-	}
-	per := map[string]*span{}
+	per := map[string][]float64{}
+	var order []string
 	for i := range w {
 		if newest.Sub(w[i].Time).Seconds() > PinSeconds {
 			continue
@@ -239,13 +237,10 @@ func pinned(w []ledger.Point) (n, reporting int, level float64) {
 			if !v.OK() {
 				return
 			}
-			sp := per[name]
-			if sp == nil {
-				sp = &span{lo: v.V, hi: v.V}
-				per[name] = sp
+			if _, ok := per[name]; !ok {
+				order = append(order, name)
 			}
-			sp.lo, sp.hi, sp.last = math.Min(sp.lo, v.V), math.Max(sp.hi, v.V), v.V
-			sp.k++
+			per[name] = append(per[name], v.V)
 		}
 		if len(w[i].Instances) == 0 {
 			add("", w[i].Decode.Running)
@@ -257,13 +252,24 @@ func pinned(w []ledger.Point) (n, reporting int, level float64) {
 			}
 		}
 	}
-	for _, sp := range per {
-		if sp.k < 5 {
+	for _, name := range order {
+		vs := per[name]
+		if len(vs) < 5 {
 			continue
 		}
 		reporting++
-		level += sp.last
-		if sp.hi >= 2 && sp.hi-sp.lo <= 0.05*sp.hi {
+		level += vs[len(vs)-1]
+		hi, lo := vs[0], vs[0]
+		for _, v := range vs {
+			hi, lo = math.Max(hi, v), math.Min(lo, v)
+		}
+		atHi := 0
+		for _, v := range vs {
+			if v == hi {
+				atHi++
+			}
+		}
+		if hi >= 2 && hi-lo <= 0.05*hi && float64(atHi) >= 0.8*float64(len(vs)) {
 			n++
 		}
 	}

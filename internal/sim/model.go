@@ -20,6 +20,8 @@ type Model struct {
 	seq       uint64
 	events    eventHeap
 	rng       *rand.Rand
+	jrng      *rand.Rand // service-time jitter, apart from arrivals
+	jitter    float64
 	groups    []*group
 	instances []*instance
 	byName    map[string]*instance
@@ -160,6 +162,8 @@ func NewModel(sc Scenario, seed int64, epoch time.Time) (*Model, error) {
 		sc:     sc,
 		epoch:  epoch,
 		rng:    rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15)),
+		jrng:   rand.New(rand.NewPCG(uint64(seed), 0x6a09e667f3bcc908)),
+		jitter: sc.JitterOrDefault(),
 		byName: map[string]*instance{},
 		load:   sc.LoadModel(),
 	}
@@ -252,6 +256,14 @@ func (m *Model) nextArrival(g *group) int64 {
 	active := m.now/period*on + min(m.now%period, on)
 	next := active + m.expInterval(g.spec.Rate/b.Duty)
 	return next/on*period + next%on
+}
+
+// spread applies the scenario's jitter to a nominal service time.
+func (m *Model) spread(ns int64) int64 {
+	if m.jitter == 0 {
+		return ns
+	}
+	return int64(float64(ns) * (1 + m.jitter*(2*m.jrng.Float64()-1)))
 }
 
 func secsToNs(s float64) int64 { return int64(math.Round(s * 1e9)) }

@@ -41,10 +41,15 @@ type Scenario struct {
 	KVBytesPerRequest int64 `yaml:"kv_bytes_per_request" json:"kv_bytes_per_request"`
 	// StopFraction of finished requests end with finished_reason="stop"
 	// (the rest "length"); it only exercises label summing.
-	StopFraction float64   `yaml:"stop_fraction" json:"stop_fraction"`
-	Groups       []Group   `yaml:"groups" json:"groups"`
-	Restarts     []Restart `yaml:"restarts" json:"restarts"`
-	Faults       Faults    `yaml:"faults" json:"faults"`
+	StopFraction float64 `yaml:"stop_fraction" json:"stop_fraction"`
+	// Jitter spreads every prefill batch's compute time and every KV copy's
+	// duration uniformly over ±Jitter of its nominal value (mean unchanged),
+	// as real kernels and links vary. Unset means DefaultJitter; 0 makes
+	// them exact.
+	Jitter   *float64  `yaml:"jitter" json:"jitter,omitempty"`
+	Groups   []Group   `yaml:"groups" json:"groups"`
+	Restarts []Restart `yaml:"restarts" json:"restarts"`
+	Faults   Faults    `yaml:"faults" json:"faults"`
 }
 
 // Group is one P/D serving pool of a single engine kind: requests arriving to
@@ -141,6 +146,17 @@ type Faults struct {
 	MalformedProb float64       `yaml:"malformed_prob" json:"malformed_prob"` // truncate + garbage
 	Delay         time.Duration `yaml:"delay" json:"delay"`                   // how long a hung response hangs
 	Instances     []string      `yaml:"instances" json:"instances"`           // empty = all
+}
+
+// DefaultJitter is the service-time spread of a scenario that sets none.
+const DefaultJitter = 0.1
+
+// JitterOrDefault is the scenario's effective jitter.
+func (sc Scenario) JitterOrDefault() float64 {
+	if sc.Jitter == nil {
+		return DefaultJitter
+	}
+	return *sc.Jitter
 }
 
 // CapacityPerEngine returns the saturated throughput (requests/s) of one
@@ -317,6 +333,9 @@ func (sc Scenario) Validate() error {
 	case "", "none", "prefill", "kv", "decode":
 	default:
 		return bad("bottleneck", "must be none, prefill, kv or decode")
+	}
+	if sc.Jitter != nil && (*sc.Jitter < 0 || *sc.Jitter >= 1) {
+		return bad("jitter", "must be within [0, 1)")
 	}
 	if len(sc.Groups) == 0 {
 		return bad("groups", "at least one group is required")
