@@ -40,6 +40,7 @@ type Server struct {
 	Diagnose diagnose.Config
 
 	verdicts verdictCache
+	past     timelineCache
 }
 
 // Handler returns the HTTP handler for every route.
@@ -108,6 +109,8 @@ type Series struct {
 	Points   []ledger.Point `json:"points"`
 	// Verdict is the bottleneck verdict at the newest point.
 	Verdict *diagnose.Verdict `json:"verdict"`
+	// Verdicts is the verdict timeline over the points.
+	Verdicts []VerdictSpan `json:"verdicts"`
 }
 
 // CompactSeries is the body of /api/v1/series?format=compact: the stream's
@@ -119,6 +122,8 @@ type CompactSeries struct {
 	Fields   map[string][]string `json:"fields"`
 	// Points are compact points, oldest first; the newest carries "v".
 	Points []json.RawMessage `json:"points"`
+	// Verdicts is the verdict timeline over the points.
+	Verdicts []VerdictSpan `json:"verdicts"`
 }
 
 // series returns the points after ?since= (unix milliseconds or RFC 3339;
@@ -157,10 +162,11 @@ func (s *Server) series(w http.ResponseWriter, r *http.Request) {
 	cfg := s.Ledger.Config()
 	switch q.Get("format") {
 	case "", "full":
-		writeJSONGzip(w, r, Series{Interval: cfg.Interval.Seconds(), Window: cfg.Window.Seconds(), Points: pts, Verdict: verdict})
+		writeJSONGzip(w, r, Series{Interval: cfg.Interval.Seconds(), Window: cfg.Window.Seconds(), Points: pts, Verdict: verdict,
+			Verdicts: s.timeline(pts)})
 	case "compact":
 		out := CompactSeries{Format: CompactFormat, Interval: cfg.Interval.Seconds(), Window: cfg.Window.Seconds(),
-			Fields: CompactFields, Points: make([]json.RawMessage, len(pts))}
+			Fields: CompactFields, Points: make([]json.RawMessage, len(pts)), Verdicts: s.timeline(pts)}
 		var enc compactEncoder
 		for i := range pts {
 			var v *diagnose.Verdict
@@ -239,6 +245,7 @@ func (s *Server) event(enc *compactEncoder, p *ledger.Point, full bool) ([]byte,
 	v := s.verdictAt(p.Time)
 	if v != nil {
 		v.At = time.Time{} // the event's own time says when
+		v.Groups = briefGroups(v.Groups)
 	}
 	b := fmt.Appendf(nil, "event: point\nid: %d\ndata: ", p.Time.UnixMilli())
 	if full {

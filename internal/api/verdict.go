@@ -26,6 +26,9 @@ func (s *Server) diagnoseConfig(cfg ledger.Config) diagnose.Config {
 	if d.Window < cfg.Window {
 		d.Window = cfg.Window
 	}
+	if d.BytesPerRequest <= 0 {
+		d.BytesPerRequest = cfg.BytesPerRequest
+	}
 	return d
 }
 
@@ -54,6 +57,7 @@ func (s *Server) verdictAt(t time.Time) *diagnose.Verdict {
 	}
 	v := diagnose.Diagnose(pts, dc)
 	c.at, c.v = t, v
+	s.past.put(t, &v)
 	return &v
 }
 
@@ -63,4 +67,19 @@ func (s *Server) stage() string {
 		return string(v.Stage)
 	}
 	return string(diagnose.Insufficient)
+}
+
+// briefGroups copies the group verdicts without their evidence and notes:
+// the deployment's evidence already carries each group's first line, and
+// a stream event stays small. The snapshot and series keep them whole.
+func briefGroups(gs []diagnose.GroupVerdict) []diagnose.GroupVerdict {
+	if len(gs) == 0 {
+		return nil
+	}
+	out := make([]diagnose.GroupVerdict, len(gs))
+	for i, g := range gs {
+		g.Evidence, g.Notes = nil, nil
+		out[i] = g
+	}
+	return out
 }
