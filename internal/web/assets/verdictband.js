@@ -4,8 +4,8 @@
 // carries the verdict at its own point.
 
 const COLOURS = {
-  balanced: "#2e9e57", prefill: "#1f6fd1", kv: "#e8710a", admission: "#8e44ad",
-  decode: "#1e9e4a", mixed: "#c0392b", insufficient: "#cfcfcf",
+  balanced: "#a8a8a8", prefill: "#1f6fd1", kv: "#e8710a", admission: "#8e44ad",
+  decode: "#1e9e4a", mixed: "#c0392b", insufficient: "#e6e6e6",
 };
 const HEIGHT = 6; // CSS pixels
 
