@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -46,5 +47,22 @@ func TestBurstValidation(t *testing.T) {
 	sc.Groups[0].Burst = BurstSpec{Period: time.Second, Duty: 0}
 	if err := sc.Validate(); err == nil {
 		t.Fatal("duty 0 with a period accepted")
+	}
+}
+
+func TestScenarioFileJitterAndBurst(t *testing.T) {
+	sc, err := ParseScenario("x", []byte("jitter: 0\ngroups:\n  - name: a\n    engine: vllm\n    connector: flagcx\n    rate: 3\n    burst: {period: 10s, duty: 0.25}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.JitterOrDefault() != 0 || sc.Groups[0].Burst != (BurstSpec{Period: 10 * time.Second, Duty: 0.25}) {
+		t.Fatalf("jitter %v burst %+v", sc.Jitter, sc.Groups[0].Burst)
+	}
+	if _, err := ParseScenario("x", []byte("jitter: 1.5\n")); err == nil || !strings.Contains(err.Error(), "jitter") {
+		t.Fatalf("jitter 1.5: %v", err)
+	}
+	sc, _ = LoadScenario("balanced")
+	if sc.JitterOrDefault() != DefaultJitter {
+		t.Fatalf("default jitter %v", sc.JitterOrDefault())
 	}
 }
