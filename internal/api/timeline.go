@@ -89,7 +89,7 @@ func (s *Server) timeline(pts []ledger.Point) []VerdictSpan {
 		pv, ok := c.get(t)
 		if !ok {
 			if hist == nil {
-				hist = s.Ledger.Since(pts[0].Time.Add(-dc.Window - cfg.Interval))
+				hist = s.Ledger.Since(pts[0].Time.Add(-history(dc, cfg)))
 				if len(hist) > 0 {
 					c.prune(hist[0].Time)
 				}
@@ -98,7 +98,7 @@ func (s *Server) timeline(pts []ledger.Point) []VerdictSpan {
 			for hi < len(hist) && !hist[hi].Time.After(t) {
 				hi++
 			}
-			for lo < hi && t.Sub(hist[lo].Time) > dc.Window+cfg.Interval {
+			for lo < hi && t.Sub(hist[lo].Time) > history(dc, cfg) {
 				lo++
 			}
 			v := diagnose.Diagnose(hist[lo:hi], dc)

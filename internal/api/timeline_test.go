@@ -46,7 +46,7 @@ func TestVerdictTimeline(t *testing.T) {
 			if k == len(body.Verdicts) || body.Verdicts[k].From.After(p.Time) {
 				t.Fatalf("%s: no span covers the point at %s", format, p.Time)
 			}
-			var win = l.Since(p.Time.Add(-cfg.Window - l.Config().Interval))
+			var win = l.Since(p.Time.Add(-2*cfg.Window - l.Config().Interval))
 			for len(win) > 0 && win[len(win)-1].Time.After(p.Time) {
 				win = win[:len(win)-1]
 			}

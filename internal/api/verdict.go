@@ -51,7 +51,7 @@ func (s *Server) verdictAt(t time.Time) *diagnose.Verdict {
 	}
 	cfg := s.Ledger.Config()
 	dc := s.diagnoseConfig(cfg)
-	pts := s.Ledger.Since(t.Add(-dc.Window - cfg.Interval))
+	pts := s.Ledger.Since(t.Add(-history(dc, cfg)))
 	for len(pts) > 0 && pts[len(pts)-1].Time.After(t) {
 		pts = pts[:len(pts)-1]
 	}
@@ -82,4 +82,10 @@ func briefGroups(gs []diagnose.GroupVerdict) []diagnose.GroupVerdict {
 		out[i] = g
 	}
 	return out
+}
+
+// history is how far back the verdict reads: two windows, so that a
+// verdict can be held across a restart inside the newest one.
+func history(dc diagnose.Config, cfg ledger.Config) time.Duration {
+	return 2*dc.Window + cfg.Interval
 }

@@ -65,7 +65,8 @@ type Thresholds struct {
 	// request count (prefix-cache hits, partial transfers).
 	BytesSkew float64
 	// MinGrowth is the least slope of a growing queue relative to the
-	// prefill rate (0.05: 5% of the requests pile up).
+	// prefill rate (0.08, as RateGap: a queue growing at 8% of the rate
+	// is the same shortfall seen from the other side).
 	MinGrowth float64
 	// KVRise is how much (as a fraction of the cache) prefill KV-cache
 	// usage must climb over the window to count as filling up.
@@ -115,7 +116,7 @@ func (c Config) withDefaults() Config {
 	def(&t.KVFull, 0.9)
 	def(&t.BytesSkew, 0.1)
 	def(&t.KVRise, 0.1)
-	def(&t.MinGrowth, 0.05)
+	def(&t.MinGrowth, 0.08)
 	if c.GroupOf == nil {
 		c.GroupOf = ByEngine
 	}
@@ -145,7 +146,9 @@ func Headline(s Stage) string {
 // Diagnose returns the verdict at the newest of pts (oldest first), looking
 // back over the configured window: one verdict per group of instances (see
 // Config.GroupOf) and a deployment summary. Points without per-instance
-// entries are judged as one group.
+// entries are judged as one group. Points older than the window are used
+// only to hold a verdict across a restart inside it (see
+// holdAcrossRestart): pass two windows of points for that.
 func Diagnose(pts []ledger.Point, cfg Config) Verdict {
 	cfg = cfg.withDefaults()
 	if len(pts) == 0 {
@@ -166,6 +169,9 @@ func Diagnose(pts []ledger.Point, cfg Config) Verdict {
 	for _, name := range names {
 		gw := groupPoints(w, name, cfg.GroupOf, cfg.BytesPerRequest)
 		v := judge(gw, cfg, facts)
+		if held, ok := holdAcrossRestart(pts, first, name, v, cfg, facts); ok {
+			v = held
+		}
 		last := gw[len(gw)-1]
 		groups = append(groups, GroupVerdict{
 			Group: name, Stage: v.Stage, Headline: v.Headline, Evidence: v.Evidence, Notes: v.Notes,

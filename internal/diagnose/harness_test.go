@@ -120,7 +120,7 @@ func (r run) do() error {
 		m.AdvanceTo(now)
 		led.Tick(epoch.Add(now))
 		if now >= r.warmUp && (now-r.warmUp)%r.every == 0 && r.check != nil {
-			pts := led.Since(epoch.Add(now - diagnose.DefaultWindow - time.Second))
+			pts := led.Since(epoch.Add(now - 2*diagnose.DefaultWindow - time.Second))
 			r.check(checkpoint{at: now, verdict: diagnose.Diagnose(pts, cfg), truth: m.TruthAt(now).Load})
 		}
 	}

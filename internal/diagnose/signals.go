@@ -150,8 +150,8 @@ func measure(w []ledger.Point, th Thresholds) signals {
 		s.notes = append(s.notes, "KV req/s absent ("+lastWhy(w, func(p *ledger.Point) ledger.Num { return p.KV.Instant })+"): KV judged by its queues only")
 	}
 
-	// A queue must grow by a meaningful share of the traffic: at 5% of the
-	// prefill rate a backlog is not noise, below it it barely matters.
+	// A queue must grow by a meaningful share of the traffic (MinGrowth of
+	// the prefill rate): slower growth is noise or barely matters.
 	minSlope := max(th.MinSlope, th.MinGrowth*s.prefillRPS)
 	mk := func(name string, get func(*ledger.Point) ledger.Num) queue {
 		q := queue{name: name}
