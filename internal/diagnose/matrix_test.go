@@ -338,11 +338,11 @@ func TestVerdictMatrix(t *testing.T) {
 }
 
 // sampleStep is 1 (every cell) unless the run is short or under the race
-// detector, which take every 4th or 11th cell.
+// detector, which take every 4th or 16th cell.
 func sampleStep() int {
 	switch {
 	case raceDetector:
-		return 11
+		return 16
 	case testing.Short():
 		return 4
 	}

@@ -3,6 +3,6 @@
 package diagnose_test
 
 // raceDetector: the race detector slows the read path some twentyfold, so
-// the matrix runs a sample of its cells; scripts/test.sh also runs the
-// whole matrix without it.
+// the simulated-deployment tests run a sample of their cells;
+// scripts/test.sh also runs them whole without it.
 const raceDetector = true
