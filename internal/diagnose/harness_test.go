@@ -32,6 +32,7 @@ type run struct {
 	warmUp    time.Duration    // checkpoints start here
 	every     time.Duration    // between checkpoints
 	check     func(checkpoint) // called at every checkpoint
+	keep      *[]ledger.Point  // when set, receives the ledger's points at the end
 }
 
 type checkpoint struct {
@@ -94,19 +95,29 @@ func (r run) do() error {
 			m.AdvanceTo(at)
 			wall := epoch.Add(at)
 			s := ledger.Scrape{Target: st.info.Name, Time: wall, Duration: 2 * time.Millisecond}
-			if r.flaky > 0 && rng.Float64() < r.flaky {
+			// Half of the flaky scrapes time out; the other half return a
+			// body cut short with garbage at the end, which the reader must
+			// reject whole.
+			fault := r.flaky > 0 && rng.Float64() < r.flaky
+			if fault && rng.Float64() < 0.5 {
 				s.Err, s.Reason = errors.New("context deadline exceeded"), "timeout"
 				led.Record(s)
 				continue
 			}
 			if st.iter != nil {
 				buf, err = m.IterationStats(st.info.Name, buf[:0])
+				if err == nil && fault {
+					buf = append(buf[:len(buf)*3/5], "{broken"...)
+				}
 				if err == nil {
 					s.Obs, s.Time, err = st.iter.Read(buf, wall)
 				}
 			} else {
 				var f sim.Format
 				buf, f, err = m.Exposition(st.info.Name, buf[:0])
+				if err == nil && fault {
+					buf = append(buf[:len(buf)*3/5], "{broken=\"\n"...)
+				}
 				if err == nil {
 					s.Obs, err = st.prom.Read(buf, f.ContentType())
 				}
@@ -119,10 +130,13 @@ func (r run) do() error {
 		now := sec + time.Second
 		m.AdvanceTo(now)
 		led.Tick(epoch.Add(now))
-		if now >= r.warmUp && (now-r.warmUp)%r.every == 0 && r.check != nil {
+		if r.check != nil && now >= r.warmUp && (now-r.warmUp)%r.every == 0 {
 			pts := led.Since(epoch.Add(now - 2*diagnose.DefaultWindow - time.Second))
 			r.check(checkpoint{at: now, verdict: diagnose.Diagnose(pts, cfg), truth: m.TruthAt(now).Load})
 		}
+	}
+	if r.keep != nil {
+		*r.keep = led.Since(time.Time{})
 	}
 	return nil
 }
