@@ -12,7 +12,7 @@ import (
 // checkpoint after the warm-up.
 func TestBuiltinScenarios(t *testing.T) {
 	for i, name := range sim.ScenarioNames() {
-		if raceDetector && i%4 != 0 {
+		if raceDetector && i%7 != 0 {
 			continue // a sample under the race detector; scripts/test.sh runs all without it
 		}
 		t.Run(name, func(t *testing.T) {

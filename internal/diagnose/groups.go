@@ -128,6 +128,9 @@ func groupPoints(w []ledger.Point, name string, of GroupOf, bytesPerRequest floa
 			sp.Queues = ledger.Queues{Bootstrap: s.q[0].num(), Inflight: s.q[1].num(), Prealloc: s.q[2].num(), Transfer: s.q[3].num()}
 		}
 		g.KV.Instances, g.KV.Up = kvN, kvUp
+		// The copy time is the deployment's: the ledger keeps no
+		// per-instance histograms in its points.
+		g.KV.XferTime = p.KV.XferTime
 		g.KV.Partial = kvUp > 0 && kvUp < kvN
 		g.KV.BytesInstant, g.KV.BytesWindow = kvB.num(), kvBW.num()
 		perReq := func(b ledger.Num) ledger.Num {

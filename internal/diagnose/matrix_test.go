@@ -345,11 +345,11 @@ func TestVerdictMatrix(t *testing.T) {
 }
 
 // sampleStep is 1 (every cell) unless the run is short or under the race
-// detector, which take every 4th or 16th cell.
+// detector, which take every 4th or 24th cell.
 func sampleStep() int {
 	switch {
 	case raceDetector:
-		return 16
+		return 24
 	case testing.Short():
 		return 4
 	}

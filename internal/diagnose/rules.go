@@ -30,10 +30,6 @@ func decide(v *Verdict, s signals, th Thresholds) {
 	// (SGLang's prealloc queue is not such a backlog: it grows whenever
 	// decode KV slots are held, whoever holds them.)
 	backlog := s.dWait.grow || s.dWaitHeld
-	// Decode waiting that holds seconds of throughput while decode has room
-	// is requests waiting for their KV (vLLM and TensorRT-LLM count
-	// requests awaiting remote KV as waiting).
-	awaitingKV := s.dWaitHeld && !decodeFull && s.dReporting > 0
 	// A prefill that cannot hand its KV off: requests sit for seconds
 	// waiting for their KV to leave (Little's law on the inflight queue), or
 	// stay parked in its KV cache; whatever waits in front of prefill then
@@ -44,6 +40,11 @@ func decide(v *Verdict, s signals, th Thresholds) {
 	// growing while nothing piles up in front of KV (with pull connectors,
 	// decode waiting also holds requests whose KV has not arrived).
 	kvPiles := s.pKVGrow || s.pKVFull || s.inflHeld || s.infl.grow
+	// Decode waiting that holds seconds of throughput while decode has room
+	// is requests waiting for their KV (vLLM and TensorRT-LLM count
+	// requests awaiting remote KV as waiting): the link's doing when KV also
+	// piles up on prefill or trails it; alone it may be slow copies.
+	awaitingKV := s.dWaitHeld && !decodeFull && s.dReporting > 0 && (kvPiles || kvShort)
 	switch {
 	case decodeFull && (backlog || decShort) || decShort && s.dWait.grow && !kvPiles && !awaitingKV:
 		v.Stage = Decode

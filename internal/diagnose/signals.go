@@ -170,20 +170,25 @@ func measure(w []ledger.Point, th Thresholds) signals {
 	// queue. A full queue stops growing, yet still says who is slow. The
 	// level is the window's lower quartile, so only a queue that stays
 	// full counts; a burst that drains does not.
-	held := func(q queue, get func(*ledger.Point) ledger.Num, rate float64) (bool, float64) {
+	// service is the time a request spends in the queue without waiting
+	// for anyone (a KV copy is in the inflight and decode transfer queues
+	// while it runs): only the time beyond it is queueing.
+	held := func(q queue, get func(*ledger.Point) ledger.Num, rate, service float64) (bool, float64) {
 		if !q.ok || rate <= 0 {
 			return false, 0
 		}
 		lvl := collect(w, get).quantile(0.25)
 		secs := lvl / rate
-		return lvl >= th.HoldMin && secs >= th.HoldSeconds, secs
+		return lvl >= th.HoldMin && secs-service >= th.HoldSeconds, secs
 	}
+	// The median KV copy time (the connector's transfer-time histogram).
+	copySecs := collect(w, func(p *ledger.Point) ledger.Num { return p.KV.XferTime.P50 }).quantile(0.5)
 	kvRate := s.prefillRPS
 	if s.kvKnown {
 		kvRate = s.kvRPS
 	}
-	s.inflHeld, s.inflSeconds = held(s.infl, func(p *ledger.Point) ledger.Num { return p.Prefill.Queues.Inflight }, kvRate)
-	s.pWaitHeld, s.pWaitSeconds = held(s.pWait, func(p *ledger.Point) ledger.Num { return p.Prefill.Waiting }, s.prefillRPS)
+	s.inflHeld, s.inflSeconds = held(s.infl, func(p *ledger.Point) ledger.Num { return p.Prefill.Queues.Inflight }, kvRate, copySecs)
+	s.pWaitHeld, s.pWaitSeconds = held(s.pWait, func(p *ledger.Point) ledger.Num { return p.Prefill.Waiting }, s.prefillRPS, 0)
 	if u := collect(w, func(p *ledger.Point) ledger.Num { return p.Prefill.KVUsage }); u.n() > 0 {
 		s.pKVUsage = u.quantile(0.25)
 		s.pKVFull = s.pKVUsage >= th.KVFull
@@ -197,7 +202,7 @@ func measure(w []ledger.Point, th Thresholds) signals {
 	if d := collect(w, func(p *ledger.Point) ledger.Num { return p.Decode.Window }); d.n() > 0 {
 		decodeRPS = d.mean()
 	}
-	s.dWaitHeld, s.dWaitSeconds = held(s.dWait, func(p *ledger.Point) ledger.Num { return p.Decode.Waiting }, decodeRPS)
+	s.dWaitHeld, s.dWaitSeconds = held(s.dWait, func(p *ledger.Point) ledger.Num { return p.Decode.Waiting }, decodeRPS, copySecs)
 	s.dWaitLevel = collect(w, func(p *ledger.Point) ledger.Num { return p.Decode.Waiting }).quantile(0.25)
 
 	last := w[len(w)-1]
