@@ -11,8 +11,9 @@ import (
 // as long as the window contains an instance of the group going down (for
 // two ticks or more, after it had been up), the signals of the window mix
 // the state before the restart with the emptied queues after it. If the
-// points before the restart, over a full window, gave a verdict and the
-// mixed window gives another, the one before stands, with a note. pts
+// points before the restart, over a full window, named a stage and the
+// mixed window gives another, the one before stands, with a note (when
+// it named a bottleneck: a balanced verdict is not held). pts
 // must then reach a window further back than w = pts[first:].
 func holdAcrossRestart(pts []ledger.Point, first int, name string, v Verdict, cfg Config, facts deployment) (Verdict, bool) {
 	target, down, ok := restartIn(pts, first, name, cfg.GroupOf)
@@ -32,7 +33,10 @@ func holdAcrossRestart(pts []ledger.Point, first int, name string, v Verdict, cf
 	}
 	pre := pts[start:end]
 	pv := judge(groupPoints(pre, name, cfg.GroupOf, cfg.BytesPerRequest), cfg, deploymentFacts(pre, cfg))
-	if pv.Stage == Insufficient || pv.Stage == v.Stage {
+	// Only a named bottleneck is held: a restart empties the queues that
+	// showed it. "Balanced" before a restart is not held against evidence
+	// after it.
+	if pv.Stage == Insufficient || pv.Stage == Balanced || pv.Stage == v.Stage {
 		return v, false
 	}
 	pv.At, pv.Window, pv.Samples = v.At, v.Window, v.Samples

@@ -44,7 +44,13 @@ func decide(v *Verdict, s signals, th Thresholds) {
 	// is requests waiting for their KV (vLLM and TensorRT-LLM count
 	// requests awaiting remote KV as waiting): the link's doing when KV also
 	// piles up on prefill or trails it; alone it may be slow copies.
-	awaitingKV := s.dWaitHeld && !decodeFull && s.dReporting > 0 && (kvPiles || kvShort)
+	// (KV trailing prefill on average counts as that corroboration even
+	// when bursts keep it from trailing in most ticks.)
+	kvLags := s.kvPrefill.known && !s.bytesSkew && s.kvPrefill.rel() >= th.RateGap && s.kvPrefill.up-s.kvPrefill.own >= th.RateGapAbs
+	// Held four times as long as a holding queue needs, it stands alone:
+	// copies that slow would themselves be the link at its limit.
+	longWait := s.dWaitSeconds-s.copySecs >= 4*th.HoldSeconds
+	awaitingKV := s.dWaitHeld && !decodeFull && s.dReporting > 0 && (kvPiles || kvShort || kvLags || longWait)
 	switch {
 	case decodeFull && (backlog || decShort) || decShort && s.dWait.grow && !kvPiles && !awaitingKV:
 		v.Stage = Decode

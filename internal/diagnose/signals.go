@@ -111,6 +111,7 @@ type signals struct {
 	// Decode waiting persistently holds ≥ HoldSeconds of decode throughput.
 	dWaitHeld    bool
 	dWaitSeconds float64
+	copySecs     float64 // median KV copy time, 0 when not exported
 	// Prefill waiting that persistently holds ≥ HoldSeconds of prefill
 	// throughput: requests sit in front of prefill compute.
 	pWaitHeld    bool
@@ -183,6 +184,7 @@ func measure(w []ledger.Point, th Thresholds) signals {
 	}
 	// The median KV copy time (the connector's transfer-time histogram).
 	copySecs := collect(w, func(p *ledger.Point) ledger.Num { return p.KV.XferTime.P50 }).quantile(0.5)
+	s.copySecs = copySecs
 	kvRate := s.prefillRPS
 	if s.kvKnown {
 		kvRate = s.kvRPS
