@@ -25,20 +25,17 @@ func decide(v *Verdict, s signals, th Thresholds) {
 	// the decode instances that report one.
 	decodeFull := s.dPinned > 0 && 2*s.dPinned >= s.dReporting
 	// Requests backing up in front of decode: waiting for its batch or for
-	// a decode KV slot. (A batch can be steady without being the limit: a
-	// saturated prefill feeds decode at a perfectly even pace.)
-	// (SGLang's prealloc queue is not such a backlog: it grows whenever
-	// decode KV slots are held, whoever holds them.)
+	// a decode KV slot. A steady batch alone is not enough: a saturated
+	// prefill feeds decode at an even pace. SGLang's prealloc queue is not
+	// such a backlog either: it grows whenever decode KV slots are held,
+	// whoever holds them.
 	backlog := s.dWait.grow || s.dWaitHeld
 	// A prefill that cannot hand its KV off: requests sit for seconds
 	// waiting for their KV to leave (Little's law on the inflight queue), or
 	// stay parked in its KV cache; whatever waits in front of prefill then
 	// waits because the finished requests hold the slots.
 	blocked := s.inflHeld || s.pKVFull
-
-	// Decode trailing KV counts with a full batch, or with its own waiting
-	// growing while nothing piles up in front of KV (with pull connectors,
-	// decode waiting also holds requests whose KV has not arrived).
+	// KV piling up in front of the link, on prefill.
 	kvPiles := s.pKVGrow || s.pKVFull || s.inflHeld || s.infl.grow
 	// Decode waiting that holds seconds of throughput while decode has room
 	// is requests waiting for their KV (vLLM and TensorRT-LLM count
@@ -52,6 +49,9 @@ func decide(v *Verdict, s signals, th Thresholds) {
 	longWait := s.dWaitSeconds-s.copySecs >= 4*th.HoldSeconds
 	awaitingKV := s.dWaitHeld && !decodeFull && s.dReporting > 0 && (kvPiles || kvShort || kvLags || longWait)
 	switch {
+	// Decode trailing KV counts with a full batch, or with its own waiting
+	// growing while nothing piles up in front of KV (with pull connectors,
+	// decode waiting also holds requests whose KV has not arrived).
 	case decodeFull && (backlog || decShort) || decShort && s.dWait.grow && !kvPiles && !awaitingKV:
 		v.Stage = Decode
 		if decodeFull {
