@@ -35,3 +35,7 @@ fi
 
 go vet ./...
 go test -race -timeout 30m ./...
+# Under the race detector the verdict tests over simulated deployments run a
+# sample of their cells;
+# here every cell runs (about 40 s on 2 cores).
+go test -count=1 ./internal/diagnose/

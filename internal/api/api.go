@@ -44,6 +44,7 @@ type Server struct {
 	Diagnose diagnose.Config
 
 	verdicts verdictCache
+	past     timelineCache
 
 	initOnce  sync.Once
 	closeOnce sync.Once
@@ -141,6 +142,8 @@ type Series struct {
 	Points   []ledger.Point `json:"points"`
 	// Verdict is the bottleneck verdict at the newest point.
 	Verdict *diagnose.Verdict `json:"verdict"`
+	// Verdicts is the verdict timeline over the points.
+	Verdicts []VerdictSpan `json:"verdicts"`
 }
 
 // CompactSeries is the body of /api/v1/series?format=compact: the stream's
@@ -153,6 +156,8 @@ type CompactSeries struct {
 	More     bool                `json:"more,omitempty"` // newer points follow; page on with since=
 	// Points are compact points, oldest first; the newest carries "v".
 	Points []json.RawMessage `json:"points"`
+	// Verdicts is the verdict timeline over the points.
+	Verdicts []VerdictSpan `json:"verdicts"`
 }
 
 // series returns the points after ?since= (unix milliseconds or RFC 3339)
@@ -214,7 +219,7 @@ func (s *Server) series(w http.ResponseWriter, r *http.Request) {
 			return enc.encode(nil, &pts[i], v), nil
 		}
 	}
-	s.streamJSON(w, r, head, len(pts), point, format != "compact", verdict)
+	s.streamJSON(w, r, head, len(pts), point, s.timeline(pts), format != "compact", verdict)
 }
 
 // seriesHead is what /api/v1/series writes before its points.
@@ -226,9 +231,9 @@ type seriesHead struct {
 	More     bool                `json:"more,omitempty"`
 }
 
-// streamJSON writes head's fields, then "points" one by one, then (full
-// form) the verdict, gzip-compressed when the client accepts it.
-func (s *Server) streamJSON(w http.ResponseWriter, r *http.Request, head seriesHead, n int, point func(int) ([]byte, error), withVerdict bool, verdict *diagnose.Verdict) {
+// streamJSON writes head's fields, then "points" one by one, then the
+// verdict timeline and (full form) the newest verdict, gzip-compressed when the client accepts it.
+func (s *Server) streamJSON(w http.ResponseWriter, r *http.Request, head seriesHead, n int, point func(int) ([]byte, error), spans []VerdictSpan, withVerdict bool, verdict *diagnose.Verdict) {
 	hb, err := json.Marshal(head)
 	if err != nil {
 		s.fail(w, "encode series header", err)
@@ -262,6 +267,13 @@ func (s *Server) streamJSON(w http.ResponseWriter, r *http.Request, head seriesH
 		}
 	}
 	bw.WriteByte(']')
+	sb, err := json.Marshal(spans)
+	if err != nil {
+		s.log().Error("encode series verdicts", "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	bw.WriteString(`,"verdicts":`)
+	bw.Write(sb)
 	if withVerdict {
 		vb, err := json.Marshal(verdict)
 		if err != nil {
@@ -349,6 +361,7 @@ func (s *Server) event(enc *compactEncoder, p *ledger.Point, full bool) ([]byte,
 	v := s.verdictAt(p.Time)
 	if v != nil {
 		v.At = time.Time{} // the event's own time says when
+		v.Groups = briefGroups(v.Groups)
 	}
 	b := fmt.Appendf(nil, "event: point\nid: %d\ndata: ", p.Time.UnixMilli())
 	if full {

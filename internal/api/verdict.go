@@ -26,6 +26,9 @@ func (s *Server) diagnoseConfig(cfg ledger.Config) diagnose.Config {
 	if d.Window < cfg.Window {
 		d.Window = cfg.Window
 	}
+	if d.BytesPerRequest <= 0 {
+		d.BytesPerRequest = cfg.BytesPerRequest
+	}
 	return d
 }
 
@@ -48,12 +51,13 @@ func (s *Server) verdictAt(t time.Time) *diagnose.Verdict {
 	}
 	cfg := s.Ledger.Config()
 	dc := s.diagnoseConfig(cfg)
-	pts := s.Ledger.Since(t.Add(-dc.Window - cfg.Interval))
+	pts := s.Ledger.Since(t.Add(-history(dc, cfg)))
 	for len(pts) > 0 && pts[len(pts)-1].Time.After(t) {
 		pts = pts[:len(pts)-1]
 	}
 	v := diagnose.Diagnose(pts, dc)
 	c.at, c.v = t, v
+	s.past.put(t, &v)
 	return &v
 }
 
@@ -63,4 +67,25 @@ func (s *Server) stage() string {
 		return string(v.Stage)
 	}
 	return string(diagnose.Insufficient)
+}
+
+// briefGroups copies the group verdicts without their evidence and notes:
+// the deployment's evidence already carries each group's first line, and
+// a stream event stays small. The snapshot and series keep them whole.
+func briefGroups(gs []diagnose.GroupVerdict) []diagnose.GroupVerdict {
+	if len(gs) == 0 {
+		return nil
+	}
+	out := make([]diagnose.GroupVerdict, len(gs))
+	for i, g := range gs {
+		g.Evidence, g.Notes = nil, nil
+		out[i] = g
+	}
+	return out
+}
+
+// history is how far back the verdict reads: two windows, so that a
+// verdict can be held across a restart inside the newest one.
+func history(dc diagnose.Config, cfg ledger.Config) time.Duration {
+	return 2*dc.Window + cfg.Interval
 }

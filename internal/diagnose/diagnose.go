@@ -23,10 +23,11 @@ const (
 	KV           Stage = "kv"
 	Admission    Stage = "admission" // decode pre-allocation (SGLang bootstrap/prealloc)
 	Decode       Stage = "decode"
+	Mixed        Stage = "mixed" // groups are limited by different stages
 )
 
 // Stages lists every class, for exporters that want a stable set.
-var Stages = []Stage{Insufficient, Balanced, Prefill, KV, Admission, Decode}
+var Stages = []Stage{Insufficient, Balanced, Prefill, KV, Admission, Decode, Mixed}
 
 // Verdict is the diagnosis at the newest point.
 type Verdict struct {
@@ -38,6 +39,9 @@ type Verdict struct {
 	Window  float64   `json:"window_seconds"` // span of the points used
 	Samples int       `json:"samples"`
 	At      time.Time `json:"at,omitzero"`
+	// Groups are the verdicts of each group of instances; the deployment's
+	// verdict above summarises them.
+	Groups []GroupVerdict `json:"groups,omitempty"`
 }
 
 // Thresholds separate a trend from noise. The defaults suit a 1 s interval
@@ -57,6 +61,17 @@ type Thresholds struct {
 	// KVFull is the prefill KV-cache usage above which prefill instances are
 	// treated as blocked by their own un-transferred KV.
 	KVFull float64
+	// BytesSkew is how far (relative) the bytes of one transfer may be
+	// from B_request before KV req/s = bytes ÷ B_request stops being a
+	// request count (prefix-cache hits, partial transfers).
+	BytesSkew float64
+	// MinGrowth is the least slope of a growing queue relative to the
+	// prefill rate (0.08, as RateGap: a queue growing at 8% of the rate
+	// is the same shortfall seen from the other side).
+	MinGrowth float64
+	// KVRise is how much (as a fraction of the cache) prefill KV-cache
+	// usage must climb over the window to count as filling up.
+	KVRise float64
 }
 
 // Config sets the diagnosis window and thresholds.
@@ -70,6 +85,11 @@ type Config struct {
 	// verdict needs (default 10).
 	MinSamples int
 	Thresholds Thresholds
+	// BytesPerRequest is B_request, to turn a group's KV bytes into
+	// requests; 0 leaves group KV req/s absent.
+	BytesPerRequest float64
+	// GroupOf assigns instances to groups (default ByEngine).
+	GroupOf GroupOf
 }
 
 // DefaultWindow is the verdict's window unless configured.
@@ -96,6 +116,12 @@ func (c Config) withDefaults() Config {
 	def(&t.HoldSeconds, 2)
 	def(&t.HoldMin, 8)
 	def(&t.KVFull, 0.9)
+	def(&t.BytesSkew, 0.1)
+	def(&t.KVRise, 0.1)
+	def(&t.MinGrowth, 0.08)
+	if c.GroupOf == nil {
+		c.GroupOf = ByEngine
+	}
 	return c
 }
 
@@ -112,16 +138,21 @@ func Headline(s Stage) string {
 		return "Decode-bound"
 	case Balanced:
 		return "Balanced: no stage is limiting"
+	case Mixed:
+		return "Groups are limited by different stages"
 	default:
 		return "Not enough data for a verdict"
 	}
 }
 
 // Diagnose returns the verdict at the newest of pts (oldest first), looking
-// back over the configured window.
+// back over the configured window: one verdict per group of instances (see
+// Config.GroupOf) and a deployment summary. Points without per-instance
+// entries are judged as one group. Points older than the window are used
+// only to hold a verdict across a restart inside it (see
+// holdAcrossRestart): pass two windows of points for that.
 func Diagnose(pts []ledger.Point, cfg Config) Verdict {
 	cfg = cfg.withDefaults()
-	th := cfg.Thresholds
 	if len(pts) == 0 {
 		return Verdict{Stage: Insufficient, Headline: Headline(Insufficient), Evidence: []string{"no points yet"}}
 	}
@@ -131,6 +162,35 @@ func Diagnose(pts []ledger.Point, cfg Config) Verdict {
 		first--
 	}
 	w := pts[first:]
+	names := groupNames(w, cfg.GroupOf)
+	if len(names) == 0 {
+		return judge(w, cfg, deploymentFacts(w, cfg))
+	}
+	facts := deploymentFacts(w, cfg)
+	var groups []GroupVerdict
+	for _, name := range names {
+		gw := groupPoints(w, name, cfg.GroupOf, cfg.BytesPerRequest)
+		v := judge(gw, cfg, facts)
+		if held, ok := holdAcrossRestart(pts, first, name, v, cfg, facts); ok {
+			v = held
+		}
+		last := gw[len(gw)-1]
+		groups = append(groups, GroupVerdict{
+			Group: name, Stage: v.Stage, Headline: v.Headline, Evidence: v.Evidence, Notes: v.Notes,
+			Prefill: last.Prefill.Instances, Decode: last.Decode.Instances, KV: last.KV.Instances,
+			HasKV: last.KV.Instances > 0, Samples: v.Samples,
+		})
+	}
+	v := summarise(groups, w, cfg)
+	v.Groups = groups
+	return v
+}
+
+// judge is the verdict of one group (or of the whole deployment when
+// instances are not known) over the window w.
+func judge(w []ledger.Point, cfg Config, facts deployment) Verdict {
+	th := cfg.Thresholds
+	newest := w[len(w)-1].Time
 	var notes []string
 	if k := filling(w); k > 0 {
 		notes = append(notes, fmt.Sprintf("the first %.0f s of the window are left out: the pipeline was still filling (a stage had completed nothing yet)",
@@ -165,6 +225,11 @@ func Diagnose(pts []ledger.Point, cfg Config) Verdict {
 	}
 
 	s := measure(w, th)
+	s.bytesSkew, s.bytesPerXfer = facts.bytesSkew, facts.bytesPerXfer
+	if s.bytesSkew {
+		s.notes = append(s.notes, fmt.Sprintf("one KV transfer carries %.3g GB on average, %+.0f%% off B_request: KV req/s is bytes ÷ B_request, not a request count, and KV is not judged by it alone",
+			facts.bytesPerXfer/1e9, 100*(facts.bytesPerXfer/cfg.BytesPerRequest-1)))
+	}
 	v.Notes = append(v.Notes, s.notes...)
 	decide(&v, s, th)
 	v.Headline = Headline(v.Stage)

@@ -2,37 +2,78 @@ package diagnose
 
 import "fmt"
 
-// decide applies the rules of docs/web.md#the-verdict, downstream first: congestion propagates
-// upstream (a slow decode fills the transfer queues, which stall prefill),
-// so the most downstream stage with its own evidence is the source.
+// decide applies the queueing rule (docs/web.md#the-verdict): the bottleneck is a stage at its
+// capacity with the queue in front of it backing up. Congestion propagates
+// upstream through bounded KV slots (a slow decode parks KV on prefill,
+// which then stalls), so stages are examined downstream first and the most
+// downstream stage with its own evidence of being at capacity wins.
 func decide(v *Verdict, s signals, th Thresholds) {
 	add := func(e string) { v.Evidence = append(v.Evidence, e) }
-	kvShort := s.kvPrefill.known && s.kvPrefill.shortfall
-	decShort := s.decodeKV.known && s.decodeKV.shortfall
-	// A prefill that cannot hand its KV off: waiting grows because its
-	// finished requests hold the slots, not because it computes too slowly.
+	// bytes ÷ B_request is a request rate only when a transfer carries
+	// B_request; otherwise rate gaps involving KV are not evidence.
+	kvShort := s.kvPrefill.known && s.kvPrefill.shortfall && !s.bytesSkew
+	// A KV shortfall in fewer ticks (a restart in the window) still counts
+	// when a queue in front of KV corroborates it: two weaker signals
+	// agreeing outweigh one.
+	kvQueued := s.pKVTr.Rise >= th.KVRise/2 && s.pKVTr.persists() || s.dWaitHeld && s.dPinned == 0
+	if !kvShort && s.kvPrefill.known && !s.bytesSkew && !s.kvPrefill.catching && kvQueued {
+		g := s.kvPrefill
+		kvShort = g.rel() >= th.RateGap && g.up-g.own >= th.RateGapAbs && g.below >= th.Persist-0.15
+	}
+	decShort := s.decodeKV.known && s.decodeKV.shortfall && !s.bytesSkew
+	// Decode at capacity: its batch pinned at the limit on at least half of
+	// the decode instances that report one.
+	decodeFull := s.dPinned > 0 && 2*s.dPinned >= s.dReporting
+	// Requests backing up in front of decode: waiting for its batch or for
+	// a decode KV slot. A steady batch alone is not enough: a saturated
+	// prefill feeds decode at an even pace. SGLang's prealloc queue is not
+	// such a backlog either: it grows whenever decode KV slots are held,
+	// whoever holds them.
+	backlog := s.dWait.grow || s.dWaitHeld
+	// A prefill that cannot hand its KV off: requests sit for seconds
+	// waiting for their KV to leave (Little's law on the inflight queue), or
+	// stay parked in its KV cache; whatever waits in front of prefill then
+	// waits because the finished requests hold the slots.
 	blocked := s.inflHeld || s.pKVFull
-	upstreamGrows := s.pWait.grow || s.boot.grow || s.prea.grow
-
+	// KV piling up in front of the link, on prefill.
+	kvPiles := s.pKVGrow || s.pKVFull || s.inflHeld || s.infl.grow
+	// Decode waiting that holds seconds of throughput while decode has room
+	// is requests waiting for their KV (vLLM and TensorRT-LLM count
+	// requests awaiting remote KV as waiting): the link's doing when KV also
+	// piles up on prefill or trails it; alone it may be slow copies.
+	// (KV trailing prefill on average counts as that corroboration even
+	// when bursts keep it from trailing in most ticks.)
+	kvLags := s.kvPrefill.known && !s.bytesSkew && s.kvPrefill.rel() >= th.RateGap && s.kvPrefill.up-s.kvPrefill.own >= th.RateGapAbs
+	// Held four times as long as a holding queue needs, it stands alone:
+	// copies that slow would themselves be the link at its limit.
+	longWait := s.dWaitSeconds-s.copySecs >= 4*th.HoldSeconds
+	awaitingKV := s.dWaitHeld && !decodeFull && s.dReporting > 0 && (kvPiles || kvShort || kvLags || longWait)
 	switch {
-	case decShort && (!kvShort || s.decodeKV.rel() >= s.kvPrefill.rel()):
+	// Decode trailing KV counts with a full batch, or with its own waiting
+	// growing while nothing piles up in front of KV (with pull connectors,
+	// decode waiting also holds requests whose KV has not arrived).
+	case decodeFull && (backlog || decShort) || decShort && s.dWait.grow && !kvPiles && !awaitingKV:
 		v.Stage = Decode
-		add(s.decodeKV.text("decode", "KV"))
-		if s.dWait.grow {
-			add(s.dWait.text())
+		if decodeFull {
+			add(fmt.Sprintf("decode batch pinned at %.0f running on %d of %d decode instances for %d s", s.dRunning, s.dPinned, s.dReporting, PinSeconds))
 		}
-	case s.dWait.grow && !s.infl.grow && (!kvShort || s.prea.grow):
-		// A growing prealloc queue means decode is what holds the transfers
-		// back, so a KV shortfall beside it is decode's doing.
-		v.Stage = Decode
-		add(s.dWait.text())
-		if s.prea.grow {
-			add(s.prea.text())
+		if decShort {
+			add(s.decodeKV.text("decode", "KV"))
 		}
-		if s.decodeKV.known {
-			add(fmt.Sprintf("decode %.1f req/s vs KV %.1f req/s", s.decodeKV.own, s.decodeKV.up))
+		for _, q := range []queue{s.dWait, s.prea} {
+			if q.grow {
+				add(q.text())
+			}
 		}
-	case kvShort || s.infl.grow || blocked && upstreamGrows:
+		if kvShort {
+			// Pull-gated KV: the KV of a request moves only once decode has
+			// room for it, so KV trailing prefill is decode's doing.
+			add(fmt.Sprintf("KV %.1f req/s trails prefill %.1f req/s because decode admits no more: KV moves only when decode has room", s.kvPrefill.own, s.kvPrefill.up))
+		}
+		if s.pKVFull {
+			add(fmt.Sprintf("prefill KV cache %.0f%% full of requests decode has not taken", 100*s.pKVUsage))
+		}
+	case kvShort || s.infl.grow || s.pKVGrow || blocked || awaitingKV:
 		v.Stage = KV
 		if kvShort {
 			add(s.kvPrefill.text("KV", "prefill"))
@@ -43,7 +84,10 @@ func decide(v *Verdict, s signals, th Thresholds) {
 		if s.xfer.grow {
 			add(s.xfer.text())
 		}
-		if blocked && upstreamGrows {
+		if s.pKVGrow {
+			add(fmt.Sprintf("prefill KV cache filling with requests awaiting transfer: %.0f%% → %.0f%%", 100*max(s.pKVTr.From, 0), 100*s.pKVTr.To))
+		}
+		if blocked {
 			if s.inflHeld {
 				add(fmt.Sprintf("prefill inflight queue holds %.0f requests ≈ %.1f s of KV throughput", s.infl.tr.Level, s.inflSeconds))
 			}
@@ -56,9 +100,21 @@ func decide(v *Verdict, s signals, th Thresholds) {
 				}
 			}
 		}
-	case s.pWait.grow:
+		if awaitingKV {
+			add(fmt.Sprintf("decode waiting holds %.0f requests ≈ %.1f s of decode throughput, awaiting their KV", s.dWaitLevel, s.dWaitSeconds))
+		}
+		if decodeFull {
+			add(fmt.Sprintf("decode has room: its batch is pinned on only %d of %d instances", s.dPinned, s.dReporting))
+		} else if s.dReporting > 0 {
+			add("decode has room: no decode batch is pinned at a limit")
+		}
+	case s.pWait.grow || s.pWaitHeld:
 		v.Stage = Prefill
-		add(s.pWait.text())
+		if s.pWait.grow {
+			add(s.pWait.text())
+		} else {
+			add(fmt.Sprintf("prefill waiting holds %.0f requests ≈ %.1f s of prefill throughput", s.pWait.tr.Level, s.pWaitSeconds))
+		}
 		add(fmt.Sprintf("prefill %.1f req/s; downstream keeps up", s.prefillRPS))
 	case s.boot.grow || s.prea.grow:
 		v.Stage = Admission
@@ -67,6 +123,7 @@ func decide(v *Verdict, s signals, th Thresholds) {
 				add(q.text())
 			}
 		}
+		add("prefill waiting stays short and no decode batch is pinned: decode KV slots, not compute, hold requests back")
 	default:
 		v.Stage = Balanced
 		if s.kvPrefill.known && s.decodeKV.known {

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/ptdmon/ptdmon/internal/ledger"
 )
@@ -32,6 +33,11 @@ func compare(w []ledger.Point, up, own func(*ledger.Point) *ledger.Num, upW, own
 	var t0, t1 = -1.0, 0.0
 	for i := range w {
 		p := &w[i]
+		// A sum missing some of its instances (a failed scrape, a restart)
+		// is not comparable with a complete one.
+		if p.Prefill.Partial || p.KV.Partial || p.Decode.Partial {
+			continue
+		}
 		if u, o := up(p), own(p); u.OK() && o.OK() {
 			n++
 			sumUp += u.V
@@ -60,7 +66,7 @@ func compare(w []ledger.Point, up, own func(*ledger.Point) *ledger.Num, upW, own
 	// A stage still ramping up toward its feeder is catching up, not
 	// limiting: its windowed rate rose over the window by at least the gap.
 	if g.shortfall {
-		if tr, ok := fit(collect(w, func(p *ledger.Point) ledger.Num { return *ownW(p) })); ok && tr.Rise >= g.up-g.own {
+		if tr, ok := fit(collect(w, func(p *ledger.Point) ledger.Num { return *ownW(p) }).sinceGap()); ok && tr.Rise >= g.up-g.own {
 			g.shortfall, g.catching = false, true
 		}
 	}
@@ -98,24 +104,44 @@ type signals struct {
 	inflSeconds float64 // its level ÷ the KV rate
 	pKVFull     bool
 	pKVUsage    float64
-	notes       []string
+	// Prefill KV cache filling up: prefilled requests accumulate on
+	// prefill, waiting for their KV to leave.
+	pKVGrow bool
+	pKVTr   trend
+	// Decode waiting persistently holds ≥ HoldSeconds of decode throughput.
+	dWaitHeld    bool
+	dWaitSeconds float64
+	copySecs     float64 // median KV copy time, 0 when not exported
+	// Prefill waiting that persistently holds ≥ HoldSeconds of prefill
+	// throughput: requests sit in front of prefill compute.
+	pWaitHeld    bool
+	pWaitSeconds float64
+	// Decode instances whose running batch is pinned at a constant level
+	// (their batch limit) over the newest PinSeconds, of those reporting.
+	dPinned, dReporting int
+	dRunning            float64
+	dWaitLevel          float64 // decode waiting, lower quartile over the window
+	// Deployment facts (see deployment).
+	bytesSkew    bool
+	bytesPerXfer float64
+	notes        []string
 }
 
 func measure(w []ledger.Point, th Thresholds) signals {
 	var s signals
 	minN := 5
 	s.kvPrefill = compare(w,
-		func(p *ledger.Point) *ledger.Num { return &p.Prefill.Instant },
-		func(p *ledger.Point) *ledger.Num { return &p.KV.Instant },
+		func(p *ledger.Point) *ledger.Num { return &p.Prefill.Window },
+		func(p *ledger.Point) *ledger.Num { return &p.KV.Window },
 		func(p *ledger.Point) *ledger.Num { return &p.Prefill.Window },
 		func(p *ledger.Point) *ledger.Num { return &p.KV.Window }, minN, th)
 	s.decodeKV = compare(w,
-		func(p *ledger.Point) *ledger.Num { return &p.KV.Instant },
-		func(p *ledger.Point) *ledger.Num { return &p.Decode.Instant },
+		func(p *ledger.Point) *ledger.Num { return &p.KV.Window },
+		func(p *ledger.Point) *ledger.Num { return &p.Decode.Window },
 		func(p *ledger.Point) *ledger.Num { return &p.KV.Window },
 		func(p *ledger.Point) *ledger.Num { return &p.Decode.Window }, minN, th)
-	pr := collect(w, func(p *ledger.Point) ledger.Num { return p.Prefill.Instant })
-	kv := collect(w, func(p *ledger.Point) ledger.Num { return p.KV.Instant })
+	pr := collect(w, func(p *ledger.Point) ledger.Num { return p.Prefill.Window })
+	kv := collect(w, func(p *ledger.Point) ledger.Num { return p.KV.Window })
 	if pr.n() > 0 {
 		s.prefillRPS = pr.mean()
 	}
@@ -125,10 +151,13 @@ func measure(w []ledger.Point, th Thresholds) signals {
 		s.notes = append(s.notes, "KV req/s absent ("+lastWhy(w, func(p *ledger.Point) ledger.Num { return p.KV.Instant })+"): KV judged by its queues only")
 	}
 
+	// A queue must grow by a meaningful share of the traffic (MinGrowth of
+	// the prefill rate): slower growth is noise or barely matters.
+	minSlope := max(th.MinSlope, th.MinGrowth*s.prefillRPS)
 	mk := func(name string, get func(*ledger.Point) ledger.Num) queue {
 		q := queue{name: name}
-		q.tr, q.ok = fit(collect(w, get))
-		q.grow = q.ok && q.tr.growing(th)
+		q.tr, q.ok = fit(collect(w, get).sinceGap())
+		q.grow = q.ok && q.tr.growing(th) && q.tr.Slope >= minSlope
 		return q
 	}
 	s.pWait = mk("prefill waiting", func(p *ledger.Point) ledger.Num { return p.Prefill.Waiting })
@@ -139,21 +168,44 @@ func measure(w []ledger.Point, th Thresholds) signals {
 	s.xfer = mk("decode transfer queue", func(p *ledger.Point) ledger.Num { return p.Decode.Queues.Transfer })
 
 	// Little's law: level ÷ throughput is how long a request sits in the
-	// queue. A full queue stops growing, yet still says who is slow.
-	if s.infl.ok {
-		rate := s.prefillRPS
-		if s.kvKnown {
-			rate = s.kvRPS
+	// queue. A full queue stops growing, yet still says who is slow. The
+	// level is the window's lower quartile, so only a queue that stays
+	// full counts; a burst that drains does not.
+	// service is the time a request spends in the queue without waiting
+	// for anyone (a KV copy is in the inflight and decode transfer queues
+	// while it runs): only the time beyond it is queueing.
+	held := func(q queue, get func(*ledger.Point) ledger.Num, rate, service float64) (bool, float64) {
+		if !q.ok || rate <= 0 {
+			return false, 0
 		}
-		if rate > 0 {
-			s.inflSeconds = s.infl.tr.Level / rate
-		}
-		s.inflHeld = s.infl.tr.Level >= th.HoldMin && s.inflSeconds >= th.HoldSeconds
+		lvl := collect(w, get).quantile(0.25)
+		secs := lvl / rate
+		return lvl >= th.HoldMin && secs-service >= th.HoldSeconds, secs
 	}
+	// The median KV copy time (the connector's transfer-time histogram).
+	copySecs := collect(w, func(p *ledger.Point) ledger.Num { return p.KV.XferTime.P50 }).quantile(0.5)
+	s.copySecs = copySecs
+	kvRate := s.prefillRPS
+	if s.kvKnown {
+		kvRate = s.kvRPS
+	}
+	s.inflHeld, s.inflSeconds = held(s.infl, func(p *ledger.Point) ledger.Num { return p.Prefill.Queues.Inflight }, kvRate, copySecs)
+	s.pWaitHeld, s.pWaitSeconds = held(s.pWait, func(p *ledger.Point) ledger.Num { return p.Prefill.Waiting }, s.prefillRPS, 0)
 	if u := collect(w, func(p *ledger.Point) ledger.Num { return p.Prefill.KVUsage }); u.n() > 0 {
-		s.pKVUsage = u.tail(3)
+		s.pKVUsage = u.quantile(0.25)
 		s.pKVFull = s.pKVUsage >= th.KVFull
 	}
+	s.dPinned, s.dReporting, s.dRunning = pinned(w)
+	if tr, ok := fit(collect(w, func(p *ledger.Point) ledger.Num { return p.Prefill.KVUsage }).sinceGap()); ok {
+		s.pKVTr = tr
+		s.pKVGrow = tr.Slope > 0 && tr.Rise >= th.KVRise && tr.Rise >= 2*tr.Resid && tr.persists()
+	}
+	decodeRPS := 0.0
+	if d := collect(w, func(p *ledger.Point) ledger.Num { return p.Decode.Window }); d.n() > 0 {
+		decodeRPS = d.mean()
+	}
+	s.dWaitHeld, s.dWaitSeconds = held(s.dWait, func(p *ledger.Point) ledger.Num { return p.Decode.Waiting }, decodeRPS, copySecs)
+	s.dWaitLevel = collect(w, func(p *ledger.Point) ledger.Num { return p.Decode.Waiting }).quantile(0.25)
 
 	last := w[len(w)-1]
 	for _, st := range []struct {
@@ -168,4 +220,65 @@ func measure(w []ledger.Point, th Thresholds) signals {
 		s.notes = append(s.notes, fmt.Sprintf("KV is partial: %d of %d instances up", last.KV.Up, last.KV.Instances))
 	}
 	return s
+}
+
+// PinSeconds is how far back a decode batch must have stayed at one level
+// to count as pinned at its limit.
+const PinSeconds = 10
+
+// pinned counts the decode instances whose running batch sat at its
+// highest level in at least 80% of the samples of the newest PinSeconds,
+// never more than 5% below it, with at least 2 requests: a scheduler at its
+// max batch size admits exactly as many as finish, while one with room
+// moves with arrivals. Without per-instance entries the decode sum stands
+// for one instance.
+func pinned(w []ledger.Point) (n, reporting int, level float64) {
+	newest := w[len(w)-1].Time
+	per := map[string][]float64{}
+	var order []string
+	for i := range w {
+		if newest.Sub(w[i].Time).Seconds() > PinSeconds {
+			continue
+		}
+		add := func(name string, v ledger.Num) {
+			if !v.OK() {
+				return
+			}
+			if _, ok := per[name]; !ok {
+				order = append(order, name)
+			}
+			per[name] = append(per[name], v.V)
+		}
+		if len(w[i].Instances) == 0 {
+			add("", w[i].Decode.Running)
+			continue
+		}
+		for j := range w[i].Instances {
+			if ip := &w[i].Instances[j]; ip.Role == "decode" {
+				add(ip.Target, ip.Running)
+			}
+		}
+	}
+	for _, name := range order {
+		vs := per[name]
+		if len(vs) < 5 {
+			continue
+		}
+		reporting++
+		level += vs[len(vs)-1]
+		hi, lo := vs[0], vs[0]
+		for _, v := range vs {
+			hi, lo = math.Max(hi, v), math.Min(lo, v)
+		}
+		atHi := 0
+		for _, v := range vs {
+			if v == hi {
+				atHi++
+			}
+		}
+		if hi >= 2 && hi-lo <= 0.05*hi && float64(atHi) >= 0.8*float64(len(vs)) {
+			n++
+		}
+	}
+	return n, reporting, level
 }

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"math"
+	"sort"
 
 	"github.com/ptdmon/ptdmon/internal/ledger"
 )
@@ -59,6 +60,52 @@ func (s series) tail(k int) float64 {
 	return sum / float64(k)
 }
 
+// quantile is the q-quantile of the samples (nearest rank).
+func (s series) quantile(q float64) float64 {
+	if len(s.v) == 0 {
+		return 0
+	}
+	v := append([]float64(nil), s.v...)
+	sort.Float64s(v)
+	i := int(math.Ceil(q*float64(len(v)))) - 1
+	return v[max(0, min(i, len(v)-1))]
+}
+
+// MinSegment is the span (seconds) a run of samples after a gap must reach
+// before its trend replaces the one before the gap.
+const MinSegment = 15
+
+// sinceGap returns the samples a trend should be fitted to: a gap in a
+// signal (its instances down, scrapes failing) usually comes with a reset
+// (a restarted process has empty queues), and a line across the reset
+// measures the restart, not the queue. So the newest run of samples after a
+// gap is used once it spans MinSegment; until then, the run before the gap
+// stands.
+func (s series) sinceGap() series {
+	if len(s.t) < 3 {
+		return s
+	}
+	// A gap is a spacing over twice the median spacing and over 1.5 s.
+	d := make([]float64, len(s.t)-1)
+	for i := range d {
+		d[i] = s.t[i+1] - s.t[i]
+	}
+	sd := append([]float64(nil), d...)
+	sort.Float64s(sd)
+	limit := max(2*sd[len(sd)/2], 1.5)
+	end := len(s.t)
+	for i := len(d) - 1; i >= 0; i-- {
+		if d[i] <= limit {
+			continue
+		}
+		if s.t[end-1]-s.t[i+1] >= MinSegment {
+			return series{t: s.t[i+1 : end], v: s.v[i+1 : end]}
+		}
+		end = i + 1 // too short: look at the run before the gap
+	}
+	return series{t: s.t[:end], v: s.v[:end]}
+}
+
 // trend is a least-squares line through a queue's samples.
 type trend struct {
 	Slope    float64 // per second
@@ -67,6 +114,9 @@ type trend struct {
 	From, To float64 // the line's values at the window's ends
 	Level    float64 // mean of the newest samples
 	N        int
+	// FirstHigh is the upper quartile of the oldest third of the samples,
+	// LastLow the lower quartile of the newest third.
+	FirstHigh, LastLow float64
 }
 
 func fit(s series) (trend, bool) {
@@ -97,20 +147,26 @@ func fit(s series) (trend, bool) {
 	}
 	t0, t1 := s.t[0], s.t[len(s.t)-1]
 	return trend{
-		Slope: slope,
-		Rise:  slope * (t1 - t0),
-		Resid: math.Sqrt(ss / n),
-		From:  mv + slope*(t0-mt),
-		To:    mv + slope*(t1-mt),
-		Level: s.tail(3),
-		N:     s.n(),
+		Slope:     slope,
+		Rise:      slope * (t1 - t0),
+		Resid:     math.Sqrt(ss / n),
+		From:      mv + slope*(t0-mt),
+		To:        mv + slope*(t1-mt),
+		Level:     s.tail(3),
+		N:         s.n(),
+		FirstHigh: series{v: s.v[:len(s.v)/3]}.quantile(0.75),
+		LastLow:   series{v: s.v[len(s.v)-len(s.v)/3:]}.quantile(0.25),
 	}, true
 }
 
 // growing tells a queue that builds up from one that only fluctuates: the
 // line must climb by at least minRise requests, at minSlope per second, and
 // by more than twice the scatter around it (so a burst that drains is not a
-// trend).
+// trend); and the newest third of the samples must sit above the oldest
+// third (so bursts that come and go, caught rising at the window's end,
+// are not a trend either).
 func (tr trend) growing(th Thresholds) bool {
-	return tr.N >= 3 && tr.Slope >= th.MinSlope && tr.Rise >= th.MinRise && tr.Rise >= 2*tr.Resid
+	return tr.N >= 3 && tr.Slope >= th.MinSlope && tr.Rise >= th.MinRise && tr.Rise >= 2*tr.Resid && tr.persists()
 }
+
+func (tr trend) persists() bool { return tr.N < 6 || tr.LastLow > tr.FirstHigh }

@@ -49,7 +49,7 @@ var (
 	failuresDesc = desc("ptd_scrape_failures_total", "Failed scrapes of the target by reason.", "target", "reason")
 	resetsDesc   = desc("ptd_series_resets_total", "Counter resets (decreases) seen on the target's source series.", "target")
 
-	bottleneckDesc = desc("ptd_bottleneck_stage", "Info metric: 1 for the stage the bottleneck verdict names now (prefill, kv, admission, decode, balanced or insufficient).", "stage")
+	bottleneckDesc = desc("ptd_bottleneck_stage", "Info metric: 1 for the stage the bottleneck verdict names now (prefill, kv, admission, decode, mixed, balanced or insufficient).", "stage")
 )
 
 // Collector implements prometheus.Collector over a ledger.

@@ -11,6 +11,14 @@ const (
 	queueRange      = "1m"
 	queueMinDepth   = "10"
 	docsRunbookBase = "docs/prometheus.md#alerts"
+	// A decode instance's batch is pinned at its limit when over pinRange
+	// it never moves more than pinSpread of its peak (and holds at least 2
+	// requests), as the verdict's rule (internal/diagnose) has it.
+	pinRange  = "15s"
+	pinSpread = "0.05"
+	// Prefill KV cache full: its lower quartile over lagRange at or above
+	// kvFull, the verdict's KVFull.
+	kvFull = "0.9"
 )
 
 func alert(name, expr, forDur, severity, summary, runbook string) Rule {
@@ -36,6 +44,17 @@ func alertRules(n Names) []Rule {
 	lags := func(slow, fast string) string {
 		return fmt.Sprintf("%s < on (path, model) %s * %s", stage(slow), lagRatio, stage(fast))
 	}
+	// decodeFull: at least half of a model's decode instances have their
+	// batch pinned at its limit. With pull connectors (NIXL, TensorRT-LLM,
+	// and the model's FlagCX hand-off too) KV moves only when decode has
+	// room, so KV trailing prefill beside a full decode is decode's doing.
+	decodeRun := fmt.Sprintf(`%s{role="decode"}`, n.TargetRunning)
+	pinned := fmt.Sprintf(`(max_over_time(%[1]s[%[2]s]) - min_over_time(%[1]s[%[2]s]) <= %[3]s * max_over_time(%[1]s[%[2]s]) and max_over_time(%[1]s[%[2]s]) >= 2)`,
+		decodeRun, pinRange, pinSpread)
+	decodeFull := fmt.Sprintf("(count by (path, model) %s * 2 >= on (path, model) count by (path, model) (%s))", pinned, decodeRun)
+	// prefillKVFull: prefilled requests keep the prefill KV cache full,
+	// waiting for their KV to leave.
+	prefillKVFull := fmt.Sprintf(`(avg by (path, model) (quantile_over_time(0.25, %s{role="prefill"}[%s])) >= %s)`, n.TargetKVUsage, lagRange, kvFull)
 	return []Rule{
 		alert("PTDTargetDown",
 			`ptd_target_up == 0 or up{ptd_role!=""} == 0 or up{job="ptdmon"} == 0`,
@@ -48,22 +67,26 @@ func alertRules(n Names) []Rule {
 			"KV bytes are collected on the {{ $labels.path }} path but B_request is unset, so KV req/s is absent",
 			"Set kv_bytes_per_request (or model.config with seq_len) in ptdmon.yaml, then restart ptdmon or regenerate the rules with `ptdmon gen rules -config ptdmon.yaml`."),
 		alert("PTDKVTransferLagging",
-			lags("kv", "prefill"),
+			"("+lags("kv", "prefill")+" or "+prefillKVFull+") unless on (path, model) "+decodeFull,
 			"1m", "warning",
 			"KV transfer ({{ $labels.path }} path) moves fewer requests/s than prefill completes",
-			"KV-bound: look at the prefill inflight and decode transfer queues and the connector's link; if they are flat, check that B_request matches the model, sequence length and KV dtype of this run."),
+			"KV-bound (KV trails prefill, or prefilled requests keep the prefill KV cache full, while decode has room): look at the prefill inflight and decode transfer queues and the connector's link; if they are flat, check that B_request matches the model, sequence length and KV dtype of this run."),
 		alert("PTDDecodeLagging",
-			lags("decode", "kv")+" or ("+lags("decode", "prefill")+
-				fmt.Sprintf(` unless on (path, model) %s{stage="kv"})`, rate),
+			"("+lags("decode", "kv")+" or ("+lags("decode", "prefill")+
+				fmt.Sprintf(` unless on (path, model) %s{stage="kv"})`, rate)+
+				" or "+lags("kv", "prefill")+" or "+prefillKVFull+") and on (path, model) "+decodeFull,
 			"2m", "warning",
-			"Decode ({{ $labels.path }} path) completes fewer requests/s than the stage feeding it",
-			"Decode-bound: check decode waiting and prealloc queues and KV usage on decode instances; add decode capacity or lower the load."),
+			"Decode ({{ $labels.path }} path) is at its batch limit and holds the pipeline back",
+			"Decode-bound (its batch pinned at the limit while it trails the stage feeding it; KV trailing prefill is then decode's doing, as KV moves only when decode has room): check decode waiting and prealloc queues and KV usage on decode instances; add decode capacity or lower the load."),
 		alert("PTDQueueGrowing",
-			fmt.Sprintf("sum by (path, role, queue) (deriv(%s[%s])) > %s and on (path, role, queue) sum by (path, role, queue) (%s) > %s",
-				n.TargetQueue, queueRange, queueGrowth, n.TargetQueue, queueMinDepth),
+			fmt.Sprintf("(sum by (path, role, queue) (deriv(%s[%s])) > %s and on (path, role, queue) sum by (path, role, queue) (%s) > %s)",
+				n.TargetQueue, queueRange, queueGrowth, n.TargetQueue, queueMinDepth)+
+				// Prefill waiting grows behind a prefill KV cache full of
+				// requests awaiting transfer: KV's doing, not prefill's.
+				fmt.Sprintf(` unless on (path, role, queue) label_replace(label_replace(max by (path) %s, "role", "prefill", "", ""), "queue", "waiting", "", "")`, prefillKVFull),
 			"1m", "warning",
 			"The {{ $labels.role }} {{ $labels.queue }} queue ({{ $labels.path }} path) keeps growing",
-			"The stage after this queue is the bottleneck: waiting on prefill means prefill-bound, inflight/transfer means KV-bound, bootstrap/prealloc means decode admission, waiting on decode means decode-bound."),
+			"The stage after this queue is the bottleneck: waiting on prefill means prefill-bound (not raised while the prefill KV cache is full of requests awaiting transfer: that is KV-bound), inflight/transfer means KV-bound, bootstrap/prealloc means decode admission, waiting on decode means decode-bound."),
 		alert("PTDKVTransferFailures",
 			fmt.Sprintf("sum by (path, target) (%s) > 0", n.TargetKVFailures),
 			"", "warning",

@@ -20,12 +20,15 @@ type Model struct {
 	seq       uint64
 	events    eventHeap
 	rng       *rand.Rand
+	jrng      *rand.Rand // service-time jitter, apart from arrivals
+	jitter    float64
 	groups    []*group
 	instances []*instance
 	byName    map[string]*instance
 	nextReqID uint64
 	dropped   uint64      // arrivals with no live instance to take them
 	trtDone   []trtRecord // completed TensorRT-LLM requests, in completion order
+	load      Load        // the scenario's load model, computed once
 }
 
 type group struct {
@@ -159,7 +162,10 @@ func NewModel(sc Scenario, seed int64, epoch time.Time) (*Model, error) {
 		sc:     sc,
 		epoch:  epoch,
 		rng:    rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15)),
+		jrng:   rand.New(rand.NewPCG(uint64(seed), 0x6a09e667f3bcc908)),
+		jitter: sc.JitterOrDefault(),
 		byName: map[string]*instance{},
+		load:   sc.LoadModel(),
 	}
 	pid := 900
 	for gi, gs := range sc.Groups {
@@ -208,7 +214,7 @@ func NewModel(sc Scenario, seed int64, epoch time.Time) (*Model, error) {
 		mk(RolePrefill, gs.Prefill.Instances, gs.Prefill.DP)
 		mk(RoleDecode, gs.Decode.Instances, gs.Decode.DP)
 		if gs.Rate > 0 {
-			m.schedule(&event{t: m.expInterval(gs.Rate), kind: evArrival, grp: g})
+			m.schedule(&event{t: m.nextArrival(g), kind: evArrival, grp: g})
 		}
 	}
 	for _, r := range sc.Restarts {
@@ -232,6 +238,32 @@ func (m *Model) schedule(e *event) {
 
 func (m *Model) expInterval(rate float64) int64 {
 	return int64(math.Ceil(m.rng.ExpFloat64() / rate * 1e9))
+}
+
+// nextArrival is the time of the group's next arrival after now. Bursty
+// arrivals are a Poisson stream in "active time" (the on-phases laid end to
+// end), mapped back onto the clock.
+func (m *Model) nextArrival(g *group) int64 {
+	b := g.spec.Burst
+	if b.Period <= 0 || b.Duty >= 1 {
+		return m.now + m.expInterval(g.spec.Rate)
+	}
+	period := int64(b.Period)
+	on := int64(float64(period) * b.Duty)
+	if on <= 0 {
+		on = 1
+	}
+	active := m.now/period*on + min(m.now%period, on)
+	next := active + m.expInterval(g.spec.Rate/b.Duty)
+	return next/on*period + next%on
+}
+
+// spread applies the scenario's jitter to a nominal service time.
+func (m *Model) spread(ns int64) int64 {
+	if m.jitter == 0 {
+		return ns
+	}
+	return int64(float64(ns) * (1 + m.jitter*(2*m.jrng.Float64()-1)))
 }
 
 func secsToNs(s float64) int64 { return int64(math.Round(s * 1e9)) }
@@ -263,7 +295,7 @@ func (m *Model) dispatch(ev *event) {
 	switch ev.kind {
 	case evArrival:
 		m.arrive(ev.grp)
-		m.schedule(&event{t: m.now + m.expInterval(ev.grp.spec.Rate), kind: evArrival, grp: ev.grp})
+		m.schedule(&event{t: m.nextArrival(ev.grp), kind: evArrival, grp: ev.grp})
 	case evPrefillDone:
 		if ev.gen == ev.eng.gen {
 			if ev.eng.inst.trt != nil {

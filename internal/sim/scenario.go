@@ -41,10 +41,15 @@ type Scenario struct {
 	KVBytesPerRequest int64 `yaml:"kv_bytes_per_request" json:"kv_bytes_per_request"`
 	// StopFraction of finished requests end with finished_reason="stop"
 	// (the rest "length"); it only exercises label summing.
-	StopFraction float64   `yaml:"stop_fraction" json:"stop_fraction"`
-	Groups       []Group   `yaml:"groups" json:"groups"`
-	Restarts     []Restart `yaml:"restarts" json:"restarts"`
-	Faults       Faults    `yaml:"faults" json:"faults"`
+	StopFraction float64 `yaml:"stop_fraction" json:"stop_fraction"`
+	// Jitter spreads every prefill batch's compute time and every KV copy's
+	// duration uniformly over ±Jitter of its nominal value (mean unchanged),
+	// as real kernels and links vary. Unset means DefaultJitter; 0 makes
+	// them exact.
+	Jitter   *float64  `yaml:"jitter" json:"jitter,omitempty"`
+	Groups   []Group   `yaml:"groups" json:"groups"`
+	Restarts []Restart `yaml:"restarts" json:"restarts"`
+	Faults   Faults    `yaml:"faults" json:"faults"`
 }
 
 // Group is one P/D serving pool of a single engine kind: requests arriving to
@@ -55,6 +60,8 @@ type Group struct {
 	Engine    string  `yaml:"engine" json:"engine"`       // vllm | sglang | trtllm
 	Connector string  `yaml:"connector" json:"connector"` // vllm: flagcx | nixl; sglang: mooncake; trtllm: ucx
 	Rate      float64 `yaml:"rate" json:"rate"`           // Poisson arrivals, requests/s
+	// Burst makes the arrivals bursty at the same mean rate.
+	Burst BurstSpec `yaml:"burst" json:"burst,omitzero"`
 
 	Prefill  PrefillSpec  `yaml:"prefill" json:"prefill"`
 	Transfer TransferSpec `yaml:"transfer" json:"transfer"`
@@ -85,6 +92,14 @@ type TRTLLMSpec struct {
 	// IterStatsMax bounds the drained-on-read queue (0 = 1000); the oldest
 	// records are dropped and counted in statsDroppedFrames.
 	IterStatsMax int `yaml:"iter_stats_max" json:"iter_stats_max,omitempty"`
+}
+
+// BurstSpec makes arrivals bursty: in every Period, requests arrive only
+// during its first Duty fraction, as a Poisson stream of Rate ÷ Duty, so the
+// mean rate stays Rate. A zero Period means plain Poisson arrivals.
+type BurstSpec struct {
+	Period time.Duration `yaml:"period" json:"period,omitempty"`
+	Duty   float64       `yaml:"duty" json:"duty,omitempty"`
 }
 
 // PrefillSpec sizes each prefill instance.
@@ -131,6 +146,17 @@ type Faults struct {
 	MalformedProb float64       `yaml:"malformed_prob" json:"malformed_prob"` // truncate + garbage
 	Delay         time.Duration `yaml:"delay" json:"delay"`                   // how long a hung response hangs
 	Instances     []string      `yaml:"instances" json:"instances"`           // empty = all
+}
+
+// DefaultJitter is the service-time spread of a scenario that sets none.
+const DefaultJitter = 0.1
+
+// JitterOrDefault is the scenario's effective jitter.
+func (sc Scenario) JitterOrDefault() float64 {
+	if sc.Jitter == nil {
+		return DefaultJitter
+	}
+	return *sc.Jitter
 }
 
 // CapacityPerEngine returns the saturated throughput (requests/s) of one
@@ -308,6 +334,9 @@ func (sc Scenario) Validate() error {
 	default:
 		return bad("bottleneck", "must be none, prefill, kv or decode")
 	}
+	if sc.Jitter != nil && (*sc.Jitter < 0 || *sc.Jitter >= 1) {
+		return bad("jitter", "must be within [0, 1)")
+	}
 	if len(sc.Groups) == 0 {
 		return bad("groups", "at least one group is required")
 	}
@@ -342,6 +371,9 @@ func (sc Scenario) Validate() error {
 		}
 		if g.Rate < 0 {
 			return bad(p+".rate", "must be >= 0")
+		}
+		if b := g.Burst; b.Period < 0 || b.Period > 0 && (b.Duty <= 0 || b.Duty > 1) {
+			return bad(p+".burst", "period must be >= 0 and, when set, duty within (0, 1]")
 		}
 		if g.Prefill.Instances <= 0 || g.Decode.Instances <= 0 {
 			return bad(p+".prefill.instances", "prefill and decode need at least one instance each")

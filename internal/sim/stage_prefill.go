@@ -23,7 +23,7 @@ func (m *Model) kickPrefill(p *engine) {
 		return
 	}
 	p.busy = true
-	dur := secsToNs(float64(len(p.batch)*m.sc.InputTokens) / spec.TokensPerSec)
+	dur := m.spread(secsToNs(float64(len(p.batch)*m.sc.InputTokens) / spec.TokensPerSec))
 	m.schedule(&event{t: m.now + dur, kind: evPrefillDone, eng: p, gen: p.gen})
 }
 

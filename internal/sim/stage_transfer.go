@@ -36,7 +36,7 @@ func (m *Model) kickTransfer(p *engine) {
 		p.freeThr--
 		r.xferStart = m.now
 		perThread := spec.BandwidthBytesPerSec / float64(spec.Threads)
-		dur := secsToNs(float64(m.sc.KVBytesPerRequest) / perThread)
+		dur := m.spread(secsToNs(float64(m.sc.KVBytesPerRequest) / perThread))
 		m.schedule(&event{t: m.now + dur, kind: evTransferDone, eng: p, gen: p.gen, req: r, thread: th})
 	}
 }

@@ -85,11 +85,16 @@ type InstanceTruth struct {
 
 // Truth is the exact state of the simulated cluster at one instant.
 type Truth struct {
-	At              time.Time       `json:"at"`
-	AtUnixNano      int64           `json:"at_unix_nano"`
-	SimSeconds      float64         `json:"sim_seconds"` // since the cluster started
-	Scenario        string          `json:"scenario"`
-	Bottleneck      string          `json:"bottleneck"`
+	At         time.Time `json:"at"`
+	AtUnixNano int64     `json:"at_unix_nano"`
+	SimSeconds float64   `json:"sim_seconds"` // since the cluster started
+	Scenario   string    `json:"scenario"`
+	// Bottleneck is the deployment's true bottleneck from the load model
+	// (Load); ScenarioBottleneck is what the scenario's author labelled it.
+	Bottleneck         string `json:"bottleneck"`
+	ScenarioBottleneck string `json:"scenario_bottleneck,omitempty"`
+	// Load is every group's stage utilisation and bottleneck (LoadModel).
+	Load            Load            `json:"load"`
 	BytesPerRequest int64           `json:"bytes_per_request"`
 	Totals          Counts          `json:"totals"`
 	Instances       []InstanceTruth `json:"instances"`
@@ -116,9 +121,10 @@ func (m *Model) TruthAt(d time.Duration) Truth {
 	at := m.epoch.Add(time.Duration(t))
 	tr := Truth{
 		At: at, AtUnixNano: at.UnixNano(), SimSeconds: float64(t) / 1e9,
-		Scenario: m.sc.Name, Bottleneck: m.sc.Bottleneck, BytesPerRequest: m.sc.KVBytesPerRequest,
-		Dropped: m.dropped,
+		Scenario: m.sc.Name, ScenarioBottleneck: m.sc.Bottleneck, BytesPerRequest: m.sc.KVBytesPerRequest,
+		Dropped: m.dropped, Load: m.load,
 	}
+	tr.Bottleneck = m.load.Bottleneck
 	for _, in := range m.instances {
 		c := in.truth.at(t)
 		restarts, up, start := 0, true, int64(0)

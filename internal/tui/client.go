@@ -44,7 +44,13 @@ func (c *Client) get(ctx context.Context, path string, v any) error {
 // Snapshot fetches /api/v1/snapshot.
 func (c *Client) Snapshot(ctx context.Context) (*Snapshot, error) {
 	var s Snapshot
-	return &s, c.get(ctx, "/api/v1/snapshot", &s)
+	if err := c.get(ctx, "/api/v1/snapshot", &s); err != nil {
+		return &s, err
+	}
+	if s.Point != nil && s.Verdict != nil {
+		s.Point.Verdict = s.Verdict.Stage // kept when the point joins the history
+	}
+	return &s, nil
 }
 
 // History fetches the stage-level points newer than since.
@@ -54,7 +60,11 @@ func (c *Client) History(ctx context.Context, since time.Time) ([]Point, error) 
 	if !since.IsZero() {
 		path += fmt.Sprintf("&since=%d", since.UnixMilli())
 	}
-	return s.Points, c.get(ctx, path, &s)
+	if err := c.get(ctx, path, &s); err != nil {
+		return nil, err
+	}
+	markVerdicts(s.Points, s.Verdicts)
+	return s.Points, nil
 }
 
 // BaseURL accepts what people type for a running ptdmon — a URL, or

@@ -169,6 +169,14 @@ func render(w io.Writer, snap *Snapshot, history []Point, width int) {
 			reasons = append(reasons, fmt.Sprintf("%s partial: %d of %d up, missing %s", st.name, s.Up, s.N, strings.Join(s.Missing, ", ")))
 		}
 	}
+	if v := snap.Verdict; v != nil && len(history) > 0 {
+		stages := make([]string, 0, len(history)+1)
+		for _, q := range history {
+			stages = append(stages, q.Verdict)
+		}
+		stages = append(stages, v.Stage)
+		fmt.Fprintf(w, "%-9s %25s  %s\n", "Verdict", "P K A D · M", verdictStrip(stages, spark))
+	}
 	for _, r := range reasons {
 		fmt.Fprintf(w, "  %s\n", r)
 	}

@@ -25,6 +25,9 @@ type Point struct {
 	KV        Stage      `json:"kv"`
 	Decode    Stage      `json:"decode"`
 	Instances []Instance `json:"instances"`
+	// Verdict is the verdict stage at this point, from the series'
+	// verdict timeline ("" when not known).
+	Verdict string `json:"-"`
 }
 
 // Stage holds one stage's values; nil means absent, Absent says why.
@@ -71,7 +74,9 @@ type Target struct {
 	LastError string `json:"last_error"`
 }
 
-// Series is the part of /api/v1/series used for the sparklines.
+// Series is the part of /api/v1/series used for the sparklines and the
+// verdict timeline.
 type Series struct {
-	Points []Point `json:"points"`
+	Points   []Point       `json:"points"`
+	Verdicts []VerdictSpan `json:"verdicts"`
 }

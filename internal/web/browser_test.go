@@ -96,6 +96,11 @@ func TestDashboardInChromium(t *testing.T) {
 	if !strings.Contains(st.Head, "KV") || len(st.Evidence) == 0 {
 		t.Errorf("verdict %q %q", st.Head, st.Evidence)
 	}
+	// The verdict timeline band under the stage chart ends in the verdict
+	// shown in the banner.
+	if band := strings.Split(st.Verdicts, ","); band[len(band)-1] != "kv" {
+		t.Errorf("verdict band %q should end in kv", st.Verdicts)
+	}
 	sort.Strings(st.Rows)
 	if strings.Join(st.Rows, ",") != strings.Join(want, ",") {
 		t.Errorf("instance table %v, want %v", st.Rows, want)
@@ -209,6 +214,7 @@ const stateJS = `(() => { try {
   return {
     Ready: root.dataset.ready || "", SSE: root.dataset.sse || "",
     Points: (r && r.dataset.points) || "", Labels: (r && r.dataset.labels) || "",
+    Verdicts: (r && r.dataset.verdicts) || "",
     Stage: document.getElementById("verdict").dataset.stage || "",
     Head: document.getElementById("verdict-head").textContent,
     Badge: document.getElementById("conn").textContent,
@@ -222,6 +228,7 @@ const stateJS = `(() => { try {
 
 type pageState struct {
 	Ready, SSE, Points, Labels, Stage, Head, Badge, Error string
+	Verdicts                                              string // the verdict band's stages, oldest first
 	Evidence, Rows, Big, Units                            []string
 	Pixels                                                map[string]int
 }

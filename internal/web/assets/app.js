@@ -3,6 +3,7 @@
 import { Decoder, Store, setFields, pos, reason } from "./store.js";
 import { Charts } from "./charts.js";
 import { Table } from "./table.js";
+import { VerdictBand } from "./verdictband.js";
 import * as f from "./fmt.js";
 
 const $ = (id) => document.getElementById(id);
@@ -19,7 +20,8 @@ const state = {
   loaded: 0, // seconds of history fetched
 };
 const store = new Store(3600);
-const charts = new Charts($("charts"));
+const band = new VerdictBand();
+const charts = new Charts($("charts"), band);
 const table = new Table($("instances"), (t) => pick(state.filter === t ? null : t));
 
 function ctx() {
@@ -111,6 +113,7 @@ async function loadHistory({ secs, sinceMs } = {}) {
   state.window = s.window_seconds;
   const dec = new Decoder();
   const pts = s.points.map((c) => dec.decode(c));
+  band.addSpans(s.verdicts);
   if (!sinceMs && store.pts.length && pts.length && pts[0].t < store.pts[0].t) {
     // A longer range: rebuild so older points come first.
     const newer = store.pts.filter((p) => p.t > pts[pts.length - 1].t);
@@ -163,6 +166,7 @@ function connect() {
   };
   es.addEventListener("point", (ev) => {
     const pt = dec.decode(JSON.parse(ev.data));
+    if (pt.v) band.addPoint(pt.t, pt.v.stage);
     if (store.add(pt) && !state.paused) render();
   });
 }

@@ -38,8 +38,9 @@ const hms = (u, vals) => vals.map((v) => {
 const SYNC = uPlot.sync("ptd");
 
 export class Charts {
-  constructor(root) {
-    this.list = CHARTS.map((spec) => new Chart(spec, root));
+  // band, when given, draws the verdict timeline on the stage chart.
+  constructor(root, band) {
+    this.list = CHARTS.map((spec) => new Chart(spec, root, spec.id === "rates" ? band : null));
     window.addEventListener("resize", () => this.resize());
   }
   resize() { for (const c of this.list) c.resize(); }
@@ -76,7 +77,7 @@ function pickLatencyStage(pts) {
 }
 
 class Chart {
-  constructor(spec, root) {
+  constructor(spec, root, band) {
     this.spec = spec;
     const box = document.createElement("section");
     box.className = "chart" + (spec.wide ? " wide" : "");
@@ -146,6 +147,7 @@ class Chart {
       ],
       hooks: { setCursor: [(u) => { this.hoverIdx = u.cursor.idx; this.explain(); }] },
     };
+    if (band) this.opts.hooks.draw = [(u) => band.draw(u)];
     this.u = new uPlot(this.opts, [[], ...spec.curves.map(() => [])], this.plotEl);
     SYNC.sub(this.u);
   }

@@ -1,0 +1,127 @@
+package api
+
+import (
+	"sync"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/diagnose"
+	"github.com/ptdmon/ptdmon/internal/ledger"
+)
+
+// VerdictSpan is a run of consecutive points with the same verdict: the
+// verdict timeline of /api/v1/series, drawn as a band under the stage chart
+// and in `ptdmon top`.
+type VerdictSpan struct {
+	From     time.Time      `json:"from"` // first point of the run
+	To       time.Time      `json:"to"`   // last point of the run
+	Stage    diagnose.Stage `json:"stage"`
+	Headline string         `json:"headline"`
+	// Groups is each group's stage where groups disagree, e.g.
+	// {"vllm": "prefill", "sglang": "kv"}.
+	Groups map[string]diagnose.Stage `json:"groups,omitempty"`
+}
+
+// pastVerdict is what the timeline keeps of one point's verdict.
+type pastVerdict struct {
+	stage    diagnose.Stage
+	headline string
+	groups   map[string]diagnose.Stage
+}
+
+// timelineCache remembers the verdict of every point it has seen, so a
+// point's verdict is computed once however many clients ask; entries older
+// than the ledger's history are dropped.
+type timelineCache struct {
+	mu sync.Mutex
+	at map[int64]pastVerdict
+}
+
+func (c *timelineCache) get(t time.Time) (pastVerdict, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	pv, ok := c.at[t.UnixNano()]
+	return pv, ok
+}
+
+func (c *timelineCache) put(t time.Time, v *diagnose.Verdict) {
+	pv := pastVerdict{stage: v.Stage, headline: v.Headline}
+	if v.Stage == diagnose.Mixed {
+		pv.groups = make(map[string]diagnose.Stage, len(v.Groups))
+		for _, g := range v.Groups {
+			pv.groups[g.Group] = g.Stage
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at == nil {
+		c.at = make(map[int64]pastVerdict)
+	}
+	c.at[t.UnixNano()] = pv
+}
+
+// prune forgets verdicts of points before oldest.
+func (c *timelineCache) prune(oldest time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cut := oldest.UnixNano()
+	for k := range c.at {
+		if k < cut {
+			delete(c.at, k)
+		}
+	}
+}
+
+// timeline returns the verdict spans over pts (oldest first), computing the
+// verdict of each point not seen before from the ledger's points in the
+// window before it.
+func (s *Server) timeline(pts []ledger.Point) []VerdictSpan {
+	if len(pts) == 0 {
+		return nil
+	}
+	cfg := s.Ledger.Config()
+	dc := s.diagnoseConfig(cfg)
+	c := &s.past
+	var hist []ledger.Point // loaded on the first miss
+	lo := 0
+	var out []VerdictSpan
+	for i := range pts {
+		t := pts[i].Time
+		pv, ok := c.get(t)
+		if !ok {
+			if hist == nil {
+				hist = s.Ledger.Since(pts[0].Time.Add(-history(dc, cfg)))
+				if len(hist) > 0 {
+					c.prune(hist[0].Time)
+				}
+			}
+			hi := lo
+			for hi < len(hist) && !hist[hi].Time.After(t) {
+				hi++
+			}
+			for lo < hi && t.Sub(hist[lo].Time) > history(dc, cfg) {
+				lo++
+			}
+			v := diagnose.Diagnose(hist[lo:hi], dc)
+			c.put(t, &v)
+			pv, _ = c.get(t)
+		}
+		if n := len(out); n > 0 && out[n-1].Stage == pv.stage && sameGroups(out[n-1].Groups, pv.groups) {
+			out[n-1].To = t
+			continue
+		}
+		out = append(out, VerdictSpan{From: t, To: t, Stage: pv.stage, Headline: pv.headline, Groups: pv.groups})
+	}
+	return out
+}
+
+func sameGroups(a, b map[string]diagnose.Stage) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,180 @@
+package diagnose
+
+import (
+	"sort"
+
+	"github.com/ptdmon/ptdmon/internal/ledger"
+)
+
+// GroupVerdict is the verdict of one group of instances that serve
+// together (by default: one engine kind, since a prefill/decode pair never
+// mixes engines).
+type GroupVerdict struct {
+	Group    string   `json:"group"`
+	Stage    Stage    `json:"stage"`
+	Headline string   `json:"headline"`
+	Evidence []string `json:"evidence,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
+	// Prefill, Decode and KV count the instances whose numbers the verdict
+	// rests on (KV: those exporting KV bytes).
+	Prefill int  `json:"prefill_instances"`
+	Decode  int  `json:"decode_instances"`
+	KV      int  `json:"kv_instances"`
+	HasKV   bool `json:"has_kv"`
+	Samples int  `json:"samples"`
+}
+
+// GroupOf returns the group an instance belongs to.
+type GroupOf func(ip *ledger.InstancePoint) string
+
+// ByEngine groups instances by engine kind.
+func ByEngine(ip *ledger.InstancePoint) string {
+	if ip.Engine == "" {
+		return "unknown"
+	}
+	return ip.Engine
+}
+
+// groupNames lists the groups present anywhere in the window, sorted.
+func groupNames(w []ledger.Point, of GroupOf) []string {
+	seen := map[string]bool{}
+	for i := range w {
+		for j := range w[i].Instances {
+			seen[of(&w[i].Instances[j])] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for g := range seen {
+		out = append(out, g)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// groupPoints rebuilds the stage sums of one group from the per-instance
+// entries, so that the group's KV is compared with its own prefill only.
+func groupPoints(w []ledger.Point, name string, of GroupOf, bytesPerRequest float64) []ledger.Point {
+	// An instance exports KV bytes if its KV rate was present anywhere in
+	// the window: a restart or a failed scrape does not make it a non-exporter.
+	exports := map[string]bool{}
+	for i := range w {
+		for j := range w[i].Instances {
+			if ip := &w[i].Instances[j]; of(ip) == name && (ip.KVBytes.OK() || ip.KVBytesW.OK()) {
+				exports[ip.Target] = true
+			}
+		}
+	}
+	out := make([]ledger.Point, len(w))
+	for i := range w {
+		p := &w[i]
+		g := &out[i]
+		g.Time = p.Time
+		var st [2]struct {
+			rate, rateW, running, waiting, usage sumN
+			q                                    [4]sumN
+			n, up                                int
+			missing                              []string
+		}
+		var kvB, kvBW sumN
+		kvN, kvUp := 0, 0
+		for j := range p.Instances {
+			ip := &p.Instances[j]
+			if of(ip) != name {
+				continue
+			}
+			g.Instances = append(g.Instances, *ip)
+			if exports[ip.Target] {
+				kvN++
+				if ip.KVBytesW.OK() {
+					kvUp++
+				}
+				kvB.add(ip.KVBytes)
+				kvBW.add(ip.KVBytesW)
+			}
+			si := -1
+			switch ip.Role {
+			case "prefill":
+				si = 0
+			case "decode":
+				si = 1
+			}
+			if si < 0 {
+				continue
+			}
+			s := &st[si]
+			s.n++
+			if ip.Up {
+				s.up++
+			}
+			if !ip.Window.OK() {
+				s.missing = append(s.missing, ip.Target)
+			}
+			s.rate.add(ip.Instant)
+			s.rateW.add(ip.Window)
+			s.running.add(ip.Running)
+			s.waiting.add(ip.Waiting)
+			s.usage.add(ip.KVUsage)
+			for k, q := range []ledger.Num{ip.Queues.Bootstrap, ip.Queues.Inflight, ip.Queues.Prealloc, ip.Queues.Transfer} {
+				s.q[k].add(q)
+			}
+		}
+		for k, sp := range []*ledger.StagePoint{&g.Prefill, &g.Decode} {
+			s := &st[k]
+			sp.Instances, sp.Up, sp.Missing = s.n, s.up, s.missing
+			sp.Partial = s.rateW.n > 0 && len(s.missing) > 0
+			sp.Instant, sp.Window = s.rate.num(), s.rateW.num()
+			sp.Running, sp.Waiting = s.running.num(), s.waiting.num()
+			sp.KVUsage = s.usage.mean()
+			sp.Queues = ledger.Queues{Bootstrap: s.q[0].num(), Inflight: s.q[1].num(), Prealloc: s.q[2].num(), Transfer: s.q[3].num()}
+		}
+		g.KV.Instances, g.KV.Up = kvN, kvUp
+		// The copy time is the deployment's: the ledger keeps no
+		// per-instance histograms in its points.
+		g.KV.XferTime = p.KV.XferTime
+		g.KV.Partial = kvUp > 0 && kvUp < kvN
+		g.KV.BytesInstant, g.KV.BytesWindow = kvB.num(), kvBW.num()
+		perReq := func(b ledger.Num) ledger.Num {
+			switch {
+			case kvN == 0:
+				return ledger.Absent("no instance of the group exports KV bytes")
+			case !b.OK():
+				return b
+			case bytesPerRequest <= 0:
+				return ledger.Absent("B_request is not set")
+			}
+			return ledger.Val(b.V / bytesPerRequest)
+		}
+		g.KV.Instant, g.KV.Window = perReq(g.KV.BytesInstant), perReq(g.KV.BytesWindow)
+	}
+	return out
+}
+
+// sumN adds present values; the sum is absent only when every term is.
+type sumN struct {
+	v   float64
+	n   int
+	why string
+}
+
+func (s *sumN) add(x ledger.Num) {
+	if x.OK() {
+		s.v += x.V
+		s.n++
+	} else if s.why == "" {
+		s.why = x.Why
+	}
+}
+
+func (s *sumN) num() ledger.Num {
+	if s.n > 0 {
+		return ledger.Val(s.v)
+	}
+	return ledger.Absent(s.why)
+}
+
+func (s *sumN) mean() ledger.Num {
+	if s.n > 0 {
+		return ledger.Val(s.v / float64(s.n))
+	}
+	return ledger.Absent(s.why)
+}

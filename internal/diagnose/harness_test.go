@@ -1,0 +1,163 @@
+package diagnose_test
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/diagnose"
+	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/iterstats"
+	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/sim"
+)
+
+// run is one scenario driven through the whole read path in simulated time:
+// the model renders each instance's exposition at its scrape instant, the
+// engine adapter (or the TensorRT-LLM iteration-stats reader) reads it, the
+// ledger records it and ticks every second, and the verdict is computed
+// from the ledger's points. No clock, no sockets: minutes of traffic take
+// milliseconds.
+type run struct {
+	sc        sim.Scenario
+	seed      int64
+	iterStats bool             // TensorRT-LLM targets read JSON iteration stats
+	noKV      map[string]bool  // groups whose KV counters are not read (kv_source none)
+	flaky     float64          // fraction of scrapes that fail
+	duration  time.Duration    // simulated run
+	warmUp    time.Duration    // checkpoints start here
+	every     time.Duration    // between checkpoints
+	check     func(checkpoint) // called at every checkpoint
+	keep      *[]ledger.Point  // when set, receives the ledger's points at the end
+}
+
+type checkpoint struct {
+	at      time.Duration
+	verdict diagnose.Verdict
+	truth   sim.Load
+}
+
+var epoch = time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+
+type scrapeTarget struct {
+	info   sim.InstanceInfo
+	group  string
+	offset time.Duration
+	prom   *engine.Reader
+	iter   *iterstats.Reader
+}
+
+func (r run) do() error {
+	m, err := sim.NewModel(r.sc, r.seed, epoch)
+	if err != nil {
+		return err
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	led := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second,
+		BytesPerRequest: float64(r.sc.KVBytesPerRequest), Logger: quiet})
+	var targets []*scrapeTarget
+	var infos []ledger.TargetInfo
+	groupOf := map[string]string{}
+	for _, g := range r.sc.Groups {
+		for _, n := range (sim.Scenario{Groups: []sim.Group{g}}).InstanceNames() {
+			groupOf[n] = g.Name
+		}
+	}
+	for _, in := range m.Instances() {
+		h := fnv.New32a()
+		h.Write([]byte(in.Name))
+		st := &scrapeTarget{info: in, group: groupOf[in.Name], offset: time.Duration(h.Sum32()) % time.Second}
+		role, eng := engine.Role(in.Role), engine.Engine(in.Engine)
+		kv := engine.KVAuto
+		if r.noKV[st.group] {
+			kv = engine.KVNone
+		}
+		if in.Engine == sim.EngineTRTLLM && r.iterStats {
+			st.iter = iterstats.NewReader(role, iterstats.Options{Name: in.Name, Logger: quiet})
+		} else {
+			st.prom = engine.NewReader(eng, role, kv)
+		}
+		targets = append(targets, st)
+		infos = append(infos, ledger.TargetInfo{Name: in.Name, Role: role, Engine: eng})
+	}
+	led.SetTargets(infos)
+	rng := rand.New(rand.NewPCG(uint64(r.seed), 77))
+	cfg := diagnose.Config{BytesPerRequest: float64(r.sc.KVBytesPerRequest)}
+	var buf []byte
+	for sec := time.Duration(0); sec < r.duration; sec += time.Second {
+		// Scrapes in time order within the second, as the collector spreads them.
+		for _, st := range sortedByOffset(targets) {
+			at := sec + st.offset
+			m.AdvanceTo(at)
+			wall := epoch.Add(at)
+			s := ledger.Scrape{Target: st.info.Name, Time: wall, Duration: 2 * time.Millisecond}
+			// Half of the flaky scrapes time out; the other half return a
+			// body cut short with garbage at the end, which the reader must
+			// reject whole.
+			fault := r.flaky > 0 && rng.Float64() < r.flaky
+			if fault && rng.Float64() < 0.5 {
+				s.Err, s.Reason = errors.New("context deadline exceeded"), "timeout"
+				led.Record(s)
+				continue
+			}
+			if st.iter != nil {
+				buf, err = m.IterationStats(st.info.Name, buf[:0])
+				if err == nil && fault {
+					buf = append(buf[:len(buf)*3/5], "{broken"...)
+				}
+				if err == nil {
+					s.Obs, s.Time, err = st.iter.Read(buf, wall)
+				}
+			} else {
+				var f sim.Format
+				buf, f, err = m.Exposition(st.info.Name, buf[:0])
+				if err == nil && fault {
+					buf = append(buf[:len(buf)*3/5], "{broken=\"\n"...)
+				}
+				if err == nil {
+					s.Obs, err = st.prom.Read(buf, f.ContentType())
+				}
+			}
+			if err != nil {
+				s.Obs, s.Err, s.Reason = nil, err, "refused"
+			}
+			led.Record(s)
+		}
+		now := sec + time.Second
+		m.AdvanceTo(now)
+		led.Tick(epoch.Add(now))
+		if r.check != nil && now >= r.warmUp && (now-r.warmUp)%r.every == 0 {
+			pts := led.Since(epoch.Add(now - 2*diagnose.DefaultWindow - time.Second))
+			r.check(checkpoint{at: now, verdict: diagnose.Diagnose(pts, cfg), truth: m.TruthAt(now).Load})
+		}
+	}
+	if r.keep != nil {
+		*r.keep = led.Since(time.Time{})
+	}
+	return nil
+}
+
+func sortedByOffset(ts []*scrapeTarget) []*scrapeTarget {
+	out := append([]*scrapeTarget(nil), ts...)
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].offset < out[j-1].offset; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// groupVerdict finds the verdict of a simulated group: diagnose groups
+// instances by engine, so each engine's group is looked up by its engine.
+func groupVerdict(v diagnose.Verdict, eng string) (diagnose.GroupVerdict, error) {
+	for _, g := range v.Groups {
+		if g.Group == eng {
+			return g, nil
+		}
+	}
+	return diagnose.GroupVerdict{}, fmt.Errorf("no verdict for group %q in %+v", eng, v.Groups)
+}

@@ -1,0 +1,79 @@
+package diagnose
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/ledger"
+)
+
+// holdAcrossRestart keeps a group's verdict steady through a restart: for
+// as long as the window contains an instance of the group going down (for
+// two ticks or more, after it had been up), the signals of the window mix
+// the state before the restart with the emptied queues after it. If the
+// points before the restart, over a full window, named a stage and the
+// mixed window gives another, the one before stands, with a note (when
+// it named a bottleneck: a balanced verdict is not held). pts
+// must then reach a window further back than w = pts[first:].
+func holdAcrossRestart(pts []ledger.Point, first int, name string, v Verdict, cfg Config, facts deployment) (Verdict, bool) {
+	target, down, ok := restartIn(pts, first, name, cfg.GroupOf)
+	if !ok {
+		return v, false
+	}
+	end := first
+	for end < len(pts) && pts[end].Time.Before(down) {
+		end++
+	}
+	start := end
+	for start > 0 && pts[end-1].Time.Sub(pts[start-1].Time) <= cfg.Window {
+		start--
+	}
+	if end-start < cfg.MinSamples {
+		return v, false
+	}
+	pre := pts[start:end]
+	pv := judge(groupPoints(pre, name, cfg.GroupOf, cfg.BytesPerRequest), cfg, deploymentFacts(pre, cfg))
+	// Only a named bottleneck is held: a restart empties the queues that
+	// showed it. "Balanced" before a restart is not held against evidence
+	// after it.
+	if pv.Stage == Insufficient || pv.Stage == Balanced || pv.Stage == v.Stage {
+		return v, false
+	}
+	pv.At, pv.Window, pv.Samples = v.At, v.Window, v.Samples
+	pv.Notes = append(pv.Notes, fmt.Sprintf("held across the restart of %s at %s: the window still contains it, and the verdict before it (over %.0f s) stands; without the hold it would read %s",
+		target, down.UTC().Format(time.TimeOnly), pre[len(pre)-1].Time.Sub(pre[0].Time).Seconds(), v.Headline))
+	return pv, true
+}
+
+// restartIn finds the first instance of group name that goes down inside
+// the window pts[first:] for at least two consecutive points, having been
+// up before; it returns the instance and when it went down.
+func restartIn(pts []ledger.Point, first int, name string, of GroupOf) (string, time.Time, bool) {
+	wasUp := map[string]bool{}
+	downRun := map[string]int{}
+	downAt := map[string]time.Time{}
+	for i := range pts {
+		for j := range pts[i].Instances {
+			ip := &pts[i].Instances[j]
+			if of(ip) != name {
+				continue
+			}
+			if ip.Up {
+				wasUp[ip.Target] = true
+				downRun[ip.Target] = 0
+				continue
+			}
+			if !wasUp[ip.Target] {
+				continue
+			}
+			if downRun[ip.Target] == 0 {
+				downAt[ip.Target] = pts[i].Time
+			}
+			downRun[ip.Target]++
+			if downRun[ip.Target] >= 2 && !downAt[ip.Target].Before(pts[first].Time) {
+				return ip.Target, downAt[ip.Target], true
+			}
+		}
+	}
+	return "", time.Time{}, false
+}

@@ -1,0 +1,101 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/ptdmon/ptdmon/internal/ledger"
+)
+
+// deployment holds facts that only the deployment's sums can tell.
+type deployment struct {
+	// bytesPerXfer is the mean payload of one KV transfer (bytes ÷
+	// transfers over the window); bytesSkew says it is further from
+	// B_request than Thresholds.BytesSkew.
+	bytesPerXfer float64
+	bytesSkew    bool
+}
+
+func deploymentFacts(w []ledger.Point, cfg Config) deployment {
+	var d deployment
+	var bytes, xfers float64
+	for i := range w {
+		k := &w[i].KV
+		if k.BytesWindow.OK() && k.Transfers.OK() && k.Transfers.V > 0 {
+			bytes += k.BytesWindow.V
+			xfers += k.Transfers.V
+		}
+	}
+	if xfers <= 0 || cfg.BytesPerRequest <= 0 {
+		return d
+	}
+	d.bytesPerXfer = bytes / xfers
+	d.bytesSkew = math.Abs(d.bytesPerXfer/cfg.BytesPerRequest-1) > cfg.Thresholds.BytesSkew
+	return d
+}
+
+// summarise turns the groups' verdicts into the deployment's: the stage
+// every limited group shares, Balanced when none is limited, Mixed when
+// they differ. Groups without enough data do not vote.
+func summarise(groups []GroupVerdict, w []ledger.Point, cfg Config) Verdict {
+	v := Verdict{At: w[len(w)-1].Time, Window: w[len(w)-1].Time.Sub(w[0].Time).Seconds()}
+	var voting, limited []GroupVerdict
+	var withKV, withoutKV []string
+	for _, g := range groups {
+		v.Samples = max(v.Samples, g.Samples)
+		if g.HasKV {
+			withKV = append(withKV, g.Group)
+		} else {
+			withoutKV = append(withoutKV, g.Group)
+		}
+		if g.Stage == Insufficient {
+			continue
+		}
+		voting = append(voting, g)
+		if g.Stage != Balanced {
+			limited = append(limited, g)
+		}
+	}
+	switch {
+	case len(voting) == 0:
+		v.Stage = Insufficient
+	case len(limited) == 0:
+		v.Stage = Balanced
+	default:
+		v.Stage = limited[0].Stage
+		for _, g := range limited[1:] {
+			if g.Stage != v.Stage {
+				v.Stage = Mixed
+			}
+		}
+	}
+	v.Headline = Headline(v.Stage)
+	if len(groups) == 1 {
+		g := groups[0]
+		v.Evidence, v.Notes = g.Evidence, g.Notes
+	} else {
+		for _, g := range groups {
+			line := g.Group + ": " + g.Headline
+			if len(g.Evidence) > 0 {
+				line += ": " + g.Evidence[0]
+			}
+			v.Evidence = append(v.Evidence, line)
+			for _, n := range g.Notes {
+				v.Notes = append(v.Notes, g.Group+": "+n)
+			}
+		}
+		if len(limited) > 0 && len(limited) < len(groups) && v.Stage != Mixed {
+			names := make([]string, len(limited))
+			for i, g := range limited {
+				names[i] = g.Group
+			}
+			v.Headline += " (" + strings.Join(names, ", ") + ")"
+		}
+	}
+	if len(withoutKV) > 0 && len(withKV) > 0 {
+		v.Notes = append(v.Notes, fmt.Sprintf("KV is compared with prefill within %s only; left out: %s (no KV byte counter)",
+			strings.Join(withKV, ", "), strings.Join(withoutKV, ", ")))
+	}
+	return v
+}
