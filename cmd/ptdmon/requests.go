@@ -8,7 +8,7 @@ import (
 	"os"
 
 	"github.com/ptdmon/ptdmon/internal/cli"
-	"github.com/ptdmon/ptdmon/internal/reqledger"
+	"github.com/ptdmon/ptdmon/internal/reqtrace"
 )
 
 func init() {
@@ -35,27 +35,27 @@ func runRequests(args []string, stdout, stderr io.Writer) int {
 }
 
 func requests(files []string, clockPath, usagePath string, asJSON bool, htmlPath string, top int, stdout, stderr io.Writer) error {
-	var cs *reqledger.ClockSync
+	var cs *reqtrace.ClockSync
 	if clockPath != "" {
 		b, err := readInput(clockPath)
 		if err != nil {
 			return err
 		}
-		if cs, err = reqledger.ParseClockSync(b); err != nil {
+		if cs, err = reqtrace.ParseClockSync(b); err != nil {
 			return cli.Usage(fmt.Errorf("%s: %w", clockPath, err))
 		}
 	}
-	var u reqledger.Usage
+	var u reqtrace.Usage
 	if usagePath != "" {
 		b, err := readInput(usagePath)
 		if err != nil {
 			return err
 		}
-		if u, err = reqledger.ParseUsage(b); err != nil {
+		if u, err = reqtrace.ParseUsage(b); err != nil {
 			return cli.Usage(fmt.Errorf("%s: %w", usagePath, err))
 		}
 	}
-	var results []reqledger.FileResult
+	var results []reqtrace.FileResult
 	for _, name := range files {
 		fr, err := readJSONL(name)
 		if err != nil {
@@ -69,7 +69,7 @@ func requests(files []string, clockPath, usagePath string, asJSON bool, htmlPath
 		}
 		results = append(results, fr)
 	}
-	rep := reqledger.Build(results, cs, u, reqledger.Options{Top: top})
+	rep := reqtrace.Build(results, cs, u, reqtrace.Options{Top: top})
 	if cs == nil && rep.ClockBroken > 0 {
 		fmt.Fprintf(stderr, "ptdmon requests: e2e and decode are missing for %d requests timed on different clocks: -clock-sync FILE aligns them (docs/requests.md)\n", rep.ClockBroken)
 	}
@@ -80,9 +80,9 @@ func requests(files []string, clockPath, usagePath string, asJSON bool, htmlPath
 	}
 	var err error
 	if asJSON {
-		err = reqledger.WriteJSON(stdout, rep)
+		err = reqtrace.WriteJSON(stdout, rep)
 	} else {
-		err = reqledger.WriteText(stdout, rep)
+		err = reqtrace.WriteText(stdout, rep)
 	}
 	if err != nil {
 		return fmt.Errorf("write report: %w", err)
@@ -98,16 +98,16 @@ func readInput(path string) ([]byte, error) {
 	return b, nil
 }
 
-func readJSONL(name string) (reqledger.FileResult, error) {
+func readJSONL(name string) (reqtrace.FileResult, error) {
 	if err := checkRegularFile("", name); err != nil {
-		return reqledger.FileResult{}, err
+		return reqtrace.FileResult{}, err
 	}
 	f, err := os.Open(name)
 	if err != nil {
-		return reqledger.FileResult{}, openError(err)
+		return reqtrace.FileResult{}, openError(err)
 	}
 	defer f.Close()
-	fr, err := reqledger.ReadJSONL(f, name)
+	fr, err := reqtrace.ReadJSONL(f, name)
 	if err != nil {
 		return fr, err
 	}
@@ -123,7 +123,7 @@ func openError(err error) error {
 	return err
 }
 
-func writeHTML(path string, rep *reqledger.Report) (err error) {
+func writeHTML(path string, rep *reqtrace.Report) (err error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("create HTML report: %w", err)
@@ -133,5 +133,5 @@ func writeHTML(path string, rep *reqledger.Report) (err error) {
 			err = fmt.Errorf("close HTML report: %w", cerr)
 		}
 	}()
-	return reqledger.WriteHTML(f, rep)
+	return reqtrace.WriteHTML(f, rep)
 }

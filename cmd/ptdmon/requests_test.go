@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptdmon/ptdmon/internal/reqledger/reqledgertest"
+	"github.com/ptdmon/ptdmon/internal/reqtrace/reqtracetest"
 )
 
 var updateRequests = flag.Bool("update-requests-testdata", false, "rewrite testdata/requests from the generator")
@@ -25,8 +25,8 @@ const tdDir = "testdata/requests"
 // with a torn line in the middle. The gen worker's clock is 30 s behind the
 // disagg server's, the ctx worker's 1.25 s ahead.
 var (
-	tdOffsets   = reqledgertest.Offsets{Ctx: 1.25, Gen: -30}
-	tdTimelines = reqledgertest.Timelines(12, 42, 73510)
+	tdOffsets   = reqtracetest.Offsets{Ctx: 1.25, Gen: -30}
+	tdTimelines = reqtracetest.Timelines(12, 42, 73510)
 )
 
 const tornLine = `{"ctx_server":"10.0.1.21:8001","gen_server":"10.0.2.31:8002","disagg_server_arri`
@@ -48,16 +48,16 @@ func tdFiles() map[string][]byte {
 	rng := rand.New(rand.NewPCG(42, 42))
 	rng.Shuffle(len(lines), func(i, j int) { lines[i], lines[j] = lines[j], lines[i] })
 	lines = append(lines[:6], append([]string{tornLine}, lines[6:]...)...) // line 7
-	probes := reqledgertest.ClockSyncJSON(
-		reqledgertest.ProbeSpec{Server: reqledgertest.GenServer, Originate: 73400, Out: 0.004, Proc: 0.2, Back: 0.0001, Offset: tdOffsets.Gen},
-		reqledgertest.ProbeSpec{Server: reqledgertest.GenServer, Originate: 73401, Out: 0.0002, Proc: 0.2, Back: 0.0002, Offset: tdOffsets.Gen, AsHeader: true},
-		reqledgertest.ProbeSpec{Server: reqledgertest.GenServer, Originate: 73402, Out: 0.0001, Proc: 0.2, Back: 0.009, Offset: tdOffsets.Gen},
-		reqledgertest.ProbeSpec{Server: reqledgertest.CtxServer, Originate: 73403, Out: 0.0003, Proc: 0.2, Back: 0.0003, Offset: tdOffsets.Ctx},
+	probes := reqtracetest.ClockSyncJSON(
+		reqtracetest.ProbeSpec{Server: reqtracetest.GenServer, Originate: 73400, Out: 0.004, Proc: 0.2, Back: 0.0001, Offset: tdOffsets.Gen},
+		reqtracetest.ProbeSpec{Server: reqtracetest.GenServer, Originate: 73401, Out: 0.0002, Proc: 0.2, Back: 0.0002, Offset: tdOffsets.Gen, AsHeader: true},
+		reqtracetest.ProbeSpec{Server: reqtracetest.GenServer, Originate: 73402, Out: 0.0001, Proc: 0.2, Back: 0.009, Offset: tdOffsets.Gen},
+		reqtracetest.ProbeSpec{Server: reqtracetest.CtxServer, Originate: 73403, Out: 0.0003, Proc: 0.2, Back: 0.0003, Offset: tdOffsets.Ctx},
 	)
 	return map[string][]byte{
 		"disagg.jsonl":    []byte(strings.Join(lines, "\n") + "\n"),
 		"clock-sync.json": append(probes, '\n'),
-		"usage.json":      append(reqledgertest.UsageJSON(tdTimelines), '\n'),
+		"usage.json":      append(reqtracetest.UsageJSON(tdTimelines), '\n'),
 		"not-jsonl.txt":   []byte("# HELP trtllm_request_success_total Count of successful requests.\n# TYPE trtllm_request_success_total counter\ntrtllm_request_success_total 12\n"),
 	}
 }
@@ -160,12 +160,12 @@ func TestRequestsAlignedJSON(t *testing.T) {
 		t.Fatalf("skipped %+v", rep.Skipped)
 	}
 	for _, c := range rep.Clocks {
-		want := map[string]float64{reqledgertest.GenServer: tdOffsets.Gen, reqledgertest.CtxServer: tdOffsets.Ctx}[c.Server]
+		want := map[string]float64{reqtracetest.GenServer: tdOffsets.Gen, reqtracetest.CtxServer: tdOffsets.Ctx}[c.Server]
 		if math.Abs(c.Offset-want) > c.Uncertainty+1e-9 || c.Uncertainty > 0.0003 {
 			t.Errorf("clock %+v does not cover true offset %v with the least-delay probe", c, want)
 		}
 	}
-	truth := map[string]reqledgertest.Want{}
+	truth := map[string]reqtracetest.Want{}
 	gens := map[string]string{}
 	for i, tl := range tdTimelines {
 		id := strconv.FormatUint(tl.ID, 10)

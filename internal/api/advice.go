@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ptdmon/ptdmon/internal/advice"
-	"github.com/ptdmon/ptdmon/internal/export"
+	"github.com/ptdmon/ptdmon/internal/metrics"
 )
 
 // AdviceBody is the body of /api/v1/advice.
@@ -30,7 +30,7 @@ const sloAbsent = "SLO attainment needs bucket counts over a window; ptdmon's po
 // /metrics.
 func (s *Server) registerAdvice(mux *http.ServeMux, reg *prometheus.Registry) {
 	t := advice.NewTracker(s.Ledger)
-	reg.MustRegister(&export.AdviceCollector{Tracker: t, Logger: s.Logger})
+	reg.MustRegister(&metrics.AdviceCollector{Tracker: t, Logger: s.Logger})
 	mux.HandleFunc("GET /api/v1/advice", func(w http.ResponseWriter, r *http.Request) { s.advice(w, r, t) })
 }
 

@@ -20,8 +20,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
-	"github.com/ptdmon/ptdmon/internal/export"
 	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/metrics"
 )
 
 // KVRequest describes B_request and where it came from.
@@ -76,7 +76,7 @@ func (s *Server) done() chan struct{} {
 // Handler returns the HTTP handler for every route.
 func (s *Server) Handler() http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(&export.Collector{Ledger: s.Ledger, Stage: s.stage})
+	reg.MustRegister(&metrics.Collector{Ledger: s.Ledger, Stage: s.stage})
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,

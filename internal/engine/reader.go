@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 
-	"github.com/ptdmon/ptdmon/internal/expo"
+	"github.com/ptdmon/ptdmon/internal/parse"
 )
 
 // DefaultMaxSeries bounds the series one target may expose.
@@ -35,7 +35,7 @@ type Reader struct {
 	explain   bool
 	MaxSeries int
 
-	parser  expo.Parser
+	parser  parse.Parser
 	cache   map[string]*binding
 	gen     uint32
 	staged  []staged
@@ -100,7 +100,7 @@ func (r *Reader) Read(body []byte, contentType string) (*Observation, error) {
 	return o, nil
 }
 
-func (r *Reader) visit(s *expo.Sample) error {
+func (r *Reader) visit(s *parse.Sample) error {
 	b, ok := r.cache[string(s.Series)]
 	if !ok || b.mtype != s.Type {
 		if len(r.cache) >= r.MaxSeries {

@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/ptdmon/ptdmon/internal/expo"
+	"github.com/ptdmon/ptdmon/internal/parse"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
 
@@ -170,7 +170,7 @@ func simulatedSeries(t *testing.T, sc sim.Scenario, seed int64, secs int, used m
 		t.Fatal(err)
 	}
 	vals := map[string][]string{}
-	var p expo.Parser
+	var p parse.Parser
 	var ls labels.Labels
 	for s := 0; s < secs; s++ {
 		m.AdvanceTo(time.Duration(s) * time.Second)
@@ -179,7 +179,7 @@ func simulatedSeries(t *testing.T, sc sim.Scenario, seed int64, secs int, used m
 			if err != nil {
 				continue
 			}
-			err = p.Parse(body, f.ContentType(), func(x *expo.Sample) error {
+			err = p.Parse(body, f.ContentType(), func(x *parse.Sample) error {
 				if !used[string(x.Name)] {
 					return nil
 				}

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
-	"github.com/ptdmon/ptdmon/internal/export"
+	"github.com/ptdmon/ptdmon/internal/metrics"
 )
 
 var fqNameRE = regexp.MustCompile(`fqName: "([^"]+)"`)
@@ -23,7 +23,7 @@ var fqNameRE = regexp.MustCompile(`fqName: "([^"]+)"`)
 func exportedNames(t *testing.T) []string {
 	t.Helper()
 	ch := make(chan *prometheus.Desc, 64)
-	go func() { (&export.Collector{}).Describe(ch); close(ch) }()
+	go func() { (&metrics.Collector{}).Describe(ch); close(ch) }()
 	var out []string
 	for d := range ch {
 		m := fqNameRE.FindStringSubmatch(d.String())

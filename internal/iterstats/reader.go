@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
-	"github.com/ptdmon/ptdmon/internal/reqledger"
+	"github.com/ptdmon/ptdmon/internal/reqtrace"
 )
 
 // ErrEmpty is returned for an empty poll ([]) when no record was ever seen:
@@ -756,8 +756,8 @@ func (r *Reader) latency(hostSum float64, hostN int, at time.Time) {
 		}
 		l.N = n
 		l.Mean = ms(sum / float64(n))
-		l.P50 = ms(reqledger.NearestRank(r.lats, 50))
-		l.P99 = ms(reqledger.NearestRank(r.lats, 99))
+		l.P50 = ms(reqtrace.NearestRank(r.lats, 50))
+		l.P99 = ms(reqtrace.NearestRank(r.lats, 99))
 		l.Max = ms(r.lats[n-1])
 	}
 	r.last = l

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/reqledger"
+	"github.com/ptdmon/ptdmon/internal/reqtrace"
 )
 
 // The types below hold TensorRT-LLM's IterationStats fields tolerantly: a
@@ -66,7 +66,7 @@ type reqID struct {
 // string holding one).
 func (n *reqID) setRaw(raw []byte) {
 	*n = reqID{}
-	if id, err := reqledger.ParseID(raw); err == nil {
+	if id, err := reqtrace.ParseID(raw); err == nil {
 		n.v, n.ok = id.Uint64()
 	}
 }

@@ -17,10 +17,10 @@ import (
 	toolkit "github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/ptdmon/ptdmon/internal/api"
-	"github.com/ptdmon/ptdmon/internal/collector"
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/scheduler"
 	"github.com/ptdmon/ptdmon/internal/web"
 )
 
@@ -70,7 +70,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		Logger:          log,
 	})
 	kv, _ := engine.ParseKVSource(cfg.KVSource)
-	col := collector.New(l, collector.Options{
+	col := scheduler.New(l, scheduler.Options{
 		Interval:        cfg.Interval.Duration,
 		Timeout:         cfg.Timeout.Duration,
 		MaxBodyBytes:    cfg.MaxBodyBytes,
@@ -128,7 +128,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 }
 
 // resolveTargets merges the configured targets with those of file_sd.
-func resolveTargets(cfg *config.Config) ([]collector.Target, error) {
+func resolveTargets(cfg *config.Config) ([]scheduler.Target, error) {
 	all := append([]config.Target(nil), cfg.Targets...)
 	if len(cfg.FileSD) > 0 {
 		sd, err := config.ReadFileSD(cfg.FileSD)
@@ -137,7 +137,7 @@ func resolveTargets(cfg *config.Config) ([]collector.Target, error) {
 		}
 		all = append(all, sd...)
 	}
-	out := make([]collector.Target, 0, len(all))
+	out := make([]scheduler.Target, 0, len(all))
 	seen := map[string]bool{}
 	for _, t := range all {
 		if seen[t.Name] {
@@ -149,13 +149,13 @@ func resolveTargets(cfg *config.Config) ([]collector.Target, error) {
 		}
 		role, _ := engine.ParseRole(t.Role)
 		eng, _ := engine.ParseEngine(t.Engine)
-		out = append(out, collector.Target{Name: t.Name, URL: t.URL, Role: role, Engine: eng, IterationStats: t.IterationStats})
+		out = append(out, scheduler.Target{Name: t.Name, URL: t.URL, Role: role, Engine: eng, IterationStats: t.IterationStats})
 	}
 	return out, nil
 }
 
 // watchFileSD re-reads the file_sd files when they change (mtime polled).
-func watchFileSD(ctx context.Context, cfg *config.Config, col *collector.Collector, current []collector.Target, log *slog.Logger) {
+func watchFileSD(ctx context.Context, cfg *config.Config, col *scheduler.Scheduler, current []scheduler.Target, log *slog.Logger) {
 	every := 5 * time.Second
 	for _, e := range cfg.FileSD {
 		if e.Refresh.Duration > 0 && e.Refresh.Duration < every {

@@ -15,7 +15,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/ptdmon/ptdmon/internal/reqledger"
+	"github.com/ptdmon/ptdmon/internal/reqtrace"
 )
 
 func trtScenario(t testing.TB) Scenario {
@@ -497,16 +497,16 @@ func TestTRTLLMPerfRecords(t *testing.T) {
 		t.Fatalf("%d lines, %d records", i, len(truth))
 	}
 
-	fr, err := reqledger.ReadJSONL(bytes.NewReader(jsonl.Bytes()), "sim.jsonl")
+	fr, err := reqtrace.ReadJSONL(bytes.NewReader(jsonl.Bytes()), "sim.jsonl")
 	if err != nil || len(fr.Skipped) > 0 || len(fr.Records) != len(truth) {
-		t.Fatalf("reqledger read %d records, skipped %v, err %v", len(fr.Records), fr.Skipped, err)
+		t.Fatalf("reqtrace read %d records, skipped %v, err %v", len(fr.Records), fr.Skipped, err)
 	}
-	cs, err := reqledger.ParseClockSync(probes.Bytes())
+	cs, err := reqtrace.ParseClockSync(probes.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, off := range offsets {
-		e, ok := cs.Lookup(reqledger.NormalizeServer(c.serverOf(name)))
+		e, ok := cs.Lookup(reqtrace.NormalizeServer(c.serverOf(name)))
 		if !ok || math.Abs(e.Offset-off.Seconds()) > 30e-6 {
 			t.Errorf("%s: estimated offset %+v, configured %v", name, e, off)
 		}
@@ -515,24 +515,24 @@ func TestTRTLLMPerfRecords(t *testing.T) {
 	if err := c.WriteUsage(&usage); err != nil {
 		t.Fatal(err)
 	}
-	u, err := reqledger.ParseUsage(usage.Bytes())
+	u, err := reqtrace.ParseUsage(usage.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := reqledger.Build([]reqledger.FileResult{fr}, cs, u, reqledger.Options{})
+	rep := reqtrace.Build([]reqtrace.FileResult{fr}, cs, u, reqtrace.Options{})
 	if rep.ClockBroken != 0 || len(rep.Unprobed) != 0 {
 		t.Errorf("aligned report: %d causal-chain breaks, unprobed %v", rep.ClockBroken, rep.Unprobed)
 	}
-	d := rep.Dist[reqledger.E2E]
+	d := rep.Dist[reqtrace.E2E]
 	slices.Sort(e2e)
-	want := reqledger.NearestRank(e2e, 50)
+	want := reqtrace.NearestRank(e2e, 50)
 	if d.Count != len(truth) || math.Abs(d.P50-want) > 1e-3 {
 		t.Errorf("ptdmon median E2E %.6f s over %d requests, modelled %.6f s over %d", d.P50, d.Count, want, len(truth))
 	}
-	if tp := rep.Dist[reqledger.TPOT]; tp.Count != len(truth) || math.Abs(tp.P50-0.025) > 1e-5 {
+	if tp := rep.Dist[reqtrace.TPOT]; tp.Count != len(truth) || math.Abs(tp.P50-0.025) > 1e-5 {
 		t.Errorf("ptdmon TPOT p50 %.6f s over %d requests, modelled 25 ms (step time)", tp.P50, tp.Count)
 	}
-	raw := reqledger.Build([]reqledger.FileResult{fr}, nil, nil, reqledger.Options{})
+	raw := reqtrace.Build([]reqtrace.FileResult{fr}, nil, nil, reqtrace.Options{})
 	if raw.ClockBroken == 0 {
 		t.Error("unaligned clocks 1555 s apart went unnoticed: the offsets are not applied")
 	}

@@ -12,9 +12,9 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/ptdmon/ptdmon/internal/collector"
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/scheduler"
 	"github.com/ptdmon/ptdmon/internal/scrape"
 )
 
@@ -180,7 +180,7 @@ func (s *Source) feed(t *target, p *pending) {
 		}
 		obs, err := t.reader.Read(body, textFormat)
 		if err != nil {
-			sc.Err, sc.Reason = err, collector.ReadFailureReason(err)
+			sc.Err, sc.Reason = err, scheduler.ReadFailureReason(err)
 		} else {
 			sc.Obs = obs
 		}

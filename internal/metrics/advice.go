@@ -1,0 +1,53 @@
+package metrics
+
+import (
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ptdmon/ptdmon/internal/advice"
+)
+
+var (
+	recommendedDesc = desc("ptd_recommended_instances", "Smallest number of instances of a stage (prefill, decode) whose capacity, learned while the stage was saturated, carries the observed arrival rate with the default headroom (docs/advisor.md). Absent until the stage has saturated.", "stage")
+	capacityDesc    = desc("ptd_stage_capacity_requests_per_second", "Requests per second a stage (prefill, kv, decode) sustains with the instances up now, learned while it was saturated (docs/advisor.md). Absent until the stage has saturated.", "stage")
+	kvNeedDesc      = desc("ptd_recommended_kv_bytes_per_second", "KV bandwidth that carries the observed arrival rate with the default headroom: arrival rate × B_request ÷ (1 − headroom).")
+)
+
+// AdviceCollector exports the advisor's capacities and recommendations
+// for the observed arrival rate. Unknown values are left out, never 0.
+type AdviceCollector struct {
+	Tracker *advice.Tracker
+	Logger  *slog.Logger
+}
+
+// Describe implements prometheus.Collector.
+func (c *AdviceCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- recommendedDesc
+	ch <- capacityDesc
+	ch <- kvNeedDesc
+}
+
+// Collect implements prometheus.Collector.
+func (c *AdviceCollector) Collect(ch chan<- prometheus.Metric) {
+	a, err := c.Tracker.Advise(advice.Query{Headroom: -1})
+	if err != nil {
+		if c.Logger != nil {
+			c.Logger.Warn("advice", "err", err)
+		}
+		return
+	}
+	for _, s := range []advice.StageAdvice{a.Prefill, a.Decode} {
+		if s.Instances.OK() {
+			ch <- prometheus.MustNewConstMetric(recommendedDesc, prometheus.GaugeValue, s.Instances.V, s.Stage)
+		}
+	}
+	for _, cp := range a.Capacities {
+		if cp.Total.OK() {
+			ch <- prometheus.MustNewConstMetric(capacityDesc, prometheus.GaugeValue, cp.Total.V, cp.Stage)
+		}
+	}
+	if a.KV.BytesPerSecond.OK() {
+		ch <- prometheus.MustNewConstMetric(kvNeedDesc, prometheus.GaugeValue, a.KV.BytesPerSecond.V)
+	}
+}

@@ -1,0 +1,257 @@
+// Package parse reads one Prometheus text (0.0.4) or OpenMetrics exposition with
+// the parser Prometheus itself uses, so ptdmon sees exactly the samples a
+// Prometheus server scraping the same target would see.
+package parse
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"mime"
+	"regexp"
+	"strings"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/textparse"
+)
+
+// Sample is one float sample of an exposition. Its byte slices point into the
+// body being parsed and are valid only during the visit callback.
+type Sample struct {
+	// Name is the series' metric name, e.g. "vllm:e2e_request_latency_seconds_bucket".
+	Name []byte
+	// Series is the raw series text (name and label set as written); it
+	// identifies the series within one target from scrape to scrape.
+	Series []byte
+	// Type is the type declared by the family's # TYPE line, or
+	// model.MetricTypeUnknown when the sample does not belong to the declared family.
+	Type  model.MetricType
+	Value float64
+}
+
+// MaxSeriesBytes bounds the text of one series (name and labels). Label
+// sets this large are never real; past 16 MiB Prometheus' label encoding
+// panics, so they are refused before any label is built.
+const MaxSeriesBytes = 1 << 20
+
+// ErrDuplicate is wrapped by errors for expositions that carry one series
+// twice with different values. Prometheus rejects such a scrape; reading it
+// would take one of the values as a counter reset every scrape.
+var ErrDuplicate = errors.New("duplicate series with different values")
+
+// ErrNotExposition is wrapped by errors for bodies that are not a metrics
+// exposition at all (JSON, HTML, binary garbage).
+var ErrNotExposition = errors.New("not a Prometheus text or OpenMetrics exposition")
+
+// Parser parses expositions one at a time. It is not safe for concurrent use;
+// keep one per target.
+type Parser struct {
+	p      textparse.Parser
+	family []byte
+	ftype  model.MetricType
+	seen   map[uint64]uint64 // series hash → value bits, for duplicates
+}
+
+// Format names the exposition format chosen for a Content-Type.
+func Format(contentType string) (string, error) {
+	if contentType == "" {
+		return "text/plain", nil
+	}
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return "", fmt.Errorf("content type %q: %w", contentType, err)
+	}
+	switch mt {
+	case "application/openmetrics-text":
+		if v := params["version"]; strings.HasPrefix(v, "2.") {
+			return "", fmt.Errorf("content type %q: OpenMetrics 2 is not supported", contentType)
+		}
+		return mt, nil
+	case "text/plain":
+		return mt, nil
+	case "application/json":
+		return "", fmt.Errorf("content type %q: %w (a JSON body; TensorRT-LLM serves Prometheus text at /prometheus/metrics)", contentType, ErrNotExposition)
+	case "text/html":
+		return "", fmt.Errorf("content type %q: %w", contentType, ErrNotExposition)
+	}
+	// Unknown types are read as the text format, as Prometheus does with a fallback.
+	return "text/plain", nil
+}
+
+// Parse reads body and calls visit for every float sample, in order. The
+// parser is chosen by contentType (OpenMetrics or the text format; empty or
+// unknown types are read as text). A non-nil error from visit stops parsing
+// and is returned. Whatever visit collected must be discarded by the caller
+// when Parse returns an error: an exposition is taken whole or not at all.
+func (p *Parser) Parse(body []byte, contentType string, visit func(*Sample) error) error {
+	format, err := Format(contentType)
+	if err != nil {
+		return err
+	}
+	if looksBinary(body) {
+		return fmt.Errorf("body: %w (binary data)", ErrNotExposition)
+	}
+	if format == "application/openmetrics-text" {
+		p.p = textparse.NewOpenMetricsParser(body, nil, textparse.WithOMParserSTSeriesSkipped())
+	} else {
+		p.p = textparse.NewPromParser(body, nil, false)
+	}
+	p.family, p.ftype = p.family[:0], model.MetricTypeUnknown
+	if p.seen == nil {
+		p.seen = make(map[uint64]uint64)
+	}
+	clear(p.seen)
+	var s Sample
+	line := 0
+	for {
+		et, err := p.p.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		line++
+		if err != nil {
+			if first := firstDataLine(body); len(first) > 0 && (first[0] == '[' || first[0] == '{' && !looksLikeSeries(first)) {
+				return fmt.Errorf("first data line starts with %q: %w (a JSON document?)", first[0], ErrNotExposition)
+			}
+			return fmt.Errorf("parse %s exposition near entry %d: %w", format, line, scrubbed{err})
+		}
+		switch et {
+		case textparse.EntryType:
+			name, t := p.p.Type()
+			p.family = append(p.family[:0], name...)
+			p.ftype = t
+		case textparse.EntrySeries:
+			series, _, v := p.p.Series()
+			if len(series) > MaxSeriesBytes {
+				return fmt.Errorf("parse %s exposition near entry %d: a series of %d bytes (at most %d)", format, line, len(series), MaxSeriesBytes)
+			}
+			h, bits := xxhash.Sum64(series), math.Float64bits(v)
+			if prev, dup := p.seen[h]; dup && prev != bits {
+				return fmt.Errorf("entry %d: %w: a series of %s", line, ErrDuplicate, clip(seriesName(series)))
+			}
+			p.seen[h] = bits
+			s.Series = series
+			s.Name = seriesName(series)
+			s.Value = v
+			s.Type = model.MetricTypeUnknown
+			if belongs(s.Name, p.family, p.ftype) {
+				s.Type = p.ftype
+			}
+			if err := visit(&s); err != nil {
+				return err
+			}
+		case textparse.EntryHistogram:
+			return fmt.Errorf("native histograms are not supported")
+		}
+	}
+}
+
+// Labels writes the labels of the sample most recently passed to visit.
+// It allocates; call it only for series seen for the first time.
+func (p *Parser) Labels(l *labels.Labels) { p.p.Labels(l) }
+
+// seriesName returns the metric name part of a raw series. Names in the
+// quoted UTF-8 form ({"name",...}) are returned with their quotes removed.
+func seriesName(series []byte) []byte {
+	if len(series) > 0 && series[0] == '{' {
+		rest := series[1:]
+		if len(rest) > 0 && rest[0] == '"' {
+			if end := bytes.IndexByte(rest[1:], '"'); end >= 0 {
+				return rest[1 : end+1]
+			}
+		}
+		return nil
+	}
+	if i := bytes.IndexByte(series, '{'); i >= 0 {
+		return series[:i]
+	}
+	return series
+}
+
+// belongs reports whether a sample named name is part of the family declared
+// last. Counters and histograms add suffixes to their family name.
+func belongs(name, family []byte, t model.MetricType) bool {
+	if len(family) == 0 || !bytes.HasPrefix(name, family) {
+		return false
+	}
+	suffix := name[len(family):]
+	if len(suffix) == 0 {
+		return true
+	}
+	switch t {
+	case model.MetricTypeCounter:
+		return string(suffix) == "_total"
+	case model.MetricTypeHistogram, model.MetricTypeGaugeHistogram:
+		return string(suffix) == "_bucket" || string(suffix) == "_sum" || string(suffix) == "_count"
+	case model.MetricTypeSummary:
+		return string(suffix) == "_sum" || string(suffix) == "_count"
+	}
+	return false
+}
+
+// firstDataLine returns the first line that is neither blank nor a comment.
+func firstDataLine(b []byte) []byte {
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) > 0 && line[0] != '#' {
+			return line
+		}
+	}
+	return nil
+}
+
+func looksBinary(b []byte) bool {
+	n := len(b)
+	if n > 512 {
+		n = 512
+	}
+	return bytes.IndexByte(b[:n], 0) >= 0
+}
+
+// looksLikeSeries tells a quoted-name series line ({"a.b"} 1) from a JSON object.
+func looksLikeSeries(b []byte) bool {
+	nl := bytes.IndexByte(b, '\n')
+	if nl < 0 {
+		nl = len(b)
+	}
+	line := b[:nl]
+	return bytes.IndexByte(line, '}') > 0 && !bytes.Contains(line, []byte(`":`))
+}
+
+// scrubbed is a parser error whose text leaves out what it quotes from the
+// body: a target that serves another service's page must not have that
+// page shown in last_error. Token kinds (INVALID, LNAME) are kept.
+type scrubbed struct{ err error }
+
+var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+var tokenKind = regexp.MustCompile(`^"[A-Z_]{1,16}"$`)
+
+func (s scrubbed) Error() string {
+	return quoted.ReplaceAllStringFunc(s.err.Error(), func(q string) string {
+		if tokenKind.MatchString(q) {
+			return q
+		}
+		return `"…"`
+	})
+}
+
+func (s scrubbed) Unwrap() error { return s.err }
+
+// clip shortens a series for an error text.
+func clip(series []byte) string {
+	const n = 120
+	if len(series) <= n {
+		return string(series)
+	}
+	return string(series[:n]) + "…"
+}
