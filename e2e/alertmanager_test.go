@@ -185,10 +185,7 @@ receivers:
 			t.Fatal(err)
 		}
 	}
-	promAddr := "127.0.0.1:" + freePort(t)
-	startProc(t, ctx, promBin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+promAddr, "--log.level=warn")
-	waitReady(t, "http://"+promAddr+"/-/ready")
+	startPrometheus(t, ctx, promBin, dir, filepath.Join(dir, "prometheus.yml"))
 
 	wait := func(status string, within time.Duration) (map[string]string, map[string]string) {
 		t.Helper()

@@ -2,7 +2,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -173,27 +172,8 @@ func TestPrometheusBothPaths(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	promAddr := "127.0.0.1:" + freePort(t)
-	var promLog bytes.Buffer
-	cmd := exec.CommandContext(ctx, promBin,
-		"--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+promAddr,
-		"--log.level=warn")
-	cmd.Stdout, cmd.Stderr = &promLog, &promLog
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	started := time.Now()
-	defer func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("prometheus log:\n%s", promLog.String())
-		}
-	}()
-	promURL := "http://" + promAddr
-	waitReady(t, promURL+"/-/ready")
+	promURL := startPrometheus(t, ctx, promBin, dir, filepath.Join(dir, "prometheus.yml"))
 
 	// Poll ptdmon's snapshot once a second over the averaging span.
 	n := gen.RecordNames(strconvDuration(window))

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -61,14 +60,7 @@ func TestPrometheusRelabelling(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), cfg, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	promAddr := "127.0.0.1:" + freePort(t)
-	cmd := exec.CommandContext(ctx, promBin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+promAddr, "--log.level=error")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	waitReady(t, "http://"+promAddr+"/-/ready")
+	promURL := startPrometheus(t, ctx, promBin, dir, filepath.Join(dir, "prometheus.yml"))
 
 	want := map[string]map[string]string{
 		"vllm-p0": {"ptd_role": "prefill", "ptd_engine": "vllm", "job": gen.JobEngines},
@@ -79,7 +71,7 @@ func TestPrometheusRelabelling(t *testing.T) {
 	}
 	var got map[string]map[string]string
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
-		got = upTargets(t, "http://"+promAddr)
+		got = upTargets(t, promURL)
 		if len(got) == len(want) {
 			break
 		}

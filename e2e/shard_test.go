@@ -51,14 +51,11 @@ func TestShardMatchesPrometheusHashmod(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := "127.0.0.1:" + freePort(t)
-	startProc(t, ctx, promBin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr, "--log.level=warn")
-	waitReady(t, "http://"+addr+"/-/ready")
+	promURL := startPrometheus(t, ctx, promBin, dir, filepath.Join(dir, "prometheus.yml"))
 
 	var got map[string]map[string]bool
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
-		got = activeTargets(t, "http://"+addr)
+		got = activeTargets(t, promURL)
 		total := 0
 		for _, m := range got {
 			total += len(m)

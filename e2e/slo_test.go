@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -69,27 +67,8 @@ func TestSLORulesOnEngines(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	promAddr := "127.0.0.1:" + freePort(t)
-	var promLog bytes.Buffer
-	cmd := exec.CommandContext(ctx, promBin,
-		"--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+promAddr,
-		"--log.level=warn")
-	cmd.Stdout, cmd.Stderr = &promLog, &promLog
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	started := time.Now()
-	defer func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("prometheus log:\n%s", promLog.String())
-		}
-	}()
-	promURL := "http://" + promAddr
-	waitReady(t, promURL+"/-/ready")
+	promURL := startPrometheus(t, ctx, promBin, dir, filepath.Join(dir, "prometheus.yml"))
 	// The rules run every 15 s over 20 s: two evaluations with a full
 	// range after 35 s.
 	time.Sleep(time.Until(started.Add(35 * time.Second)))

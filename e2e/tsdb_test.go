@@ -146,11 +146,7 @@ func TestTSDBSourcePrometheus(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Second)
 	defer cancel()
 	r := startTSDBRun(t, ctx, func(dir, promYML string) string {
-		addr := "127.0.0.1:" + freePort(t)
-		startProc(t, ctx, promBin, "--config.file="+promYML, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-			"--web.listen-address="+addr, "--log.level=warn")
-		waitReady(t, "http://"+addr+"/-/ready")
-		return "http://" + addr
+		return startPrometheus(t, ctx, promBin, dir, promYML)
 	})
 	r.compare(t)
 }

@@ -36,13 +36,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	)
 	return c.Run(args, func([]string) error {
 		log := c.Logger()
-		var sc sim.Scenario
-		var err error
-		if *file != "" {
-			sc, err = sim.LoadScenarioFile(*file)
-		} else {
-			sc, err = sim.LoadScenario(*scenario)
-		}
+		sc, err := sim.LoadScenarioFrom(*file, *scenario)
 		if err != nil {
 			return cli.Usage(err)
 		}

@@ -50,13 +50,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.VLLMConnector, "vllm-connector", "", "KV connector of vLLM groups: flagcx or nixl")
 	return c.Run(args, func([]string) error {
 		log := c.Logger()
-		var sc sim.Scenario
-		var err error
-		if *file != "" {
-			sc, err = sim.LoadScenarioFile(*file)
-		} else {
-			sc, err = sim.LoadScenario(*scenario)
-		}
+		sc, err := sim.LoadScenarioFrom(*file, *scenario)
 		if err != nil {
 			return cli.Usage(err)
 		}

@@ -159,3 +159,13 @@ func lineOf(root *yaml.Node, path string) int {
 	}
 	return line
 }
+
+// LoadScenarioFrom reads the scenario file at path, or the built-in
+// scenario name when path is empty: what `ptdmon sim` and `ptdmon demo`
+// take from -scenario-file and -scenario.
+func LoadScenarioFrom(path, name string) (Scenario, error) {
+	if path != "" {
+		return LoadScenarioFile(path)
+	}
+	return LoadScenario(name)
+}
