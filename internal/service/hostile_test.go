@@ -198,7 +198,12 @@ func TestHostileTargets(t *testing.T) {
 		} `json:"point"`
 	}
 	getJSON(t, rs.base+"/api/v1/snapshot", &snap)
-	within(t, "good decode req/s (window) among hostile targets", snap.Point.Decode.Window, 10, 0.01)
+	// The fake's counters are exact in time, so any error is the sample
+	// stamp's: the exchange's midpoint, which a loaded machine (the race
+	// detector, packages tested side by side) can move by tens of
+	// milliseconds against a 4 s window. A hostile neighbour that stole
+	// scrapes or memory would cost far more than that.
+	within(t, "good decode req/s (window) among hostile targets", snap.Point.Decode.Window, 10, 0.025)
 	for _, ip := range snap.Point.Instances {
 		if (ip.Target == "inf" || ip.Target == "nan") && (ip.Running != nil || ip.Absent["running"] == "") {
 			t.Errorf("%s: running %v, absent %v; want absent as not finite", ip.Target, ip.Running, ip.Absent)

@@ -112,14 +112,16 @@ func TestServeSurvivesBadTargets(t *testing.T) {
 	if byName["restarting"].CounterResets == 0 {
 		t.Errorf("restarting: no reset recorded: %+v", byName["restarting"])
 	}
-	// Good targets keep their rates; the stage is partial, not zero.
-	within(t, "KV req/s from the good prefill", snap.Point.KV.Window, 20, 0.01)
+	// Good targets keep their rates; the stage is partial, not zero. The
+	// fakes' counters are exact in time, so the tolerance is the sample
+	// stamp's error on a loaded machine (tens of milliseconds in 3 s).
+	within(t, "KV req/s from the good prefill", snap.Point.KV.Window, 20, 0.025)
 	if snap.Point.Prefill.Window == nil || snap.Point.Prefill.Up != 1 || snap.Point.Prefill.N != 3 {
 		t.Errorf("prefill stage: %+v", snap.Point.Prefill)
 	} else {
-		within(t, "prefill req/s with two of three prefill targets failing", snap.Point.Prefill.Window, 20, 0.01)
+		within(t, "prefill req/s with two of three prefill targets failing", snap.Point.Prefill.Window, 20, 0.025)
 	}
-	within(t, "decode req/s (good-d 10 + restarting 5)", snap.Point.Decode.Window, 15, 0.01)
+	within(t, "decode req/s (good-d 10 + restarting 5)", snap.Point.Decode.Window, 15, 0.025)
 
 	metrics := getText(t, rs.base+"/metrics")
 	for _, want := range []string{
