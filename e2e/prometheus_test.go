@@ -20,9 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/gen"
+	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/service"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
@@ -139,7 +139,7 @@ func TestPrometheusBothPaths(t *testing.T) {
 	go func() {
 		defer svcWG.Done()
 		err := service.Run(svcCtx, cfg, service.Options{
-			KVRequest: api.KVRequest{Bytes: float64(bytesPerReq), Source: "simulator"},
+			KVRequest: ledger.KVRequest{Bytes: float64(bytesPerReq), Source: "simulator"},
 			Logger:    quiet,
 			Ready:     func(addr string) { ready <- addr },
 		})

@@ -58,7 +58,7 @@ func (r run) do() error {
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	led := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second,
-		BytesPerRequest: float64(r.sc.KVBytesPerRequest), Logger: quiet})
+		KVRequest: ledger.KVRequest{Bytes: float64(r.sc.KVBytesPerRequest)}, Logger: quiet})
 	var targets []*scrapeTarget
 	var infos []ledger.TargetInfo
 	groupOf := map[string]string{}

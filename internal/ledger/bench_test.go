@@ -13,7 +13,7 @@ import (
 // of 1 s samples, three latency histograms and the usual gauges: the
 // ledger's share of a 1,000-engine cluster at 1 s.
 func BenchmarkTick1000(b *testing.B) {
-	l := New(Config{Interval: time.Second, Window: 5 * time.Second, BytesPerRequest: 1 << 30})
+	l := New(Config{Interval: time.Second, Window: 5 * time.Second, KVRequest: KVRequest{Bytes: 1 << 30}})
 	var infos []TargetInfo
 	for i := 0; i < 1000; i++ {
 		role := engine.Prefill

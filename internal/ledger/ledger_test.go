@@ -51,7 +51,7 @@ func wantAbsent(t *testing.T, what string, n Num, reason string) {
 }
 
 func newLedger(bytesPerReq float64) *Ledger {
-	l := New(Config{Interval: time.Second, Window: 5 * time.Second, BytesPerRequest: bytesPerReq})
+	l := New(Config{Interval: time.Second, Window: 5 * time.Second, KVRequest: KVRequest{Bytes: bytesPerReq}})
 	l.SetTargets([]TargetInfo{
 		{Name: "p0", Role: engine.Prefill},
 		{Name: "p1", Role: engine.Prefill},
@@ -338,4 +338,19 @@ func TestStageMarksInstancesWithoutCompletionsPartial(t *testing.T) {
 		t.Errorf("prefill partial=%v missing=%v up=%d; want partial, [p1], 2 up", p.Prefill.Partial, p.Prefill.Missing, p.Prefill.Up)
 	}
 	wantAbsent(t, "p1 rate", p.Instances[2].Window, "no requests_completed counter")
+}
+
+func TestKVRequestOwnedByLedger(t *testing.T) {
+	l := New(Config{KVRequest: KVRequest{Bytes: 1 << 30, Source: "flag", Detail: "rules"}})
+	if got := l.KVRequest(); got.Bytes != 1<<30 || got.Source != "flag" || got.Detail != "rules" {
+		t.Errorf("KVRequest() = %+v, want the configured one", got)
+	}
+	l.SetKVRequest(KVRequest{Source: "flag"})
+	if got := l.KVRequest(); got.Bytes != 0 || got.Source != KVRequestUnset {
+		t.Errorf("after unsetting: %+v, want 0 bytes from %q", got, KVRequestUnset)
+	}
+	l.SetKVRequest(KVRequest{Bytes: 2 << 20, Source: "model-config"})
+	if got := l.Config().KVRequest; got.Bytes != 2<<20 || got.Source != "model-config" {
+		t.Errorf("Config().KVRequest = %+v", got)
+	}
 }

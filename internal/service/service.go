@@ -36,7 +36,7 @@ func (e setupError) Unwrap() []error { return []error{e.err, ErrSetup} }
 
 // Options are what Run needs besides the configuration.
 type Options struct {
-	KVRequest api.KVRequest
+	KVRequest ledger.KVRequest
 	Logger    *slog.Logger
 	// Ready, if set, receives the listening address once the server is up.
 	Ready func(addr string)
@@ -62,12 +62,12 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		return setupError{fmt.Errorf("listen on %s: %w", cfg.Listen, err)}
 	}
 	l := ledger.New(ledger.Config{
-		Interval:        cfg.Interval.Duration,
-		Window:          cfg.Window.Duration,
-		History:         int(cfg.History.Duration / cfg.Interval.Duration),
-		MaxSeries:       cfg.MaxSeries,
-		BytesPerRequest: opts.KVRequest.Bytes,
-		Logger:          log,
+		Interval:  cfg.Interval.Duration,
+		Window:    cfg.Window.Duration,
+		History:   int(cfg.History.Duration / cfg.Interval.Duration),
+		MaxSeries: cfg.MaxSeries,
+		KVRequest: opts.KVRequest,
+		Logger:    log,
 	})
 	kv, _ := engine.ParseKVSource(cfg.KVSource)
 	col := scheduler.New(l, scheduler.Options{
@@ -81,7 +81,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	})
 	col.SetTargets(ctx, targets)
 
-	as := &api.Server{Ledger: l, KVRequest: opts.KVRequest, Logger: log, Extra: web.Routes()}
+	as := &api.Server{Ledger: l, Logger: log, Extra: web.Routes()}
 	srv := &http.Server{
 		Handler:           api.AllowHosts(cfg.AllowedHosts, as.Handler()),
 		ReadHeaderTimeout: 5 * time.Second,

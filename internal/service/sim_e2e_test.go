@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/config"
+	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
 
@@ -46,7 +46,7 @@ func TestSimulatorScenariosAgreeWithTruth(t *testing.T) {
 			for _, tg := range cl.Targets() {
 				cfg.Targets = append(cfg.Targets, config.Target{Name: tg.Name, URL: tg.URL, Role: tg.Role, Engine: tg.Engine})
 			}
-			rs := startService(t, cfg, api.KVRequest{Bytes: float64(cl.BytesPerRequest()), Source: "simulator"})
+			rs := startService(t, cfg, ledger.KVRequest{Bytes: float64(cl.BytesPerRequest()), Source: "simulator"})
 			time.Sleep(13 * time.Second)
 
 			var snap struct {

@@ -76,7 +76,7 @@ func RunWith(sc sim.Scenario, seed int64, dur time.Duration, o Options) (*Result
 		o.History = int(dur/time.Second) + 1
 	}
 	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second,
-		History: o.History, BytesPerRequest: float64(sc.KVBytesPerRequest)})
+		History: o.History, KVRequest: ledger.KVRequest{Bytes: float64(sc.KVBytesPerRequest)}})
 	insts := m.Instances()
 	infos := make([]ledger.TargetInfo, len(insts))
 	readers := make([]*engine.Reader, len(insts))
