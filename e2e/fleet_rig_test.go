@@ -73,7 +73,7 @@ func runPtdmon(t *testing.T, ctx context.Context, cfg *config.Config, bytesPerRe
 func simConfig(cl *sim.Cluster) *config.Config {
 	cfg := &config.Config{Window: config.Duration{Duration: window}}
 	for _, tg := range cl.Targets() {
-		cfg.Targets = append(cfg.Targets, config.Target{Name: tg.Name, URL: tg.URL, Role: tg.Role, Engine: tg.Engine})
+		cfg.Targets = append(cfg.Targets, config.TargetFrom(tg, ""))
 	}
 	return cfg
 }

@@ -126,7 +126,7 @@ func TestPrometheusBothPaths(t *testing.T) {
 
 	cfg := &config.Config{Listen: "127.0.0.1:0", Window: config.Duration{Duration: window}, KVBytesPerRequest: bytesPerReq}
 	for _, tg := range cl.Targets() {
-		cfg.Targets = append(cfg.Targets, config.Target{Name: tg.Name, URL: tg.URL, Role: tg.Role, Engine: tg.Engine})
+		cfg.Targets = append(cfg.Targets, config.TargetFrom(tg, ""))
 	}
 	cfg.SetDefaults()
 	if err := cfg.Validate(); err != nil {

@@ -61,7 +61,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 			Window:   config.Duration{Duration: *window},
 		}
 		for _, t := range cluster.Targets() {
-			cfg.Targets = append(cfg.Targets, config.Target{Name: t.Name, URL: t.URL, Role: t.Role, Engine: t.Engine, Source: "simulator"})
+			cfg.Targets = append(cfg.Targets, config.TargetFrom(t, "simulator"))
 		}
 		cfg.SetDefaults()
 		if err := cfg.Validate(); err != nil {

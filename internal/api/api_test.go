@@ -26,12 +26,12 @@ const bReq = 1 << 30
 func cluster16(t *testing.T, n int) (*ledger.Ledger, time.Time) {
 	t.Helper()
 	l := ledger.New(ledger.Config{KVRequest: ledger.KVRequest{Bytes: bReq}, Window: 5 * time.Second})
-	var infos []ledger.TargetInfo
+	var infos []engine.Target
 	for _, eng := range []engine.Engine{engine.VLLM, engine.SGLang} {
 		for _, role := range []engine.Role{engine.Prefill, engine.Decode} {
 			for i := 0; i < 4; i++ {
 				name := fmt.Sprintf("%s-%s%d", eng, role[:1], i)
-				infos = append(infos, ledger.TargetInfo{Name: name, URL: "http://10.0.0.1:8000/metrics", Role: role, Engine: eng})
+				infos = append(infos, engine.Target{Name: name, URL: "http://10.0.0.1:8000/metrics", Role: role, Engine: eng})
 			}
 		}
 	}
@@ -51,7 +51,7 @@ func cluster16(t *testing.T, n int) (*ledger.Ledger, time.Time) {
 	return l, start
 }
 
-func observe(in ledger.TargetInfo, j int, el float64) *engine.Observation {
+func observe(in engine.Target, j int, el float64) *engine.Observation {
 	o := &engine.Observation{Engine: in.Engine, Role: in.Role, Model: "meta-llama/Llama-3.1-8B-Instruct"}
 	rps := 1.7 + 0.13*float64(j)
 	o.Counters = []engine.CounterValue{

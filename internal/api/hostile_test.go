@@ -36,7 +36,7 @@ func getBody(t *testing.T, url string) (int, string) {
 // A target at +Inf: every endpoint still answers a complete document.
 func TestInfiniteValuesKeepTheAPIWhole(t *testing.T) {
 	l := ledger.New(ledger.Config{KVRequest: ledger.KVRequest{Bytes: bReq}, Window: 5 * time.Second})
-	l.SetTargets([]ledger.TargetInfo{{Name: "p0", Role: engine.Prefill, Engine: engine.VLLM}, {Name: "p1", Role: engine.Prefill, Engine: engine.VLLM}})
+	l.SetTargets([]engine.Target{{Name: "p0", Role: engine.Prefill, Engine: engine.VLLM}, {Name: "p1", Role: engine.Prefill, Engine: engine.VLLM}})
 	start := time.Now().Add(-10 * time.Second)
 	for k := range 10 {
 		now := start.Add(time.Duration(k) * time.Second)
@@ -116,7 +116,7 @@ func TestSeriesBounds(t *testing.T) {
 	}
 	// since= from the start pages at MaxSeriesPoints.
 	l2 := ledger.New(ledger.Config{History: MaxSeriesPoints + 200})
-	l2.SetTargets([]ledger.TargetInfo{{Name: "p0", Role: engine.Prefill}})
+	l2.SetTargets([]engine.Target{{Name: "p0", Role: engine.Prefill}})
 	start := time.Now().Add(-2 * time.Hour)
 	for k := range MaxSeriesPoints + 100 {
 		l2.Tick(start.Add(time.Duration(k) * time.Second))

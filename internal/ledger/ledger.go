@@ -77,14 +77,6 @@ func (c *Config) defaults() {
 	}
 }
 
-// TargetInfo is what the configuration says about a target.
-type TargetInfo struct {
-	Name   string
-	URL    string
-	Role   engine.Role
-	Engine engine.Engine
-}
-
 // Scrape is the outcome of one scrape of one target.
 type Scrape struct {
 	Target   string
@@ -150,7 +142,7 @@ func (l *Ledger) KVRequest() KVRequest {
 
 // SetTargets replaces the set of targets. A target that leaves keeps its KV
 // bytes in the global counter, which must never decrease.
-func (l *Ledger) SetTargets(infos []TargetInfo) {
+func (l *Ledger) SetTargets(infos []engine.Target) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	keep := make(map[string]bool, len(infos))

@@ -44,7 +44,7 @@ func TestSimulatorScenariosAgreeWithTruth(t *testing.T) {
 			defer cl.Close()
 			cfg := &config.Config{Interval: config.Duration{Duration: time.Second}, Window: config.Duration{Duration: 10 * time.Second}}
 			for _, tg := range cl.Targets() {
-				cfg.Targets = append(cfg.Targets, config.Target{Name: tg.Name, URL: tg.URL, Role: tg.Role, Engine: tg.Engine})
+				cfg.Targets = append(cfg.Targets, config.TargetFrom(tg, ""))
 			}
 			rs := startService(t, cfg, ledger.KVRequest{Bytes: float64(cl.BytesPerRequest()), Source: "simulator"})
 			time.Sleep(13 * time.Second)
