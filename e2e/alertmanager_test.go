@@ -81,7 +81,7 @@ func writeFileSD(t *testing.T, path string, cl *sim.Cluster) {
 			t.Fatal(err)
 		}
 		gs = append(gs, group{Targets: []string{u.Host}, Labels: map[string]string{
-			"ptd_name": tg.Name, "ptd_role": tg.Role, "ptd_engine": tg.Engine, "__metrics_path__": u.Path,
+			"ptd_name": tg.Name, "ptd_role": string(tg.Role), "ptd_engine": string(tg.Engine), "__metrics_path__": u.Path,
 		}})
 	}
 	b, err := json.Marshal(gs)

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/config"
+	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/service"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
@@ -51,7 +51,7 @@ func runPtdmon(t *testing.T, ctx context.Context, cfg *config.Config, bytesPerRe
 	go func() {
 		defer wg.Done()
 		err := service.Run(sctx, cfg, service.Options{
-			KVRequest: api.KVRequest{Bytes: float64(bytesPerReq), Source: "simulator"},
+			KVRequest: ledger.KVRequest{Bytes: float64(bytesPerReq), Source: "simulator"},
 			Logger:    quietLog(),
 			Ready:     func(addr string) { ready <- addr },
 		})
@@ -73,7 +73,7 @@ func runPtdmon(t *testing.T, ctx context.Context, cfg *config.Config, bytesPerRe
 func simConfig(cl *sim.Cluster) *config.Config {
 	cfg := &config.Config{Window: config.Duration{Duration: window}}
 	for _, tg := range cl.Targets() {
-		cfg.Targets = append(cfg.Targets, config.Target{Name: tg.Name, URL: tg.URL, Role: tg.Role, Engine: tg.Engine})
+		cfg.Targets = append(cfg.Targets, config.TargetFrom(tg, ""))
 	}
 	return cfg
 }

@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/gen"
+	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/service"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
@@ -125,7 +125,7 @@ func TestPrometheusBothPaths(t *testing.T) {
 
 	cfg := &config.Config{Listen: "127.0.0.1:0", Window: config.Duration{Duration: window}, KVBytesPerRequest: bytesPerReq}
 	for _, tg := range cl.Targets() {
-		cfg.Targets = append(cfg.Targets, config.Target{Name: tg.Name, URL: tg.URL, Role: tg.Role, Engine: tg.Engine})
+		cfg.Targets = append(cfg.Targets, config.TargetFrom(tg, ""))
 	}
 	cfg.SetDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -138,7 +138,7 @@ func TestPrometheusBothPaths(t *testing.T) {
 	go func() {
 		defer svcWG.Done()
 		err := service.Run(svcCtx, cfg, service.Options{
-			KVRequest: api.KVRequest{Bytes: float64(bytesPerReq), Source: "simulator"},
+			KVRequest: ledger.KVRequest{Bytes: float64(bytesPerReq), Source: "simulator"},
 			Logger:    quiet,
 			Ready:     func(addr string) { ready <- addr },
 		})

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/gen"
 )
 
@@ -49,7 +50,7 @@ func TestPrometheusRelabelling(t *testing.T) {
 	if err := os.WriteFile(sdFile, []byte(sd), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	in := gen.Input{Targets: []gen.Target{
+	in := gen.Input{Targets: []engine.Target{
 		{Name: "vllm-p0", URL: vllm.URL + "/metrics", Role: "prefill", Engine: "vllm"},
 		{Name: "trt-d0", URL: trt.URL, Role: "decode", Engine: "trtllm"},
 	}, FileSD: []string{sdFile}, PtdmonAddr: "127.0.0.1:1"}

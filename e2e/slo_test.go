@@ -42,7 +42,7 @@ func TestSLORulesOnEngines(t *testing.T) {
 	defer cl.Close()
 	cfg := &config.Config{Window: config.Duration{Duration: window}}
 	for _, tg := range cl.Targets() {
-		cfg.Targets = append(cfg.Targets, config.Target{Name: tg.Name, URL: tg.URL, Role: tg.Role, Engine: tg.Engine})
+		cfg.Targets = append(cfg.Targets, config.TargetFrom(tg, ""))
 	}
 	cfg.SetDefaults()
 	in := gen.FromConfig(cfg, cl.BytesPerRequest())

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/cli"
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
+	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/service"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
@@ -55,7 +55,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 			Window:   config.Duration{Duration: *window},
 		}
 		for _, t := range cluster.Targets() {
-			cfg.Targets = append(cfg.Targets, config.Target{Name: t.Name, URL: t.URL, Role: t.Role, Engine: t.Engine, Source: "simulator"})
+			cfg.Targets = append(cfg.Targets, config.TargetFrom(t, "simulator"))
 		}
 		cfg.SetDefaults()
 		if err := cfg.Validate(); err != nil {
@@ -65,7 +65,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 			cfg.Listen = "127.0.0.1:0"
 		}
 		return service.Run(ctx, cfg, service.Options{
-			KVRequest: api.KVRequest{Bytes: float64(cluster.BytesPerRequest()), Source: kvsize.SourceSimulator},
+			KVRequest: ledger.KVRequest{Bytes: float64(cluster.BytesPerRequest()), Source: kvsize.SourceSimulator},
 			Logger:    log,
 			Ready: func(addr string) {
 				fmt.Fprintf(stdout, "ptdmon demo: open http://%s/\n", addr)

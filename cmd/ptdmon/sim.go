@@ -96,9 +96,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 // engines, labelled as for any other engine.
 func simPrometheusYAML(c *sim.Cluster) (string, error) {
 	in := gen.Input{KVBytesPerRequest: c.BytesPerRequest()}
-	for _, t := range c.Targets() {
-		in.Targets = append(in.Targets, gen.Target{Name: t.Name, URL: t.URL, Role: t.Role, Engine: t.Engine})
-	}
+	in.Targets = c.Targets()
 	b, err := gen.PrometheusConfig(in)
 	if err != nil {
 		return "", fmt.Errorf("prometheus config: %w", err)

@@ -24,20 +24,10 @@ import (
 	"github.com/ptdmon/ptdmon/internal/metrics"
 )
 
-// KVRequest describes B_request and where it came from.
-type KVRequest struct {
-	Bytes  float64 `json:"bytes,omitempty"`
-	Source string  `json:"source"` // "flag", "config", "model-config", "simulator" or "unset"
-	// Detail is the computation behind the value (inputs and rules), when
-	// it was computed from a model's config.json.
-	Detail any `json:"detail,omitempty"`
-}
-
 // Server holds what the handlers read.
 type Server struct {
-	Ledger    *ledger.Ledger
-	KVRequest KVRequest
-	Logger    *slog.Logger
+	Ledger *ledger.Ledger
+	Logger *slog.Logger
 	// Extra routes (the web UI) mounted beside the API.
 	Extra map[string]http.Handler
 	// Diagnose configures the bottleneck verdict (zero: defaults).
@@ -102,7 +92,7 @@ type Snapshot struct {
 	Time      time.Time             `json:"time"`
 	Interval  float64               `json:"interval_seconds"`
 	Window    float64               `json:"window_seconds"`
-	KVRequest KVRequest             `json:"kv_request_bytes"`
+	KVRequest ledger.KVRequest      `json:"kv_request_bytes"`
 	Point     *ledger.Point         `json:"point"`
 	Verdict   *diagnose.Verdict     `json:"verdict"`
 	Targets   []ledger.TargetStatus `json:"targets"`
@@ -114,7 +104,7 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 		Time:      time.Now(),
 		Interval:  cfg.Interval.Seconds(),
 		Window:    cfg.Window.Seconds(),
-		KVRequest: s.kvRequest(cfg),
+		KVRequest: s.Ledger.KVRequest(),
 		Targets:   s.Ledger.Targets(time.Now()),
 	}
 	if p, ok := s.Ledger.Latest(); ok {
@@ -122,15 +112,6 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 		snap.Verdict = s.verdictAt(p.Time)
 	}
 	s.writeJSON(w, snap)
-}
-
-func (s *Server) kvRequest(cfg ledger.Config) KVRequest {
-	k := s.KVRequest
-	k.Bytes = cfg.BytesPerRequest
-	if k.Bytes <= 0 {
-		k.Source = "unset"
-	}
-	return k
 }
 
 // Series is the body of /api/v1/series (written point by point by

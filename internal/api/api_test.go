@@ -25,13 +25,13 @@ const bReq = 1 << 30
 // the points have every kind of value and absence a real deployment has.
 func cluster16(t *testing.T, n int) (*ledger.Ledger, time.Time) {
 	t.Helper()
-	l := ledger.New(ledger.Config{BytesPerRequest: bReq, Window: 5 * time.Second})
-	var infos []ledger.TargetInfo
+	l := ledger.New(ledger.Config{KVRequest: ledger.KVRequest{Bytes: bReq}, Window: 5 * time.Second})
+	var infos []engine.Target
 	for _, eng := range []engine.Engine{engine.VLLM, engine.SGLang} {
 		for _, role := range []engine.Role{engine.Prefill, engine.Decode} {
 			for i := 0; i < 4; i++ {
 				name := fmt.Sprintf("%s-%s%d", eng, role[:1], i)
-				infos = append(infos, ledger.TargetInfo{Name: name, URL: "http://10.0.0.1:8000/metrics", Role: role, Engine: eng})
+				infos = append(infos, engine.Target{Name: name, URL: "http://10.0.0.1:8000/metrics", Role: role, Engine: eng})
 			}
 		}
 	}
@@ -51,7 +51,7 @@ func cluster16(t *testing.T, n int) (*ledger.Ledger, time.Time) {
 	return l, start
 }
 
-func observe(in ledger.TargetInfo, j int, el float64) *engine.Observation {
+func observe(in engine.Target, j int, el float64) *engine.Observation {
 	o := &engine.Observation{Engine: in.Engine, Role: in.Role, Model: "meta-llama/Llama-3.1-8B-Instruct"}
 	rps := 1.7 + 0.13*float64(j)
 	o.Counters = []engine.CounterValue{
@@ -80,7 +80,7 @@ func observe(in ledger.TargetInfo, j int, el float64) *engine.Observation {
 
 func TestStreamEventUnder4KiB(t *testing.T) {
 	l, _ := cluster16(t, 40)
-	s := &Server{Ledger: l, KVRequest: KVRequest{Bytes: bReq, Source: "flag"}}
+	s := &Server{Ledger: withKV(l, ledger.KVRequest{Bytes: bReq, Source: "flag"})}
 	p, _ := l.Latest()
 	if len(p.Instances) != 16 {
 		t.Fatalf("%d instances, want 16", len(p.Instances))
@@ -142,7 +142,7 @@ func TestStreamEventUnder4KiB(t *testing.T) {
 
 func TestAPI(t *testing.T) {
 	l, _ := cluster16(t, 40)
-	srv := httptest.NewServer((&Server{Ledger: l, KVRequest: KVRequest{Bytes: bReq, Source: "flag"}}).Handler())
+	srv := httptest.NewServer((&Server{Ledger: withKV(l, ledger.KVRequest{Bytes: bReq, Source: "flag"})}).Handler())
 	defer srv.Close()
 
 	var snap struct {
@@ -315,4 +315,10 @@ func TestSeriesWeight(t *testing.T) {
 			t.Errorf("compact series costs %d gzip bytes per point; budget 600", perPoint)
 		}
 	}
+}
+
+// withKV sets B_request on the ledger, its one owner, and returns it.
+func withKV(l *ledger.Ledger, k ledger.KVRequest) *ledger.Ledger {
+	l.SetKVRequest(k)
+	return l
 }

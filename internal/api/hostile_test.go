@@ -35,8 +35,8 @@ func getBody(t *testing.T, url string) (int, string) {
 
 // A target at +Inf: every endpoint still answers a complete document.
 func TestInfiniteValuesKeepTheAPIWhole(t *testing.T) {
-	l := ledger.New(ledger.Config{BytesPerRequest: bReq, Window: 5 * time.Second})
-	l.SetTargets([]ledger.TargetInfo{{Name: "p0", Role: engine.Prefill, Engine: engine.VLLM}, {Name: "p1", Role: engine.Prefill, Engine: engine.VLLM}})
+	l := ledger.New(ledger.Config{KVRequest: ledger.KVRequest{Bytes: bReq}, Window: 5 * time.Second})
+	l.SetTargets([]engine.Target{{Name: "p0", Role: engine.Prefill, Engine: engine.VLLM}, {Name: "p1", Role: engine.Prefill, Engine: engine.VLLM}})
 	start := time.Now().Add(-10 * time.Second)
 	for k := range 10 {
 		now := start.Add(time.Duration(k) * time.Second)
@@ -74,7 +74,7 @@ func TestInfiniteValuesKeepTheAPIWhole(t *testing.T) {
 func TestEncodeErrorsAreAnsweredAndLogged(t *testing.T) {
 	l, _ := cluster16(t, 3)
 	var logged bytes.Buffer
-	s := &Server{Ledger: l, KVRequest: KVRequest{Bytes: bReq, Source: "flag", Detail: math.NaN()}, Logger: slog.New(slog.NewTextHandler(&logged, nil))}
+	s := &Server{Ledger: withKV(l, ledger.KVRequest{Bytes: bReq, Source: "flag", Detail: math.NaN()}), Logger: slog.New(slog.NewTextHandler(&logged, nil))}
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	code, b := getBody(t, srv.URL+"/api/v1/snapshot")
@@ -116,7 +116,7 @@ func TestSeriesBounds(t *testing.T) {
 	}
 	// since= from the start pages at MaxSeriesPoints.
 	l2 := ledger.New(ledger.Config{History: MaxSeriesPoints + 200})
-	l2.SetTargets([]ledger.TargetInfo{{Name: "p0", Role: engine.Prefill}})
+	l2.SetTargets([]engine.Target{{Name: "p0", Role: engine.Prefill}})
 	start := time.Now().Add(-2 * time.Hour)
 	for k := range MaxSeriesPoints + 100 {
 		l2.Tick(start.Add(time.Duration(k) * time.Second))

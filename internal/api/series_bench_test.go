@@ -30,9 +30,9 @@ func (d *discard) WriteHeader(int)             {}
 // every 5 ms; response-MB is what one request sends.
 func BenchmarkSeries100x900(b *testing.B) {
 	l := ledger.New(ledger.Config{Window: 5 * time.Second, InstanceBudget: 1 << 30})
-	var infos []ledger.TargetInfo
+	var infos []engine.Target
 	for i := range 100 {
-		infos = append(infos, ledger.TargetInfo{Name: fmt.Sprintf("p%d", i), Role: engine.Prefill, Engine: engine.VLLM})
+		infos = append(infos, engine.Target{Name: fmt.Sprintf("p%d", i), Role: engine.Prefill, Engine: engine.VLLM})
 	}
 	l.SetTargets(infos)
 	start := time.Now().Add(-900 * time.Second)

@@ -88,6 +88,16 @@ type Target struct {
 	Source string `yaml:"-"`
 }
 
+// Resolve turns the YAML form into the typed target every later stage
+// reads: the role and engine names parsed (aliases such as "ctx" or "gen"
+// become prefill and decode; "auto" and "" leave them to the exposition).
+// Validate has already rejected names that do not parse.
+func (t Target) Resolve() engine.Target {
+	role, _ := engine.ParseRole(t.Role)
+	eng, _ := engine.ParseEngine(t.Engine)
+	return engine.Target{Name: t.Name, URL: t.URL, Role: role, Engine: eng, Labels: t.Labels, IterationStats: t.IterationStats}
+}
+
 // FileSDEntry names Prometheus file_sd files that supply targets.
 type FileSDEntry struct {
 	Files   []string `yaml:"files"`
@@ -384,4 +394,11 @@ func TargetFlag(role, value string) Target {
 		t.Name = defaultName(u)
 	}
 	return t
+}
+
+// TargetFrom is the YAML form of a typed target (a simulated engine's, for
+// example), defined at source.
+func TargetFrom(t engine.Target, source string) Target {
+	return Target{Name: t.Name, URL: t.URL, Role: string(t.Role), Engine: string(t.Engine), Labels: t.Labels,
+		IterationStats: t.IterationStats, Source: source}
 }

@@ -58,9 +58,9 @@ func (r run) do() error {
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	led := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second,
-		BytesPerRequest: float64(r.sc.KVBytesPerRequest), Logger: quiet})
+		KVRequest: ledger.KVRequest{Bytes: float64(r.sc.KVBytesPerRequest)}, Logger: quiet})
 	var targets []*scrapeTarget
-	var infos []ledger.TargetInfo
+	var infos []engine.Target
 	groupOf := map[string]string{}
 	for _, g := range r.sc.Groups {
 		for _, n := range (sim.Scenario{Groups: []sim.Group{g}}).InstanceNames() {
@@ -82,7 +82,7 @@ func (r run) do() error {
 			st.prom = engine.NewReader(eng, role, kv)
 		}
 		targets = append(targets, st)
-		infos = append(infos, ledger.TargetInfo{Name: in.Name, Role: role, Engine: eng})
+		infos = append(infos, engine.Target{Name: in.Name, Role: role, Engine: eng})
 	}
 	led.SetTargets(infos)
 	rng := rand.New(rand.NewPCG(uint64(r.seed), 77))

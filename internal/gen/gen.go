@@ -14,20 +14,13 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/ptdmon/ptdmon/internal/config"
+	"github.com/ptdmon/ptdmon/internal/engine"
 )
-
-// Target is one engine endpoint Prometheus scrapes directly.
-type Target struct {
-	Name   string
-	URL    string
-	Role   string // prefill | decode
-	Engine string // vllm | sglang | trtllm | "" (auto)
-	Labels map[string]string
-}
 
 // Input is everything the generators read.
 type Input struct {
-	Targets []Target
+	// Targets are the engine endpoints Prometheus scrapes directly.
+	Targets []engine.Target
 	// FileSD lists file_sd files (globs) that also supply engine targets,
 	// with ptdmon's labels ptd_role, ptd_engine and ptd_target.
 	FileSD []string
@@ -66,7 +59,7 @@ func FromConfig(cfg *config.Config, kvBytes int64) Input {
 		KVSource:          cfg.KVSource,
 	}
 	for _, t := range cfg.Targets {
-		in.Targets = append(in.Targets, Target{Name: t.Name, URL: t.URL, Role: t.Role, Engine: t.Engine, Labels: t.Labels})
+		in.Targets = append(in.Targets, t.Resolve())
 	}
 	for _, e := range cfg.FileSD {
 		in.FileSD = append(in.FileSD, e.Files...)
@@ -102,7 +95,7 @@ func (in Input) Check() error {
 			return fmt.Errorf("target %q: role %q: want prefill or decode (the rules group by role)", t.Name, t.Role)
 		}
 		switch t.Engine {
-		case "", "auto", "vllm", "sglang", "trtllm":
+		case engine.EngineAuto, engine.VLLM, engine.SGLang, engine.TensorRTLLM:
 		default:
 			return fmt.Errorf("target %q: engine %q: want vllm, sglang or trtllm", t.Name, t.Engine)
 		}
@@ -140,13 +133,4 @@ func splitURL(raw string) (scrapeURL, error) {
 // do ("5s", "1m"), matching ptdmon's own window label.
 func promDuration(d time.Duration) string {
 	return model.Duration(d).String()
-}
-
-// engineName normalises "auto" to "": the engine is then detected from
-// the exposition, and no ptd_engine label is attached.
-func engineName(e string) string {
-	if e == "auto" {
-		return ""
-	}
-	return e
 }

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/ptdmon/ptdmon/internal/engine"
 )
 
 // promtool returns the path of promtool. In CI it must be there (the
@@ -64,7 +65,7 @@ func TestPromtoolCheck(t *testing.T) {
 		runPromtool(t, bin, "check", "rules", filepath.Join(dir, name))
 	}
 	in := Input{
-		Targets: []Target{
+		Targets: []engine.Target{
 			{Name: "vllm-p0", URL: "http://10.0.0.1:8000/metrics", Role: "prefill", Engine: "vllm", Labels: map[string]string{"cluster": "a"}},
 			{Name: "sglang-d0", URL: "https://10.0.0.2:30000", Role: "decode", Engine: "sglang"},
 			{Name: "trt-p0", URL: "http://10.0.0.3:8000", Role: "prefill", Engine: "trtllm"},

@@ -116,10 +116,10 @@ func PrometheusConfig(in Input) ([]byte, error) {
 			return nil, err
 		}
 		labels := map[string]string{
-			hiddenName: t.Name, hiddenRole: t.Role,
+			hiddenName: t.Name, hiddenRole: string(t.Role),
 			"__scheme__": u.scheme, "__metrics_path__": u.path,
 		}
-		if e := engineName(t.Engine); e != "" {
+		if e := string(t.Engine); e != "" {
 			labels[hiddenEngine] = e
 		}
 		for k, v := range t.Labels {

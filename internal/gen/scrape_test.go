@@ -4,14 +4,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
 )
 
 func TestPrometheusConfigTargets(t *testing.T) {
 	in := Input{
 		PtdmonAddr: "10.0.0.9:9433",
-		Targets: []Target{
+		Targets: []engine.Target{
 			{Name: "vllm-p0", URL: "http://10.0.0.1:8000/metrics", Role: "prefill", Engine: "vllm", Labels: map[string]string{"cluster": "a"}},
-			{Name: "sglang-d0", URL: "https://10.0.0.2:30000/", Role: "decode", Engine: "auto"},
+			{Name: "sglang-d0", URL: "https://10.0.0.2:30000/", Role: "decode", Engine: engine.EngineAuto},
 			{Name: "trt-p0", URL: "http://10.0.0.3:8000", Role: "prefill", Engine: "trtllm"},
 		},
 		FileSD: []string{"b.json", "a.json"},
@@ -65,18 +67,18 @@ func TestPrometheusConfigTargets(t *testing.T) {
 }
 
 func TestInputCheck(t *testing.T) {
-	ok := Target{Name: "a", URL: "http://h:1/metrics", Role: "prefill", Engine: "vllm"}
+	ok := engine.Target{Name: "a", URL: "http://h:1/metrics", Role: "prefill", Engine: "vllm"}
 	tests := []struct {
 		name string
 		in   Input
 		want string
 	}{
-		{"ok", Input{Targets: []Target{ok}, Window: 5 * time.Second}, ""},
-		{"bad url", Input{Targets: []Target{{Name: "a", URL: "h:1", Role: "prefill"}}, Window: 5 * time.Second}, "url"},
-		{"no role", Input{Targets: []Target{{Name: "a", URL: "http://h:1"}}, Window: 5 * time.Second}, "role"},
-		{"bad engine", Input{Targets: []Target{{Name: "a", URL: "http://h:1", Role: "decode", Engine: "tgi"}}, Window: 5 * time.Second}, "engine"},
-		{"dup", Input{Targets: []Target{ok, ok}, Window: 5 * time.Second}, "twice"},
-		{"short window", Input{Targets: []Target{ok}, Window: time.Second}, "window"},
+		{"ok", Input{Targets: []engine.Target{ok}, Window: 5 * time.Second}, ""},
+		{"bad url", Input{Targets: []engine.Target{{Name: "a", URL: "h:1", Role: "prefill"}}, Window: 5 * time.Second}, "url"},
+		{"no role", Input{Targets: []engine.Target{{Name: "a", URL: "http://h:1"}}, Window: 5 * time.Second}, "role"},
+		{"bad engine", Input{Targets: []engine.Target{{Name: "a", URL: "http://h:1", Role: "decode", Engine: "tgi"}}, Window: 5 * time.Second}, "engine"},
+		{"dup", Input{Targets: []engine.Target{ok, ok}, Window: 5 * time.Second}, "twice"},
+		{"short window", Input{Targets: []engine.Target{ok}, Window: time.Second}, "window"},
 	}
 	for _, tt := range tests {
 		err := tt.in.Check()

@@ -13,14 +13,14 @@ import (
 // of 1 s samples, three latency histograms and the usual gauges: the
 // ledger's share of a 1,000-engine cluster at 1 s.
 func BenchmarkTick1000(b *testing.B) {
-	l := New(Config{Interval: time.Second, Window: 5 * time.Second, BytesPerRequest: 1 << 30})
-	var infos []TargetInfo
+	l := New(Config{Interval: time.Second, Window: 5 * time.Second, KVRequest: KVRequest{Bytes: 1 << 30}})
+	var infos []engine.Target
 	for i := 0; i < 1000; i++ {
 		role := engine.Prefill
 		if i%2 == 1 {
 			role = engine.Decode
 		}
-		infos = append(infos, TargetInfo{Name: fmt.Sprintf("e%04d", i), Role: role})
+		infos = append(infos, engine.Target{Name: fmt.Sprintf("e%04d", i), Role: role})
 	}
 	l.SetTargets(infos)
 	bounds := []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 80, math.Inf(1)}

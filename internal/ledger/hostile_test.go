@@ -80,7 +80,7 @@ func churn(scrapeNo, n int) *engine.Observation {
 // without bound nor take the target down.
 func TestChurningSeriesAreEvicted(t *testing.T) {
 	l := New(Config{Interval: time.Second, Window: 5 * time.Second, SeriesStaleAfter: 4, MaxSeries: 100_000})
-	l.SetTargets([]TargetInfo{{Name: "p0", Role: engine.Prefill}})
+	l.SetTargets([]engine.Target{{Name: "p0", Role: engine.Prefill}})
 	for i := range 50 {
 		l.Record(Scrape{Target: "p0", Time: at(float64(i)), Obs: churn(i, 1000)})
 	}
@@ -99,7 +99,7 @@ func TestChurningSeriesAreEvicted(t *testing.T) {
 // with its reason, as Prometheus' sample_limit does.
 func TestSeriesLimitRejectsTheScrape(t *testing.T) {
 	l := New(Config{Interval: time.Second, Window: 5 * time.Second, MaxSeries: 500})
-	l.SetTargets([]TargetInfo{{Name: "p0", Role: engine.Prefill}})
+	l.SetTargets([]engine.Target{{Name: "p0", Role: engine.Prefill}})
 	l.Record(Scrape{Target: "p0", Time: at(0), Obs: churn(0, 100)})
 	l.Record(Scrape{Target: "p0", Time: at(1), Obs: churn(1, 1000)})
 	st := l.Targets(at(1))[0]

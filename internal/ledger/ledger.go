@@ -30,10 +30,25 @@ type Config struct {
 	// SeriesStaleAfter is the number of successful scrapes after which a
 	// counter series that stopped appearing is forgotten (default 8).
 	SeriesStaleAfter int
-	// BytesPerRequest is B_request; 0 leaves KV req/s absent.
-	BytesPerRequest float64
-	Logger          *slog.Logger
+	// KVRequest is B_request and where it came from; 0 bytes leaves KV
+	// req/s absent.
+	KVRequest KVRequest
+	Logger    *slog.Logger
 }
+
+// KVRequest is B_request, the bytes of one request's KV cache, with where it
+// came from. The ledger owns it: KV req/s divides by it, and every reader
+// (API, /metrics, verdict, advice) takes it from the ledger.
+type KVRequest struct {
+	Bytes  float64 `json:"bytes,omitempty"`
+	Source string  `json:"source"` // "flag", "config", "model-config", "simulator" or "unset"
+	// Detail is the computation behind the value (inputs and rules), when
+	// it was computed from a model's config.json.
+	Detail any `json:"detail,omitempty"`
+}
+
+// KVRequestUnset is the source of a B_request that is not set.
+const KVRequestUnset = "unset"
 
 func (c *Config) defaults() {
 	if c.Interval <= 0 {
@@ -60,14 +75,6 @@ func (c *Config) defaults() {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-}
-
-// TargetInfo is what the configuration says about a target.
-type TargetInfo struct {
-	Name   string
-	URL    string
-	Role   engine.Role
-	Engine engine.Engine
 }
 
 // Scrape is the outcome of one scrape of one target.
@@ -114,16 +121,28 @@ func (l *Ledger) Config() Config {
 	return l.cfg
 }
 
-// SetBytesPerRequest changes B_request (0 unsets it).
-func (l *Ledger) SetBytesPerRequest(b float64) {
+// SetKVRequest changes B_request (0 bytes unsets it).
+func (l *Ledger) SetKVRequest(k KVRequest) {
 	l.mu.Lock()
-	l.cfg.BytesPerRequest = b
+	l.cfg.KVRequest = k
 	l.mu.Unlock()
+}
+
+// KVRequest returns B_request and its source; the source reads "unset" when
+// there are no bytes.
+func (l *Ledger) KVRequest() KVRequest {
+	l.mu.Lock()
+	k := l.cfg.KVRequest
+	l.mu.Unlock()
+	if k.Bytes <= 0 {
+		k.Bytes, k.Source = 0, KVRequestUnset
+	}
+	return k
 }
 
 // SetTargets replaces the set of targets. A target that leaves keeps its KV
 // bytes in the global counter, which must never decrease.
-func (l *Ledger) SetTargets(infos []TargetInfo) {
+func (l *Ledger) SetTargets(infos []engine.Target) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	keep := make(map[string]bool, len(infos))

@@ -51,8 +51,8 @@ func wantAbsent(t *testing.T, what string, n Num, reason string) {
 }
 
 func newLedger(bytesPerReq float64) *Ledger {
-	l := New(Config{Interval: time.Second, Window: 5 * time.Second, BytesPerRequest: bytesPerReq})
-	l.SetTargets([]TargetInfo{
+	l := New(Config{Interval: time.Second, Window: 5 * time.Second, KVRequest: KVRequest{Bytes: bytesPerReq}})
+	l.SetTargets([]engine.Target{
 		{Name: "p0", Role: engine.Prefill},
 		{Name: "p1", Role: engine.Prefill},
 		{Name: "d0", Role: engine.Decode},
@@ -167,7 +167,7 @@ func TestVanishedTargetKeepsGlobalKV(t *testing.T) {
 	l.Record(Scrape{Target: "p1", Time: at(0), Obs: obs(engine.Prefill, 0, 500, nil)})
 	l.Record(Scrape{Target: "p0", Time: at(1), Obs: obs(engine.Prefill, 0, 1600, nil)})
 	wantVal(t, "global before", l.Tick(at(1)).GlobalKVBytes, 2100)
-	l.SetTargets([]TargetInfo{{Name: "p1", Role: engine.Prefill}})
+	l.SetTargets([]engine.Target{{Name: "p1", Role: engine.Prefill}})
 	l.Record(Scrape{Target: "p1", Time: at(2), Obs: obs(engine.Prefill, 0, 700, nil)})
 	wantVal(t, "global after p0 left", l.Tick(at(2)).GlobalKVBytes, 2300)
 }
@@ -245,7 +245,7 @@ func TestQuantileMatchesPromQL(t *testing.T) {
 
 func TestHistoryIsBounded(t *testing.T) {
 	l := New(Config{Interval: time.Second, Window: 5 * time.Second, History: 10, InstanceBudget: 12})
-	l.SetTargets([]TargetInfo{{Name: "a", Role: engine.Prefill}, {Name: "b", Role: engine.Decode}})
+	l.SetTargets([]engine.Target{{Name: "a", Role: engine.Prefill}, {Name: "b", Role: engine.Decode}})
 	for s := 0; s < 25; s++ {
 		l.Tick(at(float64(s)))
 	}
@@ -294,7 +294,7 @@ func TestQuantilesAcrossBucketSchemes(t *testing.T) {
 	// observations ≤ 0.5 s on each. The merged median must stay ≤ 0.5 s,
 	// not jump to the top bucket.
 	l := newLedger(0)
-	l.SetTargets([]TargetInfo{{Name: "a", Role: engine.Decode}, {Name: "b", Role: engine.Decode}})
+	l.SetTargets([]engine.Target{{Name: "a", Role: engine.Decode}, {Name: "b", Role: engine.Decode}})
 	rec := func(name string, s float64, bounds []float64, n float64) {
 		o := obs(engine.Decode, 0, math.NaN(), nil)
 		h := &o.Histograms[engine.TTFT.HistogramIndex()]
@@ -338,4 +338,19 @@ func TestStageMarksInstancesWithoutCompletionsPartial(t *testing.T) {
 		t.Errorf("prefill partial=%v missing=%v up=%d; want partial, [p1], 2 up", p.Prefill.Partial, p.Prefill.Missing, p.Prefill.Up)
 	}
 	wantAbsent(t, "p1 rate", p.Instances[2].Window, "no requests_completed counter")
+}
+
+func TestKVRequestOwnedByLedger(t *testing.T) {
+	l := New(Config{KVRequest: KVRequest{Bytes: 1 << 30, Source: "flag", Detail: "rules"}})
+	if got := l.KVRequest(); got.Bytes != 1<<30 || got.Source != "flag" || got.Detail != "rules" {
+		t.Errorf("KVRequest() = %+v, want the configured one", got)
+	}
+	l.SetKVRequest(KVRequest{Source: "flag"})
+	if got := l.KVRequest(); got.Bytes != 0 || got.Source != KVRequestUnset {
+		t.Errorf("after unsetting: %+v, want 0 bytes from %q", got, KVRequestUnset)
+	}
+	l.SetKVRequest(KVRequest{Bytes: 2 << 20, Source: "model-config"})
+	if got := l.Config().KVRequest; got.Bytes != 2<<20 || got.Source != "model-config" {
+		t.Errorf("Config().KVRequest = %+v", got)
+	}
 }

@@ -307,10 +307,10 @@ func (l *Ledger) perRequest(bytes Num) Num {
 	if !bytes.OK() {
 		return bytes
 	}
-	if l.cfg.BytesPerRequest <= 0 {
+	if l.cfg.KVRequest.Bytes <= 0 {
 		return Absent("B_request is not set (-kv-bytes-per-request, or -model-config with -seq-len)")
 	}
-	return Val(bytes.V / l.cfg.BytesPerRequest)
+	return Val(bytes.V / l.cfg.KVRequest.Bytes)
 }
 
 func dedupe(s []string) []string {

@@ -12,7 +12,7 @@ import (
 
 // target is the ledger's state of one scraped instance.
 type target struct {
-	info   TargetInfo
+	info   engine.Target
 	engine engine.Engine
 	role   engine.Role
 	model  string
@@ -69,7 +69,7 @@ type sample struct {
 	nonFiniteGauge [engine.NumGauges]bool
 }
 
-func newTarget(in TargetInfo, interval, window time.Duration) *target {
+func newTarget(in engine.Target, interval, window time.Duration) *target {
 	// Enough samples to cover the window plus the instant pair, with slack
 	// for scrapes that land more often than the interval.
 	n := int(window/interval)*2 + 4

@@ -50,8 +50,8 @@ vllm:flagcx_transfers_total{engine="0",model_name="m"} %d
 // counted).
 func TestMetricsGolden(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, BytesPerRequest: 1 << 30})
-	l.SetTargets([]ledger.TargetInfo{
+	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, KVRequest: ledger.KVRequest{Bytes: 1 << 30}})
+	l.SetTargets([]engine.Target{
 		{Name: "p0", URL: "http://10.0.0.1:8000/metrics", Role: engine.Prefill, Engine: engine.VLLM},
 		{Name: "d0", URL: "http://10.0.0.2:8000/metrics", Role: engine.Decode, Engine: engine.VLLM},
 	})

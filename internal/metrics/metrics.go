@@ -120,8 +120,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	cfg := c.Ledger.Config()
-	if cfg.BytesPerRequest > 0 {
-		ch <- prometheus.MustNewConstMetric(kvReqDesc, prometheus.GaugeValue, cfg.BytesPerRequest)
+	if cfg.KVRequest.Bytes > 0 {
+		ch <- prometheus.MustNewConstMetric(kvReqDesc, prometheus.GaugeValue, cfg.KVRequest.Bytes)
 	}
 	p, ok := c.Ledger.Latest()
 	if !ok {

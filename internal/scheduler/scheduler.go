@@ -18,16 +18,6 @@ import (
 	"github.com/ptdmon/ptdmon/internal/scrape"
 )
 
-// Target is one instance to scrape.
-type Target struct {
-	Name   string
-	URL    string
-	Role   engine.Role
-	Engine engine.Engine
-	// IterationStats: URL serves TensorRT-LLM's JSON iteration statistics.
-	IterationStats bool
-}
-
 // Options configure the loops.
 type Options struct {
 	Interval     time.Duration
@@ -54,7 +44,7 @@ type Scheduler struct {
 }
 
 type loop struct {
-	target Target
+	target engine.Target
 	cancel context.CancelFunc
 }
 
@@ -74,21 +64,17 @@ func New(l *ledger.Ledger, opts Options) *Scheduler {
 
 // SetTargets starts loops for new or changed targets and stops the loops of
 // targets that are gone.
-func (c *Scheduler) SetTargets(ctx context.Context, targets []Target) {
-	infos := make([]ledger.TargetInfo, 0, len(targets))
-	for _, t := range targets {
-		infos = append(infos, ledger.TargetInfo{Name: t.Name, URL: t.URL, Role: t.Role, Engine: t.Engine})
-	}
-	c.ledger.SetTargets(infos)
+func (c *Scheduler) SetTargets(ctx context.Context, targets []engine.Target) {
+	c.ledger.SetTargets(targets)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	want := make(map[string]Target, len(targets))
+	want := make(map[string]engine.Target, len(targets))
 	for _, t := range targets {
 		want[t.Name] = t
 	}
 	for name, lp := range c.loops {
-		if t, ok := want[name]; !ok || t != lp.target {
+		if t, ok := want[name]; !ok || !t.Equal(lp.target) {
 			lp.cancel()
 			delete(c.loops, name)
 		}
@@ -157,7 +143,7 @@ func (p exposition) Read(body []byte, contentType string, at time.Time) (*engine
 	return o, at, err
 }
 
-func (c *Scheduler) newSource(t Target) (engine.Source, error) {
+func (c *Scheduler) newSource(t engine.Target) (engine.Source, error) {
 	if !t.IterationStats {
 		return exposition{engine.NewReader(t.Engine, t.Role, c.opts.KVSource)}, nil
 	}
@@ -169,7 +155,7 @@ func (c *Scheduler) newSource(t Target) (engine.Source, error) {
 	return engine.NewSource(cfg)
 }
 
-func (c *Scheduler) run(ctx context.Context, t Target) {
+func (c *Scheduler) run(ctx context.Context, t engine.Target) {
 	f := &scrape.Fetcher{URL: t.URL, Client: c.opts.Client, Timeout: c.opts.Timeout, MaxBodyBytes: c.opts.MaxBodyBytes, Budget: c.budget}
 	r, err := c.newSource(t)
 	if err != nil {
@@ -201,7 +187,7 @@ func (c *Scheduler) run(ctx context.Context, t Target) {
 	}
 }
 
-func (c *Scheduler) once(ctx context.Context, t Target, f *scrape.Fetcher, r engine.Source) {
+func (c *Scheduler) once(ctx context.Context, t engine.Target, f *scrape.Fetcher, r engine.Source) {
 	res, err := f.Fetch(ctx)
 	defer f.Release()
 	if ctx.Err() != nil {

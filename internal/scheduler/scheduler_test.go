@@ -12,7 +12,7 @@ import (
 func TestReadFailureReasons(t *testing.T) {
 	c := &Scheduler{}
 	vllm := "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\",model_name=\"m\"} 1\n"
-	f := func(tg Target, body, contentType, want string) {
+	f := func(tg engine.Target, body, contentType, want string) {
 		t.Helper()
 		src, err := c.newSource(tg)
 		if err != nil {
@@ -32,14 +32,14 @@ func TestReadFailureReasons(t *testing.T) {
 			t.Errorf("%+v %.30q: reason %q (%v), want %q", tg, body, got, err, want)
 		}
 	}
-	decode := Target{Name: "d", Role: engine.Decode}
+	decode := engine.Target{Name: "d", Role: engine.Decode}
 	f(decode, vllm, "", "")
-	f(Target{Name: "x"}, vllm, "", "role")
+	f(engine.Target{Name: "x"}, vllm, "", "role")
 	f(decode, "process_cpu_seconds_total 1\n", "", "adapter")
 	f(decode, "vllm:num_requests_running{engine=\"0\" 1\n", "", "parse")
 	f(decode, "[]", "application/json", "not_exposition")
 	f(decode, "vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 1\nvllm:num_requests_running{engine=\"0\",model_name=\"m\"} 2\n", "", "duplicate_series")
-	iter := Target{Name: "g", Role: engine.Decode, Engine: engine.TensorRTLLM, IterationStats: true}
+	iter := engine.Target{Name: "g", Role: engine.Decode, Engine: engine.TensorRTLLM, IterationStats: true}
 	f(iter, "[]", "application/json", "iterstats_empty")
 	f(iter, `[{"iter": 1, "numActiveRequests": 2}]`, "application/json", "")
 	f(iter, `{"iter": 1}`, "application/json", "parse")

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/config"
+	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
 // TestFileSDIsReRead: targets come from a Prometheus file_sd file; when the
@@ -38,7 +38,7 @@ func TestFileSDIsReRead(t *testing.T) {
 		Window:   config.Duration{Duration: time.Second},
 		FileSD:   []config.FileSDEntry{{Files: []string{filepath.Join(dir, "*.json")}, Refresh: config.Duration{Duration: 200 * time.Millisecond}}},
 	}
-	rs := startService(t, cfg, api.KVRequest{})
+	rs := startService(t, cfg, ledger.KVRequest{})
 	names := func() []string {
 		var ts []targetJSON
 		getJSON(t, rs.base+"/api/v1/targets", &ts)

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/config"
+	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
 // TestHostileTargets runs the collector over loopback against targets that
@@ -150,7 +150,7 @@ func TestHostileTargets(t *testing.T) {
 	for name, h := range hostile {
 		cfg.Targets = append(cfg.Targets, config.Target{Name: name, URL: h.url, Role: "prefill"})
 	}
-	rs := startService(t, cfg, api.KVRequest{})
+	rs := startService(t, cfg, ledger.KVRequest{})
 	time.Sleep(6500 * time.Millisecond)
 
 	raw := getText(t, rs.base+"/api/v1/targets")

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/config"
+	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
 // trtIterEngine serves TensorRT-LLM's JSON iteration statistics: a queue of
@@ -63,7 +63,7 @@ func TestIterationStatsTarget(t *testing.T) {
 		Window:   config.Duration{Duration: 4 * time.Second},
 		Targets:  []config.Target{{Name: "gen0", URL: url, Role: "decode", Engine: "trtllm", IterationStats: true}},
 	}
-	rs := startService(t, cfg, api.KVRequest{})
+	rs := startService(t, cfg, ledger.KVRequest{})
 	time.Sleep(6 * time.Second)
 	var snap struct {
 		Point   pointJSON    `json:"point"`

@@ -36,7 +36,7 @@ func (e setupError) Unwrap() []error { return []error{e.err, ErrSetup} }
 
 // Options are what Run needs besides the configuration.
 type Options struct {
-	KVRequest api.KVRequest
+	KVRequest ledger.KVRequest
 	Logger    *slog.Logger
 	// Ready, if set, receives the listening address once the server is up.
 	Ready func(addr string)
@@ -62,12 +62,12 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		return setupError{fmt.Errorf("listen on %s: %w", cfg.Listen, err)}
 	}
 	l := ledger.New(ledger.Config{
-		Interval:        cfg.Interval.Duration,
-		Window:          cfg.Window.Duration,
-		History:         int(cfg.History.Duration / cfg.Interval.Duration),
-		MaxSeries:       cfg.MaxSeries,
-		BytesPerRequest: opts.KVRequest.Bytes,
-		Logger:          log,
+		Interval:  cfg.Interval.Duration,
+		Window:    cfg.Window.Duration,
+		History:   int(cfg.History.Duration / cfg.Interval.Duration),
+		MaxSeries: cfg.MaxSeries,
+		KVRequest: opts.KVRequest,
+		Logger:    log,
 	})
 	kv, _ := engine.ParseKVSource(cfg.KVSource)
 	col := scheduler.New(l, scheduler.Options{
@@ -81,7 +81,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	})
 	col.SetTargets(ctx, targets)
 
-	as := &api.Server{Ledger: l, KVRequest: opts.KVRequest, Logger: log, Extra: web.Routes()}
+	as := &api.Server{Ledger: l, Logger: log, Extra: web.Routes()}
 	srv := &http.Server{
 		Handler:           api.AllowHosts(cfg.AllowedHosts, as.Handler()),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -128,7 +128,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 }
 
 // resolveTargets merges the configured targets with those of file_sd.
-func resolveTargets(cfg *config.Config) ([]scheduler.Target, error) {
+func resolveTargets(cfg *config.Config) ([]engine.Target, error) {
 	all := append([]config.Target(nil), cfg.Targets...)
 	if len(cfg.FileSD) > 0 {
 		sd, err := config.ReadFileSD(cfg.FileSD)
@@ -137,7 +137,7 @@ func resolveTargets(cfg *config.Config) ([]scheduler.Target, error) {
 		}
 		all = append(all, sd...)
 	}
-	out := make([]scheduler.Target, 0, len(all))
+	out := make([]engine.Target, 0, len(all))
 	seen := map[string]bool{}
 	for _, t := range all {
 		if seen[t.Name] {
@@ -147,15 +147,13 @@ func resolveTargets(cfg *config.Config) ([]scheduler.Target, error) {
 		if !inShard(cfg, t.URL) {
 			continue
 		}
-		role, _ := engine.ParseRole(t.Role)
-		eng, _ := engine.ParseEngine(t.Engine)
-		out = append(out, scheduler.Target{Name: t.Name, URL: t.URL, Role: role, Engine: eng, IterationStats: t.IterationStats})
+		out = append(out, t.Resolve())
 	}
 	return out, nil
 }
 
 // watchFileSD re-reads the file_sd files when they change (mtime polled).
-func watchFileSD(ctx context.Context, cfg *config.Config, col *scheduler.Scheduler, current []scheduler.Target, log *slog.Logger) {
+func watchFileSD(ctx context.Context, cfg *config.Config, col *scheduler.Scheduler, current []engine.Target, log *slog.Logger) {
 	every := 5 * time.Second
 	for _, e := range cfg.FileSD {
 		if e.Refresh.Duration > 0 && e.Refresh.Duration < every {

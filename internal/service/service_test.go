@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/config"
+	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/tui"
 )
 
@@ -26,7 +26,7 @@ type runningService struct {
 	done   chan error
 }
 
-func startService(t *testing.T, cfg *config.Config, kv api.KVRequest) *runningService {
+func startService(t *testing.T, cfg *config.Config, kv ledger.KVRequest) *runningService {
 	t.Helper()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.SetDefaults()
@@ -157,7 +157,7 @@ func TestEndToEndRates(t *testing.T) {
 			{Name: "d-nixl", URL: dNIXL.URL(), Role: "decode"},
 		},
 	}
-	rs := startService(t, cfg, api.KVRequest{Bytes: bReq, Source: "flag"})
+	rs := startService(t, cfg, ledger.KVRequest{Bytes: bReq, Source: "flag"})
 
 	// The FlagCX prefill restarts 2.5 s in: refused connections, then counters from 0.
 	time.Sleep(2500 * time.Millisecond)

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/config"
+	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
 
@@ -49,9 +49,9 @@ func TestSimulatorScenariosAgreeWithTruth(t *testing.T) {
 			defer cl.Close()
 			cfg := &config.Config{Interval: config.Duration{Duration: time.Second}, Window: config.Duration{Duration: 10 * time.Second}}
 			for _, tg := range cl.Targets() {
-				cfg.Targets = append(cfg.Targets, config.Target{Name: tg.Name, URL: tg.URL, Role: tg.Role, Engine: tg.Engine})
+				cfg.Targets = append(cfg.Targets, config.TargetFrom(tg, ""))
 			}
-			rs := startService(t, cfg, api.KVRequest{Bytes: float64(cl.BytesPerRequest()), Source: "simulator"})
+			rs := startService(t, cfg, ledger.KVRequest{Bytes: float64(cl.BytesPerRequest()), Source: "simulator"})
 			time.Sleep(13 * time.Second)
 
 			var snap struct {

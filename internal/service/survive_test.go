@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/config"
+	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
 // serveFunc starts a loopback server with an arbitrary handler.
@@ -83,7 +83,7 @@ func TestServeSurvivesBadTargets(t *testing.T) {
 			{Name: "malformed", URL: malformed, Role: "decode"},
 		},
 	}
-	rs := startService(t, cfg, api.KVRequest{Bytes: bReq, Source: "flag"})
+	rs := startService(t, cfg, ledger.KVRequest{Bytes: bReq, Source: "flag"})
 	time.Sleep(2 * time.Second)
 	restarting.restart(300 * time.Millisecond)
 	time.Sleep(4500 * time.Millisecond)

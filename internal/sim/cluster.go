@@ -11,15 +11,9 @@ import (
 	"slices"
 	"sync"
 	"time"
-)
 
-// Target is one scrapeable simulated engine endpoint.
-type Target struct {
-	Name   string `json:"name"`
-	URL    string `json:"url"`
-	Role   string `json:"role"`   // "prefill" | "decode"
-	Engine string `json:"engine"` // "vllm" | "sglang" | "trtllm"
-}
+	ptd "github.com/ptdmon/ptdmon/internal/engine"
+)
 
 // Options tune how a Cluster runs; the zero value is usable.
 type Options struct {
@@ -349,15 +343,15 @@ func malformed(body []byte) []byte {
 
 // Targets lists the instances' scrape endpoints (TensorRT-LLM:
 // /prometheus/metrics; its /metrics is JSON).
-func (c *Cluster) Targets() []Target {
-	out := make([]Target, 0, len(c.insts))
+func (c *Cluster) Targets() []ptd.Target {
+	out := make([]ptd.Target, 0, len(c.insts))
 	for _, li := range c.insts {
 		path := "/metrics"
 		if li.info.Engine == EngineTRTLLM {
 			path = "/prometheus/metrics"
 		}
-		out = append(out, Target{Name: li.info.Name, URL: "http://" + li.addr + path,
-			Role: li.info.Role, Engine: li.info.Engine})
+		out = append(out, ptd.Target{Name: li.info.Name, URL: "http://" + li.addr + path,
+			Role: ptd.Role(li.info.Role), Engine: ptd.Engine(li.info.Engine)})
 	}
 	return out
 }

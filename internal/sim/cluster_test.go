@@ -80,8 +80,8 @@ func TestClusterServesTruthfulCounters(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", tg.Name, err)
 			}
-			got := exportedCounts(t, tg.Engine, tg.Role, parseExpo(t, body))
-			want := roleCounts(tg.Role, tr.Instance(tg.Name).Exported)
+			got := exportedCounts(t, string(tg.Engine), string(tg.Role), parseExpo(t, body))
+			want := roleCounts(string(tg.Role), tr.Instance(tg.Name).Exported)
 			if got != want {
 				t.Errorf("t=%v %s: exposition %+v != truth %+v", at, tg.Name, got, want)
 			}

@@ -349,7 +349,7 @@ func TestTRTLLMOverHTTP(t *testing.T) {
 	}
 	defer c.Close()
 	clk.Set(testEpoch.Add(30 * time.Second))
-	var trt []Target
+	trt := c.Targets()[:0]
 	for _, tg := range c.Targets() {
 		if tg.Engine == EngineTRTLLM {
 			trt = append(trt, tg)

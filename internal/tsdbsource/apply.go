@@ -114,9 +114,9 @@ func (s *Source) discover(at time.Time, seen map[string]*pending) {
 	for name, p := range seen {
 		role, _ := engine.ParseRole(string(p.labels[LabelRole]))
 		eng, _ := engine.ParseEngine(string(p.labels[LabelEngine]))
-		info := ledger.TargetInfo{Name: name, URL: string(p.labels[model.InstanceLabel]), Role: role, Engine: eng}
+		info := engine.Target{Name: name, URL: string(p.labels[model.InstanceLabel]), Role: role, Engine: eng}
 		t, ok := s.targets[name]
-		if !ok || t.info != info {
+		if !ok || !t.info.Equal(info) {
 			nt := &target{info: info, reader: engine.NewReader(eng, role, s.opts.KVSource)}
 			if ok {
 				// Moved (a new address) or relabelled: the samples already
@@ -138,7 +138,7 @@ func (s *Source) discover(at time.Time, seen map[string]*pending) {
 	if !changed {
 		return
 	}
-	infos := make([]ledger.TargetInfo, 0, len(s.targets))
+	infos := make([]engine.Target, 0, len(s.targets))
 	for _, t := range s.targets {
 		infos = append(infos, t.info)
 	}

@@ -107,7 +107,7 @@ type Source struct {
 
 // target is what the source keeps per discovered engine.
 type target struct {
-	info     ledger.TargetInfo
+	info     engine.Target
 	reader   *engine.Reader
 	fed      model.Time // newest sample time given to the ledger
 	lastSeen time.Time

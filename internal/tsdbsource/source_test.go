@@ -325,7 +325,7 @@ func TestGroupsCoverEveryName(t *testing.T) {
 // TestLabelsOfGeneratedScrapeConfig: the labels targets are discovered from
 // are the ones the generated scrape configuration writes.
 func TestLabelsOfGeneratedScrapeConfig(t *testing.T) {
-	cfg, err := gen.PrometheusConfig(gen.Input{Targets: []gen.Target{{Name: "p0", URL: "http://10.0.0.1:8000/metrics", Role: "prefill", Engine: "vllm"}}})
+	cfg, err := gen.PrometheusConfig(gen.Input{Targets: []engine.Target{{Name: "p0", URL: "http://10.0.0.1:8000/metrics", Role: "prefill", Engine: "vllm"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

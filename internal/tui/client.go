@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/ptdmon/ptdmon/internal/api"
 )
 
 // Client reads a running ptdmon's API.
@@ -47,15 +49,12 @@ func (c *Client) Snapshot(ctx context.Context) (*Snapshot, error) {
 	if err := c.get(ctx, "/api/v1/snapshot", &s); err != nil {
 		return &s, err
 	}
-	if s.Point != nil && s.Verdict != nil {
-		s.Point.Verdict = s.Verdict.Stage // kept when the point joins the history
-	}
 	return &s, nil
 }
 
 // History fetches the stage-level points newer than since.
-func (c *Client) History(ctx context.Context, since time.Time) ([]Point, error) {
-	var s Series
+func (c *Client) History(ctx context.Context, since time.Time) ([]Tick, error) {
+	var s api.Series
 	path := "/api/v1/series?instances=0"
 	if !since.IsZero() {
 		path += fmt.Sprintf("&since=%d", since.UnixMilli())
@@ -63,8 +62,7 @@ func (c *Client) History(ctx context.Context, since time.Time) ([]Point, error) 
 	if err := c.get(ctx, path, &s); err != nil {
 		return nil, err
 	}
-	markVerdicts(s.Points, s.Verdicts)
-	return s.Points, nil
+	return markVerdicts(s.Points, s.Verdicts), nil
 }
 
 // BaseURL accepts what people type for a running ptdmon — a URL, or

@@ -8,24 +8,27 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ptdmon/ptdmon/internal/diagnose"
+	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
 var sparks = []rune("▁▂▃▄▅▆▇█")
 
-// sparkline draws vs (nil = absent, drawn as a space) scaled to peak.
-func sparkline(vs []*float64, width int, peak float64) string {
+// sparkline draws vs (an absent value is drawn as a space) scaled to peak.
+func sparkline(vs []ledger.Num, width int, peak float64) string {
 	if len(vs) > width {
 		vs = vs[len(vs)-width:]
 	}
 	var b strings.Builder
 	for _, v := range vs {
 		switch {
-		case v == nil || math.IsNaN(*v):
+		case !v.OK() || math.IsNaN(v.V):
 			b.WriteRune(' ')
 		case peak <= 0:
 			b.WriteRune(sparks[0])
 		default:
-			i := int(*v / peak * float64(len(sparks)-1))
+			i := int(v.V / peak * float64(len(sparks)-1))
 			i = min(max(i, 0), len(sparks)-1)
 			b.WriteRune(sparks[i])
 		}
@@ -34,11 +37,11 @@ func sparkline(vs []*float64, width int, peak float64) string {
 }
 
 // num formats a value, or "—" when absent.
-func num(v *float64, unit string) string {
-	if v == nil {
+func num(v ledger.Num, unit string) string {
+	if !v.OK() {
 		return "—"
 	}
-	return humanize(*v, unit)
+	return humanize(v.V, unit)
 }
 
 func humanize(v float64, unit string) string {
@@ -75,19 +78,19 @@ func inUnit(v float64, unit int, perSec bool) string {
 
 // byteColumn formats values of one column in the unit of its largest, so
 // that rows compare at a glance.
-func byteColumn(vs []*float64) []string {
+func byteColumn(vs []ledger.Num) []string {
 	peak := 0.0
 	for _, v := range vs {
-		if v != nil {
-			peak = max(peak, math.Abs(*v))
+		if v.OK() {
+			peak = max(peak, math.Abs(v.V))
 		}
 	}
 	u := byteUnit(peak)
 	out := make([]string, len(vs))
 	for i, v := range vs {
 		out[i] = "—"
-		if v != nil {
-			out[i] = inUnit(*v, u, true)
+		if v.OK() {
+			out[i] = inUnit(v.V, u, true)
 		}
 	}
 	return out
@@ -98,7 +101,7 @@ const MinWidth = 60
 
 // Render writes one frame no wider than width columns. history holds the
 // points before snap's, oldest first.
-func Render(w io.Writer, snap *Snapshot, history []Point, width int) {
+func Render(w io.Writer, snap *Snapshot, history []Tick, width int) {
 	width = max(width, MinWidth)
 	var b bytes.Buffer
 	render(&b, snap, history, width)
@@ -107,7 +110,24 @@ func Render(w io.Writer, snap *Snapshot, history []Point, width int) {
 	}
 }
 
-func render(w io.Writer, snap *Snapshot, history []Point, width int) {
+// stageView is what a frame shows of a stage, prefill, KV or decode alike.
+type stageView struct {
+	instant, window ledger.Num
+	n, up           int
+	missing         []string
+}
+
+var stageNames = [3]string{"Prefill", "KV", "Decode"}
+
+func stageViews(p *ledger.Point) [3]stageView {
+	return [3]stageView{
+		{p.Prefill.Instant, p.Prefill.Window, p.Prefill.Instances, p.Prefill.Up, p.Prefill.Missing},
+		{p.KV.Instant, p.KV.Window, p.KV.Instances, p.KV.Up, p.KV.Missing},
+		{p.Decode.Instant, p.Decode.Window, p.Decode.Instances, p.Decode.Up, p.Decode.Missing},
+	}
+}
+
+func render(w io.Writer, snap *Snapshot, history []Tick, width int) {
 	p := snap.Point
 	win := fmt.Sprintf("%gs", snap.Window)
 	fmt.Fprintf(w, "ptdmon  %s  window W=%s  B_request %s\n", snap.Time.Local().Format("15:04:05"), win, bReq(snap))
@@ -136,41 +156,40 @@ func render(w io.Writer, snap *Snapshot, history []Point, width int) {
 			}
 		}
 	}
-	stages := []struct {
-		name string
-		get  func(*Point) *Stage
-	}{{"Prefill", func(q *Point) *Stage { return &q.Prefill }}, {"KV", func(q *Point) *Stage { return &q.KV }}, {"Decode", func(q *Point) *Stage { return &q.Decode }}}
 	spark := width - 36
-	var series [3][]*float64
+	var series [3][]ledger.Num
 	peak := 0.0
-	for i, st := range stages {
-		for j := range history {
-			series[i] = append(series[i], st.get(&history[j]).Window)
+	for j := range history {
+		for i, st := range stageViews(&history[j].Point) {
+			series[i] = append(series[i], st.window)
 		}
-		series[i] = append(series[i], st.get(p).Window)
+	}
+	now := stageViews(p)
+	for i, st := range now {
+		series[i] = append(series[i], st.window)
 		if len(series[i]) > spark {
 			series[i] = series[i][len(series[i])-spark:]
 		}
 		for _, v := range series[i] {
-			if v != nil && *v > peak {
-				peak = *v
+			if v.OK() && v.V > peak {
+				peak = v.V
 			}
 		}
 	}
 	ticks := len(series[0])
 	fmt.Fprintf(w, "\n%-8s %11s %11s  %s\n", "req/s", "instant", win+" window", fmt.Sprintf("%s rate, last %d ticks", win, ticks))
 	var reasons []string
-	for i, st := range stages {
-		s := st.get(p)
-		fmt.Fprintf(w, "%-8s %11s %11s  %s\n", st.name, num(s.Instant, "/s"), num(s.Window, "/s"), sparkline(series[i], spark, peak))
-		if s.Window == nil {
-			reasons = append(reasons, fmt.Sprintf("%s absent: %s", st.name, s.Absent["requests_per_second_window"]))
-		} else if len(s.Missing) > 0 {
-			reasons = append(reasons, fmt.Sprintf("%s partial: %d of %d up, missing %s", st.name, s.Up, s.N, strings.Join(s.Missing, ", ")))
+	for i, s := range now {
+		name := stageNames[i]
+		fmt.Fprintf(w, "%-8s %11s %11s  %s\n", name, num(s.instant, "/s"), num(s.window, "/s"), sparkline(series[i], spark, peak))
+		if !s.window.OK() {
+			reasons = append(reasons, fmt.Sprintf("%s absent: %s", name, s.window.Why))
+		} else if len(s.missing) > 0 {
+			reasons = append(reasons, fmt.Sprintf("%s partial: %d of %d up, missing %s", name, s.up, s.n, strings.Join(s.missing, ", ")))
 		}
 	}
 	if v := snap.Verdict; v != nil && len(history) > 0 {
-		stages := make([]string, 0, len(history)+1)
+		stages := make([]diagnose.Stage, 0, len(history)+1)
 		for _, q := range history {
 			stages = append(stages, q.Verdict)
 		}
@@ -180,12 +199,12 @@ func render(w io.Writer, snap *Snapshot, history []Point, width int) {
 	for _, r := range reasons {
 		fmt.Fprintf(w, "  %s\n", r)
 	}
-	kv := byteColumn([]*float64{p.KV.Bytes, p.KV.BytesW})
+	kv := byteColumn([]ledger.Num{p.KV.BytesInstant, p.KV.BytesWindow})
 	fmt.Fprintf(w, "\nKV bytes/s  instant %s  %s window %s\n", kv[0], win, kv[1])
 	fmt.Fprintf(w, "Prefill  running %s  waiting %s  bootstrap %s  inflight %s  KV usage %s\n",
-		num(p.Prefill.Running, ""), num(p.Prefill.Waiting, ""), num(p.Prefill.Queues["bootstrap"], ""), num(p.Prefill.Queues["inflight"], ""), num(p.Prefill.KVUsage, "%"))
+		num(p.Prefill.Running, ""), num(p.Prefill.Waiting, ""), num(p.Prefill.Queues.Bootstrap, ""), num(p.Prefill.Queues.Inflight, ""), num(p.Prefill.KVUsage, "%"))
 	fmt.Fprintf(w, "Decode   running %s  waiting %s  prealloc %s  transfer %s  KV usage %s\n",
-		num(p.Decode.Running, ""), num(p.Decode.Waiting, ""), num(p.Decode.Queues["prealloc"], ""), num(p.Decode.Queues["transfer"], ""), num(p.Decode.KVUsage, "%"))
+		num(p.Decode.Running, ""), num(p.Decode.Waiting, ""), num(p.Decode.Queues.Prealloc, ""), num(p.Decode.Queues.Transfer, ""), num(p.Decode.KVUsage, "%"))
 	instances(w, snap, win)
 }
 
@@ -198,10 +217,10 @@ func instances(w io.Writer, snap *Snapshot, win string) {
 		errs[t.Name] = t.LastError
 	}
 	nameW := 8
-	kvs := make([]*float64, len(p.Instances))
+	kvs := make([]ledger.Num, len(p.Instances))
 	for i, in := range p.Instances {
 		nameW = max(nameW, utf8.RuneCountInString(in.Target))
-		kvs[i] = in.KVBytes
+		kvs[i] = in.KVBytesW
 	}
 	nameW = min(nameW, 20)
 	kv := byteColumn(kvs)
@@ -213,8 +232,8 @@ func instances(w io.Writer, snap *Snapshot, win string) {
 		if !in.Up {
 			up = "DOWN"
 			note = tidyErr(errs[in.Target])
-		} else if in.Window == nil {
-			note = in.Absent["requests_per_second_window"]
+		} else if !in.Window.OK() {
+			note = in.Window.Why
 		}
 		if note != "" {
 			notes = append(notes, in.Target+": "+note)

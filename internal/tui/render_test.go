@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
 const snapJSON = `{
@@ -28,8 +30,8 @@ func TestRender(t *testing.T) {
 	if err := json.Unmarshal([]byte(snapJSON), &s); err != nil {
 		t.Fatal(err)
 	}
-	hist := []Point{*s.Point, *s.Point}
-	hist[0].Prefill.Window = nil // a gap in the history
+	hist := []Tick{{Point: *s.Point}, {Point: *s.Point}}
+	hist[0].Prefill.Window = ledger.Absent("down") // a gap in the history
 	var b strings.Builder
 	Render(&b, &s, hist, 120)
 	out := b.String()
@@ -55,12 +57,10 @@ func TestRender(t *testing.T) {
 	if strings.Contains(out, "Decode"+strings.Repeat(" ", 13)+"0") {
 		t.Errorf("absent decode rate drawn as 0:\n%s", out)
 	}
-	if got := sparkline([]*float64{nil, ptr(0), ptr(5), ptr(10)}, 10, 10); got != " ▁▄█" {
+	if got := sparkline([]ledger.Num{ledger.Absent("down"), ledger.Val(0), ledger.Val(5), ledger.Val(10)}, 10, 10); got != " ▁▄█" {
 		t.Errorf("sparkline = %q", got)
 	}
 }
-
-func ptr(v float64) *float64 { return &v }
 
 // TestRenderFits: every line fits the width, the note keeps its start, and
 // unusual states are said in words.
@@ -111,9 +111,9 @@ func TestRenderFits(t *testing.T) {
 func TestBytesUnits(t *testing.T) {
 	f := func(vs []float64, want ...string) {
 		t.Helper()
-		ps := make([]*float64, len(vs))
+		ps := make([]ledger.Num, len(vs))
 		for i := range vs {
-			ps[i] = &vs[i]
+			ps[i] = ledger.Val(vs[i])
 		}
 		got := byteColumn(ps)
 		if strings.Join(got, "|") != strings.Join(want, "|") {

@@ -95,14 +95,18 @@ func Run(ctx context.Context, o Options) error {
 
 // advance appends the snapshot's point to the history (replacing a point
 // at the same time or later, fetched twice), keeping the newest historyLen.
-func advance(history []Point, snap *Snapshot) []Point {
+func advance(history []Tick, snap *Snapshot) []Tick {
 	if snap.Point == nil {
 		return history
 	}
 	for len(history) > 0 && !history[len(history)-1].Time.Before(snap.Point.Time) {
 		history = history[:len(history)-1]
 	}
-	history = append(history, *snap.Point)
+	tick := Tick{Point: *snap.Point}
+	if snap.Verdict != nil {
+		tick.Verdict = snap.Verdict.Stage // kept when the point joins the history
+	}
+	history = append(history, tick)
 	if len(history) > historyLen {
 		history = history[len(history)-historyLen:]
 	}

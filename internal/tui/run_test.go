@@ -7,15 +7,15 @@ import (
 
 func TestAdvance(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	pts := func(secs ...int) []Point {
-		out := make([]Point, len(secs))
+	pts := func(secs ...int) []Tick {
+		out := make([]Tick, len(secs))
 		for i, s := range secs {
 			out[i].Time = t0.Add(time.Duration(s) * time.Second)
 		}
 		return out
 	}
-	snap := func(s int) *Snapshot { return &Snapshot{Point: &pts(s)[0]} }
-	f := func(name string, hist []Point, s *Snapshot, want []int) {
+	snap := func(s int) *Snapshot { return &Snapshot{Point: &pts(s)[0].Point} }
+	f := func(name string, hist []Tick, s *Snapshot, want []int) {
 		t.Run(name, func(t *testing.T) {
 			got := advance(hist, s)
 			if len(got) != len(want) {

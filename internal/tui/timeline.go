@@ -2,39 +2,38 @@ package tui
 
 import (
 	"strings"
-	"time"
+
+	"github.com/ptdmon/ptdmon/internal/api"
+	"github.com/ptdmon/ptdmon/internal/diagnose"
+	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
-// VerdictSpan is a run of points with one verdict, from /api/v1/series.
-type VerdictSpan struct {
-	From  time.Time `json:"from"`
-	To    time.Time `json:"to"`
-	Stage string    `json:"stage"`
-}
-
 // stageMarks are the verdict timeline's letters, one per tick.
-var stageMarks = map[string]rune{
+var stageMarks = map[diagnose.Stage]rune{
 	"balanced": '·', "prefill": 'P', "kv": 'K', "admission": 'A', "decode": 'D', "mixed": 'M', "insufficient": ' ',
 }
 
-// markVerdicts sets each point's Verdict from the spans covering it.
-func markVerdicts(pts []Point, spans []VerdictSpan) {
+// markVerdicts pairs each point with the verdict of the span covering it.
+func markVerdicts(pts []ledger.Point, spans []api.VerdictSpan) []Tick {
+	out := make([]Tick, len(pts))
 	k := 0
 	for i := range pts {
+		out[i].Point = pts[i]
 		t := pts[i].Time
 		for k < len(spans) && spans[k].To.Before(t) {
 			k++
 		}
 		if k < len(spans) && !spans[k].From.After(t) {
-			pts[i].Verdict = spans[k].Stage
+			out[i].Verdict = spans[k].Stage
 		}
 	}
+	return out
 }
 
 // verdictStrip draws one letter per tick (the newest width of them),
 // aligned with the sparklines: P prefill, K KV, A admission, D decode,
 // M groups differ, · balanced, blank not enough data or not known.
-func verdictStrip(stages []string, width int) string {
+func verdictStrip(stages []diagnose.Stage, width int) string {
 	if len(stages) > width {
 		stages = stages[len(stages)-width:]
 	}

@@ -76,14 +76,14 @@ func RunWith(sc sim.Scenario, seed int64, dur time.Duration, o Options) (*Result
 		o.History = int(dur/time.Second) + 1
 	}
 	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second,
-		History: o.History, BytesPerRequest: float64(sc.KVBytesPerRequest)})
+		History: o.History, KVRequest: ledger.KVRequest{Bytes: float64(sc.KVBytesPerRequest)}})
 	insts := m.Instances()
-	infos := make([]ledger.TargetInfo, len(insts))
+	infos := make([]engine.Target, len(insts))
 	readers := make([]*engine.Reader, len(insts))
 	for i, in := range insts {
 		role, _ := engine.ParseRole(in.Role)
 		eng, _ := engine.ParseEngine(in.Engine)
-		infos[i] = ledger.TargetInfo{Name: in.Name, Role: role, Engine: eng}
+		infos[i] = engine.Target{Name: in.Name, Role: role, Engine: eng}
 		readers[i] = engine.NewReader(eng, role, engine.KVAuto)
 	}
 	l.SetTargets(infos)

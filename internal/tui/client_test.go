@@ -1,0 +1,91 @@
+package tui
+
+import (
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/api"
+	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/ledger"
+)
+
+// TestClientDecodesTheAPI: the terminal view reads a real API server and
+// gets back the ledger's own points, absences and reasons included.
+func TestClientDecodesTheAPI(t *testing.T) {
+	l := ledger.New(ledger.Config{KVRequest: ledger.KVRequest{Bytes: 1 << 30, Source: "flag"}, Window: 5 * time.Second})
+	l.SetTargets([]engine.Target{
+		{Name: "p0", URL: "http://10.0.0.1:8000/metrics", Role: engine.Prefill, Engine: engine.VLLM},
+		{Name: "d0", URL: "http://10.0.0.2:8000/metrics", Role: engine.Decode, Engine: engine.VLLM},
+	})
+	start := time.Now().Add(-6 * time.Second).Truncate(time.Second)
+	for k := 0; k < 6; k++ {
+		at := start.Add(time.Duration(k) * time.Second)
+		for i, name := range []string{"p0", "d0"} {
+			o := &engine.Observation{Engine: engine.VLLM, Role: []engine.Role{engine.Prefill, engine.Decode}[i]}
+			o.Counters = []engine.CounterValue{{Metric: engine.Completed, Series: 1, Value: 100 + 3*float64(k)}}
+			if i == 0 {
+				o.Counters = append(o.Counters, engine.CounterValue{Metric: engine.KVBytes, Series: 2, Value: (1 << 30) * (100 + 3*float64(k))})
+			}
+			l.Record(ledger.Scrape{Target: name, Time: at, Obs: o})
+		}
+		l.Tick(at.Add(500 * time.Millisecond))
+	}
+	srv := httptest.NewServer((&api.Server{Ledger: l}).Handler())
+	defer srv.Close()
+	c := &Client{Base: srv.URL, HTTP: srv.Client()}
+
+	snap, err := c.Snapshot(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := l.Latest()
+	if want.Decode.TTFT.P50.OK() || !want.Prefill.Window.OK() {
+		t.Fatal("the fixture should have both values and absences")
+	}
+	if snap.Point == nil || !sameTimes(snap.Point, &want) || !reflect.DeepEqual(stripTimes(*snap.Point), stripTimes(want)) {
+		t.Errorf("snapshot point differs from the ledger's:\n got %+v\nwant %+v", snap.Point, want)
+	}
+	if snap.KVRequest.Bytes != 1<<30 || snap.KVRequest.Source != "flag" {
+		t.Errorf("B_request %+v", snap.KVRequest)
+	}
+	hist, err := c.History(t.Context(), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist) != 6 || hist[5].Verdict == "" || !hist[5].Time.Equal(want.Time) || hist[5].Prefill.Window != want.Prefill.Window {
+		t.Errorf("history: %d ticks, newest %+v", len(hist), hist[len(hist)-1])
+	}
+	var b strings.Builder
+	Render(&b, snap, hist[:5], 100)
+	if out := b.String(); !strings.Contains(out, "B_request 1.00 GiB (flag)") || !strings.Contains(out, "Prefill") {
+		t.Errorf("frame:\n%s", out)
+	}
+}
+
+// sameTimes compares the times with Equal: JSON keeps no monotonic reading.
+func sameTimes(a, b *ledger.Point) bool {
+	if !a.Time.Equal(b.Time) || len(a.Instances) != len(b.Instances) {
+		return false
+	}
+	for i := range a.Instances {
+		x, y := a.Instances[i], b.Instances[i]
+		if !x.WindowFrom.Equal(y.WindowFrom) || !x.WindowTo.Equal(y.WindowTo) {
+			return false
+		}
+	}
+	return true
+}
+
+// stripTimes zeroes the times (compared with Equal), leaving the values.
+func stripTimes(p ledger.Point) ledger.Point {
+	p.Time = time.Time{}
+	in := append([]ledger.InstancePoint(nil), p.Instances...)
+	for i := range in {
+		in[i].WindowFrom, in[i].WindowTo = time.Time{}, time.Time{}
+	}
+	p.Instances = in
+	return p
+}
