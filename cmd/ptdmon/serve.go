@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/api"
@@ -41,6 +43,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		kvDtype  = fs.String("kv-dtype", "", "KV cache dtype: auto, bf16, fp16, fp8, fp8_e4m3, fp8_e5m2")
 		tp       = fs.Int("tp", 0, "tensor-parallel size of the engines (for the wire bytes of replicated KV heads)")
 		logLevel = fs.String("log-level", "info", "debug, info, warn or error")
+		webCfg   = fs.String("web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth) for the HTTP server")
+		hosts    = fs.String("allowed-hosts", "", "comma-separated Host headers to answer (default: any)")
 	)
 	fs.Var(&prefill, "prefill", "prefill target URL or name=URL (repeatable)")
 	fs.Var(&decode, "decode", "decode target URL or name=URL (repeatable)")
@@ -65,17 +69,25 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	for _, u := range decode {
 		cfg.Targets = append(cfg.Targets, config.TargetFlag("decode", u))
 	}
-	setDur := func(d *config.Duration, v time.Duration) {
-		if v != 0 {
-			d.Duration = v
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	setDur := func(key string, v time.Duration) {
+		if given[key] {
+			cfg.SetDuration(key, v)
 		}
+	}
+	if *webCfg != "" {
+		cfg.WebConfigFile = *webCfg
+	}
+	if *hosts != "" {
+		cfg.AllowedHosts = strings.Split(*hosts, ",")
 	}
 	if *listen != "" {
 		cfg.Listen = *listen
 	}
-	setDur(&cfg.Interval, *interval)
-	setDur(&cfg.Timeout, *timeout)
-	setDur(&cfg.Window, *window)
+	setDur("interval", *interval)
+	setDur("timeout", *timeout)
+	setDur("window", *window)
 	if *kvSource != "" {
 		cfg.KVSource = *kvSource
 	}
@@ -115,6 +127,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "ptdmon serve:", err)
+		if errors.Is(err, service.ErrSetup) {
+			return 2
+		}
 		return 1
 	}
 	return 0

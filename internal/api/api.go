@@ -3,13 +3,17 @@
 package api
 
 import (
+	"bufio"
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,6 +44,32 @@ type Server struct {
 	Diagnose diagnose.Config
 
 	verdicts verdictCache
+
+	initOnce  sync.Once
+	closeOnce sync.Once
+	closed    chan struct{} // closed by CloseStreams
+}
+
+// Bounds of /api/v1/series: without since or last it returns the newest
+// DefaultSeriesRange; one response holds at most MaxSeriesPoints points
+// (older history is paged with since=).
+const (
+	DefaultSeriesRange = 15 * time.Minute
+	MaxSeriesRange     = time.Hour
+	MaxSeriesPoints    = 3600
+)
+
+// CloseStreams ends every event stream, now and later: the HTTP server
+// calls it at shutdown so a connected browser does not hold the exit for
+// the whole grace period.
+func (s *Server) CloseStreams() {
+	ch := s.done()
+	s.closeOnce.Do(func() { close(ch) })
+}
+
+func (s *Server) done() chan struct{} {
+	s.initOnce.Do(func() { s.closed = make(chan struct{}) })
+	return s.closed
 }
 
 // Handler returns the HTTP handler for every route.
@@ -89,7 +119,7 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 		snap.Point = &p
 		snap.Verdict = s.verdictAt(p.Time)
 	}
-	writeJSON(w, snap)
+	s.writeJSON(w, snap)
 }
 
 func (s *Server) kvRequest(cfg ledger.Config) KVRequest {
@@ -121,10 +151,13 @@ type CompactSeries struct {
 	Points []json.RawMessage `json:"points"`
 }
 
-// series returns the points after ?since= (unix milliseconds or RFC 3339;
-// default: the whole history) or the newest ?last= seconds of them.
+// series returns the points after ?since= (unix milliseconds or RFC 3339)
+// or the newest ?last= seconds of them (default DefaultSeriesRange, at most
+// MaxSeriesRange); at most MaxSeriesPoints, oldest first, with "more": true
+// when newer points follow (page on with since= the newest point's time).
 // ?instances=0 leaves per-instance detail out; ?format=compact uses the
-// stream's short encoding.
+// stream's short encoding. The body is encoded point by point as it is
+// written, never whole in memory.
 func (s *Server) series(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	since, err := parseSince(q.Get("since"))
@@ -132,19 +165,28 @@ func (s *Server) series(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	last := DefaultSeriesRange
 	if v := q.Get("last"); v != "" {
 		secs, err := strconv.ParseFloat(v, 64)
-		if err != nil || secs <= 0 {
-			http.Error(w, fmt.Sprintf("last=%q: want seconds > 0", v), http.StatusBadRequest)
+		if err != nil || !(secs > 0) || math.IsInf(secs, 0) || secs > MaxSeriesRange.Seconds() {
+			http.Error(w, fmt.Sprintf("last=%q: want seconds > 0 and at most %g (page older history with since=)", v, MaxSeriesRange.Seconds()), http.StatusBadRequest)
 			return
 		}
-		if p, ok := s.Ledger.Latest(); ok {
-			if t := p.Time.Add(-time.Duration(secs * float64(time.Second))); t.After(since) {
-				since = t
-			}
+		last = time.Duration(secs * float64(time.Second))
+	} else if q.Has("since") {
+		last = 0
+	}
+	format := q.Get("format")
+	if format != "" && format != "full" && format != "compact" {
+		http.Error(w, fmt.Sprintf("format=%q: want full or compact", format), http.StatusBadRequest)
+		return
+	}
+	if p, ok := s.Ledger.Latest(); ok && last > 0 {
+		if t := p.Time.Add(-last); t.After(since) {
+			since = t
 		}
 	}
-	pts := s.Ledger.Since(since)
+	pts, more := s.Ledger.Range(since, MaxSeriesPoints)
 	if q.Get("instances") == "0" {
 		for i := range pts {
 			pts[i].Instances = nil
@@ -155,23 +197,84 @@ func (s *Server) series(w http.ResponseWriter, r *http.Request) {
 		verdict = s.verdictAt(pts[len(pts)-1].Time)
 	}
 	cfg := s.Ledger.Config()
-	switch q.Get("format") {
-	case "", "full":
-		writeJSONGzip(w, r, Series{Interval: cfg.Interval.Seconds(), Window: cfg.Window.Seconds(), Points: pts, Verdict: verdict})
-	case "compact":
-		out := CompactSeries{Format: CompactFormat, Interval: cfg.Interval.Seconds(), Window: cfg.Window.Seconds(),
-			Fields: CompactFields, Points: make([]json.RawMessage, len(pts))}
-		var enc compactEncoder
-		for i := range pts {
+	head := seriesHead{Interval: cfg.Interval.Seconds(), Window: cfg.Window.Seconds(), More: more}
+	var enc compactEncoder
+	point := func(i int) ([]byte, error) { return json.Marshal(&pts[i]) }
+	if format == "compact" {
+		head.Format, head.Fields = CompactFormat, CompactFields
+		point = func(i int) ([]byte, error) {
 			var v *diagnose.Verdict
 			if i == len(pts)-1 {
 				v = verdict
 			}
-			out.Points[i] = enc.encode(nil, &pts[i], v)
+			return enc.encode(nil, &pts[i], v), nil
 		}
-		writeJSONGzip(w, r, out)
-	default:
-		http.Error(w, fmt.Sprintf("format=%q: want full or compact", q.Get("format")), http.StatusBadRequest)
+	}
+	s.streamJSON(w, r, head, len(pts), point, format != "compact", verdict)
+}
+
+// seriesHead is what /api/v1/series writes before its points.
+type seriesHead struct {
+	Format   string              `json:"format,omitempty"`
+	Interval float64             `json:"interval_seconds"`
+	Window   float64             `json:"window_seconds"`
+	Fields   map[string][]string `json:"fields,omitempty"`
+	More     bool                `json:"more,omitempty"`
+}
+
+// streamJSON writes head's fields, then "points" one by one, then (full
+// form) the verdict, gzip-compressed when the client accepts it.
+func (s *Server) streamJSON(w http.ResponseWriter, r *http.Request, head seriesHead, n int, point func(int) ([]byte, error), withVerdict bool, verdict *diagnose.Verdict) {
+	hb, err := json.Marshal(head)
+	if err != nil {
+		s.fail(w, "encode series header", err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	var out io.Writer = w
+	var zw *gzip.Writer
+	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Add("Vary", "Accept-Encoding")
+		zw, _ = gzip.NewWriterLevel(w, gzip.BestSpeed)
+		out = zw
+	}
+	bw := bufio.NewWriterSize(out, 32<<10)
+	bw.Write(hb[:len(hb)-1])
+	bw.WriteString(`,"points":[`)
+	for i := 0; i < n; i++ {
+		b, err := point(i)
+		if err != nil {
+			// The status is sent; cut the response so the client sees a
+			// broken body, not a complete-looking one.
+			s.log().Error("encode series point", "err", err)
+			panic(http.ErrAbortHandler)
+		}
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		if _, err := bw.Write(b); err != nil {
+			return // the client went away
+		}
+	}
+	bw.WriteByte(']')
+	if withVerdict {
+		vb, err := json.Marshal(verdict)
+		if err != nil {
+			s.log().Error("encode series verdict", "err", err)
+			panic(http.ErrAbortHandler)
+		}
+		bw.WriteString(`,"verdict":`)
+		bw.Write(vb)
+	}
+	bw.WriteString("}\n")
+	if err := bw.Flush(); err != nil {
+		return
+	}
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			s.log().Debug("finish gzip response", "err", err)
+		}
 	}
 }
 
@@ -190,7 +293,7 @@ func parseSince(v string) (time.Time, error) {
 }
 
 func (s *Server) targets(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, s.Ledger.Targets(time.Now()))
+	s.writeJSON(w, s.Ledger.Targets(time.Now()))
 }
 
 // stream sends one "point" event per tick with the verdict at that point:
@@ -213,9 +316,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	var enc compactEncoder
 	fmt.Fprint(w, "retry: 2000\n\n")
 	fl.Flush()
+	done := s.done()
 	for {
 		select {
 		case <-r.Context().Done():
+			return
+		case <-done:
 			return
 		case p, ok := <-ch:
 			if !ok {
@@ -263,29 +369,22 @@ func (s *Server) log() *slog.Logger {
 	return slog.Default()
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
-	if err := enc.Encode(v); err != nil {
-		slog.Default().Error("encode response", "err", err)
-	}
-}
-
-// writeJSONGzip compresses when the client accepts it: an hour of history
-// for 16 instances is megabytes of JSON that compresses about tenfold.
-func writeJSONGzip(w http.ResponseWriter, r *http.Request, v any) {
-	if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
-		writeJSON(w, v)
+// writeJSON encodes v whole before sending it: an encoding error is logged
+// and answered with a 500, never with a 200 and an empty body.
+func (s *Server) writeJSON(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		s.fail(w, "encode response", err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Encoding", "gzip")
-	w.Header().Add("Vary", "Accept-Encoding")
-	zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
-	if err := json.NewEncoder(zw).Encode(v); err != nil {
-		slog.Default().Error("encode response", "err", err)
-	}
-	if err := zw.Close(); err != nil {
-		slog.Default().Debug("finish gzip response", "err", err)
-	}
+	w.Write(append(b, '\n'))
+}
+
+func (s *Server) fail(w http.ResponseWriter, what string, err error) {
+	s.log().Error(what, "err", err)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusInternalServerError)
+	b, _ := json.Marshal(map[string]string{"error": what + ": " + err.Error()})
+	w.Write(append(b, '\n'))
 }

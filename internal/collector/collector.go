@@ -33,14 +33,20 @@ type Options struct {
 	Interval     time.Duration
 	Timeout      time.Duration
 	MaxBodyBytes int64
-	KVSource     engine.KVSource
-	Client       *http.Client
-	Logger       *slog.Logger
+	// BodyBudget bounds the bytes of all bodies in flight together
+	// (default scrape.DefaultBodyBudget).
+	BodyBudget int64
+	// FollowRedirects follows redirects to other hosts and ports too.
+	FollowRedirects bool
+	KVSource        engine.KVSource
+	Client          *http.Client
+	Logger          *slog.Logger
 }
 
 // Collector owns the scrape loops.
 type Collector struct {
 	opts   Options
+	budget *scrape.Budget
 	ledger *ledger.Ledger
 	mu     sync.Mutex
 	loops  map[string]*loop
@@ -55,12 +61,15 @@ type loop struct {
 // New returns a collector feeding l.
 func New(l *ledger.Ledger, opts Options) *Collector {
 	if opts.Client == nil {
-		opts.Client = scrape.NewClient(64)
+		opts.Client = scrape.NewClientFollowing(64, opts.FollowRedirects)
+	}
+	if opts.BodyBudget <= 0 {
+		opts.BodyBudget = scrape.DefaultBodyBudget
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Collector{opts: opts, ledger: l, loops: make(map[string]*loop)}
+	return &Collector{opts: opts, budget: scrape.NewBudget(opts.BodyBudget), ledger: l, loops: make(map[string]*loop)}
 }
 
 // SetTargets starts loops for new or changed targets and stops the loops of
@@ -119,8 +128,38 @@ func (c *Collector) Run(ctx context.Context) {
 	}
 }
 
+// seriesStaleReads: a raw series absent from this many reads leaves the
+// reader's cache, as Prometheus ends a series absent from a scrape. It runs
+// after every read, so label values that churn cannot grow the cache.
+const seriesStaleReads = 4
+
+// exposition reads a Prometheus exposition and keeps the reader's series
+// cache bounded by what the target still exports.
+type exposition struct{ *engine.Reader }
+
+func (p exposition) Read(body []byte, contentType string, at time.Time) (*engine.Observation, time.Time, error) {
+	o, err := p.Reader.Read(body, contentType)
+	if err != nil && p.Cached() >= p.MaxSeries {
+		// The cache filled up with the series of earlier reads (churning
+		// label values): empty it and read again, so that only an
+		// exposition that alone exceeds the limit fails.
+		p.Evict(0)
+		o, err = p.Reader.Read(body, contentType)
+	}
+	if err != nil {
+		p.Evict(1)
+	} else {
+		p.Evict(seriesStaleReads)
+	}
+	return o, at, err
+}
+
 func (c *Collector) newSource(t Target) (engine.Source, error) {
+	if !t.IterationStats {
+		return exposition{engine.NewReader(t.Engine, t.Role, c.opts.KVSource)}, nil
+	}
 	cfg := engine.SourceConfig{Name: t.Name, Engine: t.Engine, Role: t.Role, KV: c.opts.KVSource, Logger: c.opts.Logger}
+	cfg.Format = engine.FormatIterationStats
 	if t.IterationStats {
 		cfg.Format = engine.FormatIterationStats
 	}
@@ -128,12 +167,12 @@ func (c *Collector) newSource(t Target) (engine.Source, error) {
 }
 
 func (c *Collector) run(ctx context.Context, t Target) {
-	f := &scrape.Fetcher{URL: t.URL, Client: c.opts.Client, Timeout: c.opts.Timeout, MaxBodyBytes: c.opts.MaxBodyBytes}
+	f := &scrape.Fetcher{URL: t.URL, Client: c.opts.Client, Timeout: c.opts.Timeout, MaxBodyBytes: c.opts.MaxBodyBytes, Budget: c.budget}
 	r, err := c.newSource(t)
 	if err != nil {
 		// Configuration is validated before; this is a build without the reader.
 		c.opts.Logger.Error("no reader for target", "target", t.Name, "err", err)
-		c.ledger.Record(ledger.Scrape{Target: t.Name, Time: time.Now(), Err: err, Reason: "adapter"})
+		c.ledger.Record(ledger.Scrape{Target: t.Name, Time: time.Now(), Err: err, Reason: scrape.ReasonAdapter})
 		return
 	}
 	// Spread targets over the interval so their scrapes do not all land at once.
@@ -161,6 +200,7 @@ func (c *Collector) run(ctx context.Context, t Target) {
 
 func (c *Collector) once(ctx context.Context, t Target, f *scrape.Fetcher, r engine.Source) {
 	res, err := f.Fetch(ctx)
+	defer f.Release()
 	if ctx.Err() != nil {
 		return
 	}
@@ -168,17 +208,14 @@ func (c *Collector) once(ctx context.Context, t Target, f *scrape.Fetcher, r eng
 	if err != nil {
 		s.Time = time.Now()
 		s.Err = err
-		var se *scrape.Error
-		if errors.As(err, &se) {
-			s.Reason = se.Reason
-		}
+		s.Reason = scrape.ReasonOf(err)
 		c.ledger.Record(s)
 		return
 	}
 	obs, at, err := r.Read(res.Body, res.ContentType, res.Time)
 	if err != nil {
 		s.Err = err
-		s.Reason = readFailure(err)
+		s.Reason = readReason(err)
 		c.ledger.Record(s)
 		return
 	}
@@ -187,20 +224,22 @@ func (c *Collector) once(ctx context.Context, t Target, f *scrape.Fetcher, r eng
 	c.ledger.Record(s)
 }
 
-// readFailure names why a fetched body could not be read: the reason an
+// readReason names why a fetched body could not be read: the reason an
 // error names itself (engine.ReasonError), else the engine's and the
 // parser's kinds of failure.
-func readFailure(err error) string {
+func readReason(err error) scrape.Reason {
 	if reason, ok := engine.ErrorReason(err); ok {
-		return reason
+		return scrape.Reason(reason)
 	}
 	switch {
 	case errors.Is(err, engine.ErrRole):
-		return "role"
+		return scrape.ReasonRole
+	case errors.Is(err, expo.ErrDuplicate):
+		return scrape.ReasonDuplicate
 	case errors.Is(err, engine.ErrUnusable):
-		return "adapter"
+		return scrape.ReasonAdapter
 	case errors.Is(err, expo.ErrNotExposition):
-		return "not_exposition"
+		return scrape.ReasonNotExposition
 	}
-	return "parse"
+	return scrape.ReasonParse
 }

@@ -28,7 +28,7 @@ func TestReadFailureReasons(t *testing.T) {
 		if err == nil {
 			t.Fatalf("%+v %.30q: read succeeded, want reason %s", tg, body, want)
 		}
-		if got := readFailure(err); got != want {
+		if got := readReason(err); string(got) != want {
 			t.Errorf("%+v %.30q: reason %q (%v), want %q", tg, body, got, err, want)
 		}
 	}
@@ -38,6 +38,7 @@ func TestReadFailureReasons(t *testing.T) {
 	f(decode, "process_cpu_seconds_total 1\n", "", "adapter")
 	f(decode, "vllm:num_requests_running{engine=\"0\" 1\n", "", "parse")
 	f(decode, "[]", "application/json", "not_exposition")
+	f(decode, "vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 1\nvllm:num_requests_running{engine=\"0\",model_name=\"m\"} 2\n", "", "duplicate_series")
 	iter := Target{Name: "g", Role: engine.Decode, Engine: engine.TensorRTLLM, IterationStats: true}
 	f(iter, "[]", "application/json", "iterstats_empty")
 	f(iter, `[{"iter": 1, "numActiveRequests": 2}]`, "application/json", "")

@@ -21,12 +21,26 @@ import (
 
 // Config is ptdmon's whole configuration.
 type Config struct {
-	Listen            string        `yaml:"listen"`
-	Interval          Duration      `yaml:"interval"`
-	Timeout           Duration      `yaml:"timeout"`
-	Window            Duration      `yaml:"window"`
-	History           Duration      `yaml:"history"`
-	MaxBodyBytes      int64         `yaml:"max_body_bytes"`
+	Listen       string   `yaml:"listen"`
+	Interval     Duration `yaml:"interval"`
+	Timeout      Duration `yaml:"timeout"`
+	Window       Duration `yaml:"window"`
+	History      Duration `yaml:"history"`
+	MaxBodyBytes int64    `yaml:"max_body_bytes"`
+	// BodyBudgetBytes bounds the bytes of all scrape bodies in flight
+	// together (default 128 MiB).
+	BodyBudgetBytes int64 `yaml:"body_budget_bytes"`
+	// MaxSeries bounds the counter series kept per target (default 50,000).
+	MaxSeries int `yaml:"max_series_per_target"`
+	// FollowRedirects follows a target's redirects to other hosts and
+	// ports; by default only those within the target's own host and port.
+	FollowRedirects bool `yaml:"follow_redirects"`
+	// AllowedHosts, when set, are the only Host headers the HTTP server
+	// answers (host or host:port), against DNS rebinding.
+	AllowedHosts []string `yaml:"allowed_hosts"`
+	// WebConfigFile is an exporter-toolkit web configuration (TLS, basic
+	// auth) for the HTTP server.
+	WebConfigFile     string        `yaml:"web_config_file"`
 	KVSource          string        `yaml:"kv_source"`
 	KVBytesPerRequest int64         `yaml:"kv_bytes_per_request"`
 	Model             ModelConfig   `yaml:"model"`
@@ -34,6 +48,9 @@ type Config struct {
 	FileSD            []FileSDEntry `yaml:"file_sd"`
 
 	file string
+	// set names where each explicitly given setting came from
+	// ("ptdmon.yaml:3", "-interval"): those are validated, never replaced.
+	set map[string]string
 }
 
 // ModelConfig computes B_request from a model's config.json instead of
@@ -116,6 +133,13 @@ func Parse(data []byte, file string) (*Config, error) {
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
 		return nil, yamlError(file, err)
 	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err == nil && len(root.Content) == 1 && root.Content[0].Kind == yaml.MappingNode {
+		m := root.Content[0]
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			c.mark(m.Content[i].Value, fmt.Sprintf("%s:%d", file, m.Content[i].Line))
+		}
+	}
 	for i := range c.Targets {
 		c.Targets[i].Source = file + c.Targets[i].Source
 	}
@@ -165,25 +189,52 @@ func (t *Target) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// SetDefaults fills unset fields.
+func (c *Config) mark(key, where string) {
+	if c.set == nil {
+		c.set = map[string]string{}
+	}
+	c.set[key] = where
+}
+
+func (c *Config) isSet(key string) bool { _, ok := c.set[key]; return ok }
+
+// SetDuration sets interval, timeout, window or history from a flag; the
+// value is then validated like one from the file, never replaced.
+func (c *Config) SetDuration(key string, v time.Duration) {
+	d := map[string]*Duration{"interval": &c.Interval, "timeout": &c.Timeout, "window": &c.Window, "history": &c.History}[key]
+	if d == nil {
+		panic("config: no duration setting " + key)
+	}
+	d.Duration = v
+	c.mark(key, "-"+key)
+}
+
+// SetDefaults fills the settings that were not given. A zero that was
+// given explicitly stays, for Validate to refuse.
 func (c *Config) SetDefaults() {
 	if c.Listen == "" {
 		c.Listen = DefaultListen
 	}
-	if c.Interval.Duration == 0 {
+	if c.Interval.Duration == 0 && !c.isSet("interval") {
 		c.Interval.Duration = DefaultInterval
 	}
-	if c.Timeout.Duration == 0 {
+	if c.Timeout.Duration == 0 && !c.isSet("timeout") {
 		c.Timeout.Duration = c.Interval.Duration * 4 / 5
 	}
-	if c.Window.Duration == 0 {
+	if c.Window.Duration == 0 && !c.isSet("window") {
 		c.Window.Duration = DefaultWindow
 	}
-	if c.History.Duration == 0 {
+	if c.History.Duration == 0 && !c.isSet("history") {
 		c.History.Duration = DefaultHistory
 	}
-	if c.MaxBodyBytes == 0 {
+	if c.MaxBodyBytes == 0 && !c.isSet("max_body_bytes") {
 		c.MaxBodyBytes = 64 << 20
+	}
+	if c.BodyBudgetBytes == 0 && !c.isSet("body_budget_bytes") {
+		c.BodyBudgetBytes = 128 << 20
+	}
+	if c.MaxSeries == 0 && !c.isSet("max_series_per_target") {
+		c.MaxSeries = 50_000
 	}
 	for i := range c.Targets {
 		t := &c.Targets[i]
@@ -210,14 +261,47 @@ func (c *Config) Validate() error {
 	if file == "" {
 		file = "flags"
 	}
-	if c.Interval.Duration < 10*time.Millisecond {
-		bad(file, "interval %s is too short", c.Interval)
+	at := func(key string) string {
+		if w, ok := c.set[key]; ok {
+			return w
+		}
+		return file
 	}
-	if c.Timeout.Duration >= c.Interval.Duration {
-		bad(file, "timeout %s must be shorter than interval %s", c.Timeout, c.Interval)
+	positive := func(key string, v int64, show string) bool {
+		if v <= 0 {
+			bad(at(key), "%s %s must be > 0", key, show)
+			return false
+		}
+		return true
 	}
-	if c.Window.Duration < 2*c.Interval.Duration {
-		bad(file, "window %s must hold at least two samples (≥ 2 × interval %s)", c.Window, c.Interval)
+	okInterval := positive("interval", int64(c.Interval.Duration), c.Interval.String())
+	okTimeout := positive("timeout", int64(c.Timeout.Duration), c.Timeout.String())
+	okWindow := positive("window", int64(c.Window.Duration), c.Window.String())
+	positive("history", int64(c.History.Duration), c.History.String())
+	positive("max_body_bytes", c.MaxBodyBytes, strconv.FormatInt(c.MaxBodyBytes, 10))
+	positive("body_budget_bytes", c.BodyBudgetBytes, strconv.FormatInt(c.BodyBudgetBytes, 10))
+	positive("max_series_per_target", int64(c.MaxSeries), strconv.Itoa(c.MaxSeries))
+	if okInterval && c.Interval.Duration < 10*time.Millisecond {
+		bad(at("interval"), "interval %s is too short", c.Interval)
+	}
+	if okInterval && okTimeout && c.Timeout.Duration >= c.Interval.Duration {
+		bad(at("timeout"), "timeout %s must be shorter than interval %s", c.Timeout, c.Interval)
+	}
+	if okInterval && okWindow && c.Window.Duration < 2*c.Interval.Duration {
+		bad(at("window"), "window %s must hold at least two samples (≥ 2 × interval %s)", c.Window, c.Interval)
+	}
+	if okInterval && c.History.Duration > 0 && c.History.Duration < c.Interval.Duration {
+		bad(at("history"), "history %s is shorter than one interval %s", c.History, c.Interval)
+	}
+	for i, e := range c.FileSD {
+		if e.Refresh.Duration < 0 {
+			bad(at("file_sd"), "file_sd entry %d: refresh_interval %s must be > 0", i+1, e.Refresh)
+		}
+	}
+	for _, h := range c.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/ ") {
+			bad(at("allowed_hosts"), "allowed_hosts entry %q: want host or host:port", h)
+		}
 	}
 	if _, ok := engine.ParseKVSource(c.KVSource); !ok {
 		bad(file, "kv_source %q: want auto, flagcx, nixl, mooncake, sglang, dynamo or none", c.KVSource)

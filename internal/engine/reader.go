@@ -337,6 +337,21 @@ func (r *Reader) fillIgnored(o *Observation) {
 	clear(r.ignored)
 }
 
+// Evict forgets the series not seen in the last n reads, failed reads
+// included (a read that stopped at MaxSeries still marks what it saw). The
+// caller decides when; a cache full of churned series otherwise fails every
+// read from then on.
+func (r *Reader) Evict(n uint32) {
+	for k, b := range r.cache {
+		if r.gen-b.gen >= n {
+			delete(r.cache, k)
+		}
+	}
+}
+
+// Cached returns the number of series in the cache (at most MaxSeries).
+func (r *Reader) Cached() int { return len(r.cache) }
+
 // evict forgets series not seen in the last 16 reads, so a target whose
 // label values churn cannot grow the cache without bound.
 func (r *Reader) evict() {

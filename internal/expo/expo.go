@@ -8,9 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
+	"regexp"
 	"strings"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
@@ -30,6 +33,16 @@ type Sample struct {
 	Value float64
 }
 
+// MaxSeriesBytes bounds the text of one series (name and labels). Label
+// sets this large are never real; past 16 MiB Prometheus' label encoding
+// panics, so they are refused before any label is built.
+const MaxSeriesBytes = 1 << 20
+
+// ErrDuplicate is wrapped by errors for expositions that carry one series
+// twice with different values. Prometheus rejects such a scrape; reading it
+// would take one of the values as a counter reset every scrape.
+var ErrDuplicate = errors.New("duplicate series with different values")
+
 // ErrNotExposition is wrapped by errors for bodies that are not a metrics
 // exposition at all (JSON, HTML, binary garbage).
 var ErrNotExposition = errors.New("not a Prometheus text or OpenMetrics exposition")
@@ -40,6 +53,7 @@ type Parser struct {
 	p      textparse.Parser
 	family []byte
 	ftype  model.MetricType
+	seen   map[uint64]uint64 // series hash → value bits, for duplicates
 }
 
 // Format names the exposition format chosen for a Content-Type.
@@ -87,6 +101,10 @@ func (p *Parser) Parse(body []byte, contentType string, visit func(*Sample) erro
 		p.p = textparse.NewPromParser(body, nil, false)
 	}
 	p.family, p.ftype = p.family[:0], model.MetricTypeUnknown
+	if p.seen == nil {
+		p.seen = make(map[uint64]uint64)
+	}
+	clear(p.seen)
 	var s Sample
 	line := 0
 	for {
@@ -99,7 +117,7 @@ func (p *Parser) Parse(body []byte, contentType string, visit func(*Sample) erro
 			if first := firstDataLine(body); len(first) > 0 && (first[0] == '[' || first[0] == '{' && !looksLikeSeries(first)) {
 				return fmt.Errorf("first data line starts with %q: %w (a JSON document?)", first[0], ErrNotExposition)
 			}
-			return fmt.Errorf("parse %s exposition near entry %d: %w", format, line, err)
+			return fmt.Errorf("parse %s exposition near entry %d: %w", format, line, scrubbed{err})
 		}
 		switch et {
 		case textparse.EntryType:
@@ -108,6 +126,14 @@ func (p *Parser) Parse(body []byte, contentType string, visit func(*Sample) erro
 			p.ftype = t
 		case textparse.EntrySeries:
 			series, _, v := p.p.Series()
+			if len(series) > MaxSeriesBytes {
+				return fmt.Errorf("parse %s exposition near entry %d: a series of %d bytes (at most %d)", format, line, len(series), MaxSeriesBytes)
+			}
+			h, bits := xxhash.Sum64(series), math.Float64bits(v)
+			if prev, dup := p.seen[h]; dup && prev != bits {
+				return fmt.Errorf("entry %d: %w: a series of %s", line, ErrDuplicate, clip(seriesName(series)))
+			}
+			p.seen[h] = bits
 			s.Series = series
 			s.Name = seriesName(series)
 			s.Value = v
@@ -200,4 +226,32 @@ func looksLikeSeries(b []byte) bool {
 	}
 	line := b[:nl]
 	return bytes.IndexByte(line, '}') > 0 && !bytes.Contains(line, []byte(`":`))
+}
+
+// scrubbed is a parser error whose text leaves out what it quotes from the
+// body: a target that serves another service's page must not have that
+// page shown in last_error. Token kinds (INVALID, LNAME) are kept.
+type scrubbed struct{ err error }
+
+var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+var tokenKind = regexp.MustCompile(`^"[A-Z_]{1,16}"$`)
+
+func (s scrubbed) Error() string {
+	return quoted.ReplaceAllStringFunc(s.err.Error(), func(q string) string {
+		if tokenKind.MatchString(q) {
+			return q
+		}
+		return `"…"`
+	})
+}
+
+func (s scrubbed) Unwrap() error { return s.err }
+
+// clip shortens a series for an error text.
+func clip(series []byte) string {
+	const n = 120
+	if len(series) <= n {
+		return string(series)
+	}
+	return string(series[:n]) + "…"
 }

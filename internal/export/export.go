@@ -4,6 +4,7 @@
 package export
 
 import (
+	"math"
 	"strconv"
 	"time"
 
@@ -92,7 +93,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(durationDesc, prometheus.GaugeValue, t.ScrapeDuration, t.Name)
 		}
 		for reason, n := range t.Failures {
-			ch <- prometheus.MustNewConstMetric(failuresDesc, prometheus.CounterValue, float64(n), t.Name, reason)
+			ch <- prometheus.MustNewConstMetric(failuresDesc, prometheus.CounterValue, float64(n), t.Name, string(reason))
 		}
 		ch <- prometheus.MustNewConstMetric(resetsDesc, prometheus.CounterValue, float64(t.CounterResets), t.Name)
 		if !t.Fresh {
@@ -134,7 +135,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	w := windowLabel(cfg.Window)
 	emit := func(d *prometheus.Desc, n ledger.Num, lv ...string) {
-		if n.OK() {
+		// A sum can overflow to +Inf even when every term is finite.
+		if n.OK() && !math.IsInf(n.V, 0) && !math.IsNaN(n.V) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, n.V, lv...)
 		}
 	}

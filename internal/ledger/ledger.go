@@ -1,12 +1,14 @@
 package ledger
 
 import (
+	"fmt"
 	"log/slog"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/scrape"
 )
 
 // Config sets the ledger's time constants.
@@ -21,6 +23,13 @@ type Config struct {
 	// InstanceBudget bounds the per-instance entries kept across the history
 	// (default 200,000); older points lose their per-instance detail first.
 	InstanceBudget int
+	// MaxSeries bounds the counter series state kept per target (default
+	// 50,000); a scrape that would exceed it is rejected whole, as
+	// Prometheus' sample_limit does.
+	MaxSeries int
+	// SeriesStaleAfter is the number of successful scrapes after which a
+	// counter series that stopped appearing is forgotten (default 8).
+	SeriesStaleAfter int
 	// BytesPerRequest is B_request; 0 leaves KV req/s absent.
 	BytesPerRequest float64
 	Logger          *slog.Logger
@@ -41,6 +50,12 @@ func (c *Config) defaults() {
 	}
 	if c.InstanceBudget <= 0 {
 		c.InstanceBudget = 200_000
+	}
+	if c.MaxSeries <= 0 {
+		c.MaxSeries = 50_000
+	}
+	if c.SeriesStaleAfter <= 0 {
+		c.SeriesStaleAfter = 8
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -63,7 +78,7 @@ type Scrape struct {
 	Bytes    int
 	Obs      *engine.Observation // nil when the scrape failed
 	Err      error
-	Reason   string // failure class for ptd_scrape_failures_total
+	Reason   scrape.Reason // failure class for ptd_scrape_failures_total
 }
 
 // Ledger is safe for concurrent use.
@@ -144,6 +159,11 @@ func (l *Ledger) Record(s Scrape) {
 	t.lastAttempt = s.Time
 	t.lastDuration = s.Duration
 	t.lastBytes = s.Bytes
+	if s.Obs != nil && len(t.series)+t.newSeries(s.Obs) > l.cfg.MaxSeries {
+		s.Obs = nil
+		s.Reason = scrape.ReasonSeriesLimit
+		s.Err = fmt.Errorf("more than %d counter series (the per-target series limit)", l.cfg.MaxSeries)
+	}
 	if s.Obs == nil {
 		t.up = false
 		t.lastErr = "scrape failed"
@@ -152,7 +172,7 @@ func (l *Ledger) Record(s Scrape) {
 		}
 		reason := s.Reason
 		if reason == "" {
-			reason = "error"
+			reason = scrape.ReasonOf(s.Err)
 		}
 		t.failures[reason]++
 		return
@@ -160,7 +180,7 @@ func (l *Ledger) Record(s Scrape) {
 	t.up = true
 	t.lastErr = ""
 	t.lastSuccess = s.Time
-	t.ingest(s.Time, s.Obs, l.cfg.Logger)
+	t.ingest(s.Time, s.Obs, l.cfg.Logger, uint64(l.cfg.SeriesStaleAfter))
 	if t.has(engine.KVBytes) {
 		l.sawKV = true
 	}
@@ -238,4 +258,26 @@ func (l *Ledger) Since(t time.Time) []Point {
 		}
 	}
 	return out
+}
+
+// Range returns at most max points newer than t, oldest first, and whether
+// more points follow them.
+func (l *Ledger) Range(t time.Time, max int) ([]Point, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []Point
+	for i := 0; i < l.count; i++ {
+		p := l.points[(l.head-l.count+i+len(l.points))%len(l.points)]
+		if !p.Time.After(t) {
+			continue
+		}
+		if len(out) == max {
+			return out, true
+		}
+		if out == nil {
+			out = make([]Point, 0, min(max, l.count-i))
+		}
+		out = append(out, p)
+	}
+	return out, false
 }

@@ -18,8 +18,15 @@ type Num struct {
 	Why string
 }
 
-// Val is a present value.
-func Val(v float64) Num { return Num{V: v} }
+// Val is a present value; +Inf and NaN are absent, never shown.
+func Val(v float64) Num {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return Absent(whyNonFinite)
+	}
+	return Num{V: v}
+}
+
+const whyNonFinite = "not a finite number: the exposition has +Inf or NaN"
 
 // Absent is a missing value with its reason.
 func Absent(why string) Num {

@@ -30,6 +30,9 @@ func (t *target) instant(m engine.Metric) Num {
 		return Absent("one sample so far; a rate needs two")
 	}
 	a, b := t.at(1), t.at(0)
+	if a.nonFinite[m] || b.nonFinite[m] {
+		return Absent(whyNonFinite)
+	}
 	if !a.hasTotal[m] || !b.hasTotal[m] {
 		return Absent("no " + m.String() + " counter in the exposition")
 	}
@@ -65,7 +68,10 @@ func (t *target) span(now time.Time, w time.Duration, ok func(*sample) bool) (fi
 // windowed is the increase between the first and last samples inside W,
 // divided by their real time difference; no extrapolation.
 func (t *target) windowed(m engine.Metric, now time.Time, w time.Duration) (Num, time.Time, time.Time) {
-	first, last := t.span(now, w, func(s *sample) bool { return s.hasTotal[m] })
+	if t.n > 0 && t.at(0).nonFinite[m] {
+		return Absent(whyNonFinite), time.Time{}, time.Time{}
+	}
+	first, last := t.span(now, w, func(s *sample) bool { return s.hasTotal[m] && !s.nonFinite[m] })
 	if first == nil {
 		if t.n > 0 && !t.at(0).hasTotal[m] {
 			return Absent("no " + m.String() + " counter in the exposition"), time.Time{}, time.Time{}
@@ -178,6 +184,9 @@ func (l *Ledger) compute(now time.Time) Point {
 				return Absent(why)
 			}
 			s := t.at(0)
+			if s.nonFiniteGauge[m.GaugeIndex()] {
+				return Absent(whyNonFinite)
+			}
 			if !s.hasGauge[m.GaugeIndex()] {
 				return Absent("no " + m.String() + " gauge in the exposition")
 			}

@@ -5,25 +5,26 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/scrape"
 )
 
 // TargetStatus is the scrape health and cumulative state of one target.
 type TargetStatus struct {
-	Name           string            `json:"name"`
-	URL            string            `json:"url"`
-	Role           string            `json:"role"`
-	Engine         string            `json:"engine"`
-	Model          string            `json:"model,omitempty"`
-	Up             bool              `json:"up"`
-	LastError      string            `json:"last_error,omitempty"`
-	LastScrape     time.Time         `json:"last_scrape,omitzero"`
-	LastSuccess    time.Time         `json:"last_success,omitzero"`
-	ScrapeDuration float64           `json:"scrape_duration_seconds"`
-	ScrapeBytes    int               `json:"scrape_bytes"`
-	Failures       map[string]uint64 `json:"failures,omitempty"`
-	CounterResets  uint64            `json:"counter_resets"`
-	Notes          []string          `json:"notes,omitempty"`
-	SchedulerMode  string            `json:"scheduler_mode,omitempty"`
+	Name           string                   `json:"name"`
+	URL            string                   `json:"url"`
+	Role           string                   `json:"role"`
+	Engine         string                   `json:"engine"`
+	Model          string                   `json:"model,omitempty"`
+	Up             bool                     `json:"up"`
+	LastError      string                   `json:"last_error,omitempty"`
+	LastScrape     time.Time                `json:"last_scrape,omitzero"`
+	LastSuccess    time.Time                `json:"last_success,omitzero"`
+	ScrapeDuration float64                  `json:"scrape_duration_seconds"`
+	ScrapeBytes    int                      `json:"scrape_bytes"`
+	Failures       map[scrape.Reason]uint64 `json:"failures,omitempty"`
+	CounterResets  uint64                   `json:"counter_resets"`
+	Notes          []string                 `json:"notes,omitempty"`
+	SchedulerMode  string                   `json:"scheduler_mode,omitempty"`
 
 	// Totals are the reset-adjusted counters (by canonical name), for export.
 	Totals map[string]float64 `json:"totals,omitempty"`
@@ -47,20 +48,20 @@ func (l *Ledger) Targets(now time.Time) []TargetStatus {
 			eng = t.engine
 		}
 		st := TargetStatus{
-			Name: name, URL: t.info.URL, Role: string(role), Engine: string(eng), Model: t.model,
+			Name: name, URL: scrape.Redact(t.info.URL), Role: string(role), Engine: string(eng), Model: t.model,
 			Up: t.up, LastError: t.lastErr, LastScrape: t.lastAttempt, LastSuccess: t.lastSuccess,
 			ScrapeDuration: t.lastDuration.Seconds(), ScrapeBytes: t.lastBytes,
 			CounterResets: t.resets, Notes: append([]string(nil), t.notes...), SchedulerMode: t.schedulerMode,
 			Fresh: l.unavailable(t, now) == "",
 		}
 		if len(t.failures) > 0 {
-			st.Failures = make(map[string]uint64, len(t.failures))
+			st.Failures = make(map[scrape.Reason]uint64, len(t.failures))
 			for k, v := range t.failures {
 				st.Failures[k] = v
 			}
 		}
 		for m := 0; m < engine.NumCounters; m++ {
-			if t.hasTotal[m] {
+			if t.hasTotal[m] && finite(t.totals[m]) {
 				if st.Totals == nil {
 					st.Totals = map[string]float64{}
 				}
@@ -70,7 +71,7 @@ func (l *Ledger) Targets(now time.Time) []TargetStatus {
 		if t.n > 0 && st.Fresh {
 			s := t.at(0)
 			for i, ok := range s.hasGauge {
-				if ok {
+				if ok && finite(s.gauges[i]) {
 					if st.Gauges == nil {
 						st.Gauges = map[string]float64{}
 					}
@@ -85,19 +86,19 @@ func (l *Ledger) Targets(now time.Time) []TargetStatus {
 }
 
 // FailureReasons lists every failure class seen so far (for stable export).
-func (l *Ledger) FailureReasons() []string {
+func (l *Ledger) FailureReasons() []scrape.Reason {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	seen := map[string]bool{}
+	seen := map[scrape.Reason]bool{}
 	for _, t := range l.targets {
 		for r := range t.failures {
 			seen[r] = true
 		}
 	}
-	out := make([]string, 0, len(seen))
+	out := make([]scrape.Reason, 0, len(seen))
 	for r := range seen {
 		out = append(out, r)
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }

@@ -1,10 +1,13 @@
 package ledger
 
 import (
+	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/scrape"
 )
 
 // target is the ledger's state of one scraped instance.
@@ -22,11 +25,12 @@ type target struct {
 	lastSuccess  time.Time
 	lastDuration time.Duration
 	lastBytes    int
-	failures     map[string]uint64
+	failures     map[scrape.Reason]uint64
 	resets       uint64
 	notes        []string
 
 	series   map[seriesKey]*seriesState
+	scrapes  uint64                      // successful scrapes ingested, the clock of seriesState.seen
 	totals   [engine.NumCounters]float64 // reset-adjusted, per metric
 	hasTotal [engine.NumCounters]bool
 	hists    [engine.NumHistograms]histState
@@ -45,6 +49,7 @@ type seriesKey struct {
 // first value seen and grows by every increase, the new value after a reset
 // (Prometheus semantics), so it never decreases.
 type seriesState struct {
+	seen     uint64 // the scrape that last carried the series
 	last     float64
 	adj      float64
 	lastWarn time.Time
@@ -58,6 +63,10 @@ type sample struct {
 	gauges   [engine.NumGauges]float64
 	hasGauge [engine.NumGauges]bool
 	hists    [engine.NumHistograms]histSnap
+	// Metrics whose value in this scrape was +Inf or NaN: absent, with
+	// that reason, rather than a NaN that poisons every sum it enters.
+	nonFinite      [engine.NumCounters]bool
+	nonFiniteGauge [engine.NumGauges]bool
 }
 
 func newTarget(in TargetInfo, interval, window time.Duration) *target {
@@ -66,7 +75,7 @@ func newTarget(in TargetInfo, interval, window time.Duration) *target {
 	n := int(window/interval)*2 + 4
 	return &target{
 		info:     in,
-		failures: make(map[string]uint64),
+		failures: make(map[scrape.Reason]uint64),
 		series:   make(map[seriesKey]*seriesState),
 		samples:  make([]sample, n),
 	}
@@ -74,18 +83,41 @@ func newTarget(in TargetInfo, interval, window time.Duration) *target {
 
 func (t *target) has(m engine.Metric) bool { return t.hasTotal[m] }
 
-func (t *target) ingest(at time.Time, o *engine.Observation, log *slog.Logger) {
+// newSeries counts the counter series of o that t has no state for, to
+// enforce the per-target series limit before anything is ingested.
+func (t *target) newSeries(o *engine.Observation) int {
+	n := 0
+	for _, c := range o.Counters {
+		if _, ok := t.series[seriesKey{c.Metric, c.Series}]; !ok {
+			n++
+		}
+	}
+	return n
+}
+
+func (t *target) ingest(at time.Time, o *engine.Observation, log *slog.Logger, staleAfter uint64) {
 	t.engine, t.role, t.model, t.schedulerMode = o.Engine, o.Role, o.Model, o.SchedulerMode
 	t.notes = append(t.notes[:0], o.Notes...)
+	t.scrapes++
+	s := &t.samples[t.head]
+	s.nonFinite = [engine.NumCounters]bool{}
+	s.nonFiniteGauge = [engine.NumGauges]bool{}
 	for _, c := range o.Counters {
+		if !finite(c.Value) {
+			// Leave the series' state alone: one +Inf would make the
+			// reset-adjusted total +Inf for good.
+			s.nonFinite[c.Metric] = true
+			continue
+		}
 		k := seriesKey{c.Metric, c.Series}
 		st, ok := t.series[k]
 		if !ok {
-			t.series[k] = &seriesState{last: c.Value, adj: c.Value}
+			t.series[k] = &seriesState{seen: t.scrapes, last: c.Value, adj: c.Value}
 			t.totals[c.Metric] += c.Value
 			t.hasTotal[c.Metric] = true
 			continue
 		}
+		st.seen = t.scrapes
 		inc := c.Value - st.last
 		if inc < 0 {
 			inc = c.Value
@@ -99,19 +131,66 @@ func (t *target) ingest(at time.Time, o *engine.Observation, log *slog.Logger) {
 		st.adj += inc
 		t.totals[c.Metric] += inc
 	}
-	s := &t.samples[t.head]
+	t.evict(staleAfter)
 	s.t = at
 	s.totals = t.totals
 	s.hasTotal = t.hasTotal
 	s.gauges = o.Gauges
 	s.hasGauge = o.HasGauges
+	for i, v := range s.gauges {
+		if s.hasGauge[i] && !finite(v) {
+			s.hasGauge[i], s.nonFiniteGauge[i] = false, true
+		}
+	}
+	for m := range s.nonFinite {
+		if s.nonFinite[m] {
+			t.notes = append(t.notes, fmt.Sprintf("%s: a series is +Inf or NaN; the value is absent", engine.Metric(m)))
+		}
+	}
+	for i, ok := range s.nonFiniteGauge {
+		if ok {
+			t.notes = append(t.notes, fmt.Sprintf("%s: +Inf or NaN; the value is absent", engine.GaugeAt(i)))
+		}
+	}
 	for i := range o.Histograms {
-		t.hists[i].ingest(&o.Histograms[i], &s.hists[i], &t.resets)
+		h := &o.Histograms[i]
+		if h.Present && !finiteHist(h) {
+			t.notes = append(t.notes, fmt.Sprintf("histogram %d: +Inf or NaN counts; the histogram is absent", i))
+			s.hists[i].present = false
+			continue
+		}
+		t.hists[i].ingest(h, &s.hists[i], &t.resets)
 	}
 	t.head = (t.head + 1) % len(t.samples)
 	if t.n < len(t.samples) {
 		t.n++
 	}
+}
+
+// evict forgets counter series not seen in the last staleAfter scrapes, as
+// Prometheus' staleness ends a series that left the exposition: label
+// values that churn cannot grow the state without bound. The totals keep
+// what the evicted series added, so they never decrease.
+func (t *target) evict(staleAfter uint64) {
+	for k, st := range t.series {
+		if t.scrapes-st.seen >= staleAfter {
+			delete(t.series, k)
+		}
+	}
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+func finiteHist(h *engine.Histogram) bool {
+	if !finite(h.Sum) || !finite(h.Count) {
+		return false
+	}
+	for _, b := range h.Buckets {
+		if !finite(b.Count) {
+			return false
+		}
+	}
+	return true
 }
 
 // at returns the i-th newest sample (0 = newest).

@@ -3,13 +3,13 @@
 package scrape
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"syscall"
 	"time"
@@ -22,18 +22,8 @@ const Accept = "text/plain;version=0.0.4;q=1,application/openmetrics-text;versio
 // DefaultMaxBodyBytes bounds a decompressed body.
 const DefaultMaxBodyBytes = 64 << 20
 
-// Failure classes, the reason label of ptd_scrape_failures_total.
-const (
-	ReasonRefused  = "refused"
-	ReasonTimeout  = "timeout"
-	ReasonHTTP     = "http_status"
-	ReasonTooLarge = "body_too_large"
-	ReasonRead     = "read"
-	ReasonConnect  = "connect"
-)
-
 // Result is one fetched body. Body is owned by the Fetcher and valid until
-// its next Fetch.
+// its next Fetch or Release.
 type Result struct {
 	Body        []byte
 	ContentType string
@@ -44,26 +34,23 @@ type Result struct {
 	Duration time.Duration
 }
 
-// Error is a failed fetch with its class.
-type Error struct {
-	Reason string
-	Err    error
-}
-
-func (e *Error) Error() string { return e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }
-
 // Fetcher fetches one target repeatedly, reusing its buffer.
 type Fetcher struct {
 	URL          string
 	Client       *http.Client
 	Timeout      time.Duration
 	MaxBodyBytes int64
-	buf          bytes.Buffer
+	// Budget, if set, is shared by every target's Fetcher: the bytes of
+	// bodies in flight beyond FreeBytes each are drawn from it.
+	Budget *Budget
+	body   body
 }
 
-// Fetch performs one scrape.
+// Fetch performs one scrape. Errors are *Error; their texts name the URL
+// with its password redacted and never carry the response body.
 func (f *Fetcher) Fetch(ctx context.Context) (Result, error) {
+	f.Release()
+	f.body.budget = f.Budget
 	limit := f.MaxBodyBytes
 	if limit <= 0 {
 		limit = DefaultMaxBodyBytes
@@ -73,48 +60,65 @@ func (f *Fetcher) Fetch(ctx context.Context) (Result, error) {
 		ctx, cancel = context.WithTimeout(ctx, f.Timeout)
 		defer cancel()
 	}
+	shown := Redact(f.URL)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.URL, nil)
 	if err != nil {
-		return Result{}, &Error{ReasonConnect, fmt.Errorf("build request for %s: %w", f.URL, err)}
+		return Result{}, &Error{ReasonConnect, fmt.Errorf("build request for %s: %w", shown, err)}
 	}
 	req.Header.Set("Accept", Accept)
 	req.Header.Set("User-Agent", "ptdmon")
 	start := time.Now()
 	resp, err := f.Client.Do(req)
 	if err != nil {
-		return Result{}, classify(fmt.Errorf("GET %s: %w", f.URL, err))
+		return Result{}, classify(fmt.Errorf("GET %s: %w", shown, unwrapURL(err)))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		return Result{}, &Error{ReasonHTTP, fmt.Errorf("GET %s: HTTP status %s", f.URL, resp.Status)}
+		return Result{}, &Error{ReasonHTTP, fmt.Errorf("GET %s: HTTP status %s", shown, resp.Status)}
 	}
-	f.buf.Reset()
-	n, err := f.buf.ReadFrom(io.LimitReader(resp.Body, limit+1))
+	n, err := f.body.readFrom(resp.Body, limit)
 	end := time.Now()
-	if err != nil {
-		return Result{}, classify(fmt.Errorf("GET %s: reading body after %d bytes: %w", f.URL, n, err))
-	}
-	if n > limit {
-		// Give the oversized buffer back; the connection closes with the body.
-		f.buf = bytes.Buffer{}
-		return Result{}, &Error{ReasonTooLarge, fmt.Errorf("GET %s: body exceeds the %d-byte limit", f.URL, limit)}
-	}
-	if f.buf.Cap() > 4*int(n)+1<<20 {
-		// One huge body should not pin its buffer for the target's lifetime.
-		defer func() { f.buf = bytes.Buffer{} }()
+	switch {
+	case errors.Is(err, errTooLarge):
+		f.Release()
+		return Result{}, &Error{ReasonTooLarge, fmt.Errorf("GET %s: body exceeds the %d-byte limit", shown, limit)}
+	case errors.Is(err, errBudget):
+		f.Release()
+		return Result{}, &Error{ReasonBudget, fmt.Errorf("GET %s: body of more than %d bytes: %w", shown, n, err)}
+	case err != nil:
+		f.Release()
+		return Result{}, classify(fmt.Errorf("GET %s: reading body after %d bytes: %w", shown, n, err))
 	}
 	return Result{
-		Body:        f.buf.Bytes(),
+		Body:        f.body.buf,
 		ContentType: resp.Header.Get("Content-Type"),
 		Time:        start.Add(end.Sub(start) / 2),
 		Duration:    end.Sub(start),
 	}, nil
 }
 
+// Release gives the last body's buffer back to the pool and its bytes back
+// to the budget; the Result's Body must not be used after it.
+func (f *Fetcher) Release() { f.body.release() }
+
+// unwrapURL drops the *url.Error wrapper: its text repeats the URL, which
+// the caller names redacted.
+func unwrapURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
 func classify(err error) error {
 	var ne net.Error
 	switch {
+	case errors.Is(err, errRedirectLoop):
+		return &Error{ReasonRedirectLoop, err}
+	case errors.Is(err, errRedirectHost):
+		return &Error{ReasonRedirect, err}
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded),
 		errors.As(err, &ne) && ne.Timeout():
 		return &Error{ReasonTimeout, err}
@@ -126,13 +130,15 @@ func classify(err error) error {
 	return &Error{ReasonConnect, err}
 }
 
-// NewClient returns an HTTP client suited to frequent scrapes of many
-// targets: kept-alive connections, no redirects across hosts surprises.
-func NewClient(targets int) *http.Client {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConns = targets + 16
-	tr.MaxIdleConnsPerHost = 4
-	tr.IdleConnTimeout = 90 * time.Second
-	tr.Proxy = nil // engines are reached directly; a proxy would skew the sample time
-	return &http.Client{Transport: tr}
+// Redact returns raw with the password of its userinfo replaced, for every
+// place a target URL is shown.
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	if _, has := u.User.Password(); !has {
+		return raw
+	}
+	return u.Redacted()
 }

@@ -49,7 +49,7 @@ func TestFetchGzipAndMidpoint(t *testing.T) {
 }
 
 func TestFetchFailures(t *testing.T) {
-	f := func(h http.HandlerFunc, timeout time.Duration, limit int64, reason string) {
+	f := func(h http.HandlerFunc, timeout time.Duration, limit int64, reason Reason) {
 		t.Helper()
 		srv := httptest.NewServer(h)
 		defer srv.Close()

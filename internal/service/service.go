@@ -14,6 +14,8 @@ import (
 	"reflect"
 	"time"
 
+	toolkit "github.com/prometheus/exporter-toolkit/web"
+
 	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/collector"
 	"github.com/ptdmon/ptdmon/internal/config"
@@ -21,6 +23,16 @@ import (
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/web"
 )
+
+// ErrSetup is wrapped by errors of starting up (listen address, file_sd
+// files, web configuration): the command exits 2 for them, as for any other
+// configuration error.
+var ErrSetup = errors.New("setup")
+
+type setupError struct{ err error }
+
+func (e setupError) Error() string   { return e.err.Error() }
+func (e setupError) Unwrap() []error { return []error{e.err, ErrSetup} }
 
 // Options are what Run needs besides the configuration.
 type Options struct {
@@ -36,38 +48,52 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	if log == nil {
 		log = slog.Default()
 	}
+	if cfg.WebConfigFile != "" {
+		if err := toolkit.Validate(cfg.WebConfigFile); err != nil {
+			return setupError{fmt.Errorf("web configuration %s: %w", cfg.WebConfigFile, err)}
+		}
+	}
+	targets, err := resolveTargets(cfg)
+	if err != nil {
+		return setupError{err}
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+		return setupError{fmt.Errorf("listen on %s: %w", cfg.Listen, err)}
 	}
 	l := ledger.New(ledger.Config{
 		Interval:        cfg.Interval.Duration,
 		Window:          cfg.Window.Duration,
 		History:         int(cfg.History.Duration / cfg.Interval.Duration),
+		MaxSeries:       cfg.MaxSeries,
 		BytesPerRequest: opts.KVRequest.Bytes,
 		Logger:          log,
 	})
 	kv, _ := engine.ParseKVSource(cfg.KVSource)
 	col := collector.New(l, collector.Options{
-		Interval:     cfg.Interval.Duration,
-		Timeout:      cfg.Timeout.Duration,
-		MaxBodyBytes: cfg.MaxBodyBytes,
-		KVSource:     kv,
-		Logger:       log,
+		Interval:        cfg.Interval.Duration,
+		Timeout:         cfg.Timeout.Duration,
+		MaxBodyBytes:    cfg.MaxBodyBytes,
+		BodyBudget:      cfg.BodyBudgetBytes,
+		FollowRedirects: cfg.FollowRedirects,
+		KVSource:        kv,
+		Logger:          log,
 	})
-	targets, err := resolveTargets(cfg)
-	if err != nil {
-		ln.Close()
-		return err
-	}
 	col.SetTargets(ctx, targets)
 
+	as := &api.Server{Ledger: l, KVRequest: opts.KVRequest, Logger: log, Extra: web.Routes()}
 	srv := &http.Server{
-		Handler:           (&api.Server{Ledger: l, KVRequest: opts.KVRequest, Logger: log, Extra: web.Routes()}).Handler(),
+		Handler:           api.AllowHosts(cfg.AllowedHosts, as.Handler()),
 		ReadHeaderTimeout: 5 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// Event streams end at shutdown instead of holding it for the grace period.
+	srv.RegisterOnShutdown(as.CloseStreams)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		webCfg := cfg.WebConfigFile
+		errc <- toolkit.Serve(ln, srv, &toolkit.FlagConfig{WebConfigFile: &webCfg}, log)
+	}()
 	addr := ln.Addr().String()
 	log.Info("ptdmon collecting", "listen", "http://"+addr+"/", "targets", len(targets), "interval", cfg.Interval.Duration, "window", cfg.Window.Duration)
 	if opts.Ready != nil {

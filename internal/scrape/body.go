@@ -1,0 +1,165 @@
+package scrape
+
+import (
+	"fmt"
+	"io"
+	"math/bits"
+	"sync"
+)
+
+// Body buffers come from pools of power-of-two sizes and grow by doubling,
+// never past the target's limit. A body's bytes above FreeBytes are drawn
+// from a Budget shared by every target, so the memory held by bodies in
+// flight is bounded by configuration, not by what targets send.
+
+// FreeBytes of every body are not drawn from the budget: a target with an
+// ordinary exposition is never starved by others sending endless ones.
+const FreeBytes = 1 << 20
+
+// DefaultBodyBudget bounds the bytes of all bodies in flight together.
+const DefaultBodyBudget = 128 << 20
+
+const (
+	minClass = 16 // 64 KiB
+	maxClass = 40
+)
+
+var pools [maxClass + 1]sync.Pool
+
+func class(n int) int {
+	c := bits.Len(uint(n - 1))
+	return max(c, minClass)
+}
+
+// getBuf returns an empty buffer of capacity at least n (n ≤ 1<<maxClass).
+func getBuf(n int) []byte {
+	c := class(n)
+	if b, ok := pools[c].Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, 1<<c)
+}
+
+// putBuf returns a buffer taken with getBuf; others are left to the GC.
+func putBuf(b []byte) {
+	c := cap(b)
+	if c < 1<<minClass || c&(c-1) != 0 || bits.Len(uint(c))-1 > maxClass {
+		return
+	}
+	b = b[:0]
+	pools[bits.Len(uint(c))-1].Put(&b)
+}
+
+// Budget is the number of body bytes all fetches together may hold.
+// The zero value and nil allow nothing beyond FreeBytes per body.
+type Budget struct {
+	mu    sync.Mutex
+	limit int64
+	used  int64
+}
+
+// NewBudget returns a budget of limit bytes.
+func NewBudget(limit int64) *Budget { return &Budget{limit: limit} }
+
+// Used returns the bytes currently drawn.
+func (b *Budget) Used() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}
+
+func (b *Budget) take(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+n > b.limit {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+func (b *Budget) give(n int64) {
+	b.mu.Lock()
+	b.used -= n
+	b.mu.Unlock()
+}
+
+// body is one fetch's buffer and what it draws from the budget.
+type body struct {
+	buf    []byte
+	budget *Budget // nil: no shared budget (one-off fetches)
+	drawn  int64
+}
+
+// charge draws what a buffer of capacity c needs beyond FreeBytes.
+func (b *body) charge(c int) bool {
+	need := max(int64(c)-FreeBytes, 0) - b.drawn
+	if need <= 0 || b.budget == nil {
+		return true
+	}
+	if !b.budget.take(need) {
+		return false
+	}
+	b.drawn += need
+	return true
+}
+
+// release gives the buffer back (keeping a small one for the next fetch)
+// and returns what was drawn.
+func (b *body) release() {
+	if cap(b.buf) > FreeBytes {
+		putBuf(b.buf)
+		b.buf = nil
+	}
+	b.buf = b.buf[:0]
+	if b.drawn > 0 {
+		b.budget.give(b.drawn)
+		b.drawn = 0
+	}
+}
+
+// errTooLarge and errBudget are returned by readFrom.
+var (
+	errTooLarge = fmt.Errorf("body exceeds the limit")
+	errBudget   = fmt.Errorf("bodies in flight exceed the body budget")
+)
+
+// readFrom reads r to its end into b.buf, growing it by doubling but never
+// to more than limit+1 bytes (the extra byte tells a body of exactly limit
+// bytes from a longer one).
+func (b *body) readFrom(r io.Reader, limit int64) (int, error) {
+	if b.buf == nil {
+		b.buf = getBuf(32 << 10)
+	}
+	for {
+		if len(b.buf) == cap(b.buf) {
+			if int64(len(b.buf)) > limit {
+				return len(b.buf), errTooLarge
+			}
+			next := int(min(int64(2*cap(b.buf)), limit+1))
+			if !b.charge(next) {
+				return len(b.buf), errBudget
+			}
+			var nb []byte
+			if next&(next-1) == 0 && next >= 1<<minClass {
+				nb = getBuf(next)
+			} else {
+				nb = make([]byte, 0, next) // the last step to limit+1: exact, not pooled
+			}
+			nb = append(nb, b.buf...)
+			putBuf(b.buf)
+			b.buf = nb
+		}
+		n, err := r.Read(b.buf[len(b.buf):cap(b.buf)])
+		b.buf = b.buf[:len(b.buf)+n]
+		if err == io.EOF {
+			if int64(len(b.buf)) > limit {
+				return len(b.buf), errTooLarge
+			}
+			return len(b.buf), nil
+		}
+		if err != nil {
+			return len(b.buf), err
+		}
+	}
+}
