@@ -45,6 +45,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		logLevel = fs.String("log-level", "info", "debug, info, warn or error")
 		webCfg   = fs.String("web.config.file", "", "exporter-toolkit web configuration (TLS, basic auth) for the HTTP server")
 		hosts    = fs.String("allowed-hosts", "", "comma-separated Host headers to answer (default: any)")
+		pprof    = fs.Bool("debug.pprof", false, "serve Go's CPU, heap and goroutine profiles under /debug/pprof/")
 	)
 	fs.Var(&prefill, "prefill", "prefill target URL or name=URL (repeatable)")
 	fs.Var(&decode, "decode", "decode target URL or name=URL (repeatable)")
@@ -121,6 +122,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	err = service.Run(ctx, cfg, service.Options{
 		KVRequest: kv,
 		Logger:    log,
+		Pprof:     *pprof,
 		Ready: func(addr string) {
 			fmt.Fprintf(stdout, "ptdmon: serving on http://%s/\n", addr)
 		},

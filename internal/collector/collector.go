@@ -220,6 +220,7 @@ func (c *Collector) once(ctx context.Context, t Target, f *scrape.Fetcher, r eng
 		return
 	}
 	s.Obs = obs
+	s.Samples = obs.Samples
 	s.Time = at
 	c.ledger.Record(s)
 }

@@ -94,6 +94,7 @@ func (r *Reader) Read(body []byte, contentType string) (*Observation, error) {
 	if err := r.finish(o); err != nil {
 		return nil, err
 	}
+	o.Samples = r.parser.Samples()
 	if r.gen%16 == 0 {
 		r.evict()
 	}

@@ -54,7 +54,12 @@ type Parser struct {
 	family []byte
 	ftype  model.MetricType
 	seen   map[uint64]uint64 // series hash → value bits, for duplicates
+	n      int               // samples in the last exposition parsed
 }
+
+// Samples returns the number of float samples in the last exposition
+// parsed, whether visit used them or not.
+func (p *Parser) Samples() int { return p.n }
 
 // Format names the exposition format chosen for a Content-Type.
 func Format(contentType string) (string, error) {
@@ -105,6 +110,7 @@ func (p *Parser) Parse(body []byte, contentType string, visit func(*Sample) erro
 		p.seen = make(map[uint64]uint64)
 	}
 	clear(p.seen)
+	p.n = 0
 	var s Sample
 	line := 0
 	for {
@@ -134,6 +140,7 @@ func (p *Parser) Parse(body []byte, contentType string, visit func(*Sample) erro
 				return fmt.Errorf("entry %d: %w: a series of %s", line, ErrDuplicate, clip(seriesName(series)))
 			}
 			p.seen[h] = bits
+			p.n++
 			s.Series = series
 			s.Name = seriesName(series)
 			s.Value = v

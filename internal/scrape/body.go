@@ -118,6 +118,11 @@ func (b *body) release() {
 	}
 }
 
+// maxPresize bounds the buffer a Content-Length alone may ask for: a
+// larger body grows by doubling as it arrives, so a false header does not
+// hold memory for bytes that never come.
+const maxPresize = 16 << 20
+
 // errTooLarge and errBudget are returned by readFrom.
 var (
 	errTooLarge = fmt.Errorf("body exceeds the limit")
@@ -126,8 +131,18 @@ var (
 
 // readFrom reads r to its end into b.buf, growing it by doubling but never
 // to more than limit+1 bytes (the extra byte tells a body of exactly limit
-// bytes from a longer one).
-func (b *body) readFrom(r io.Reader, limit int64) (int, error) {
+// bytes from a longer one). A body that announces its length (size ≥ 0) gets
+// a buffer of that size up front, so it is read in as few calls as the
+// socket allows and never copied; the announced size is only a hint, the
+// limit and the budget hold whatever the body turns out to be.
+func (b *body) readFrom(r io.Reader, limit, size int64) (int, error) {
+	if want := min(size+1, limit+1); size >= 0 && size <= maxPresize && int64(cap(b.buf)) < want {
+		if !b.charge(1 << class(int(want))) {
+			return 0, errBudget
+		}
+		putBuf(b.buf)
+		b.buf = getBuf(int(want))
+	}
 	if b.buf == nil {
 		b.buf = getBuf(32 << 10)
 	}

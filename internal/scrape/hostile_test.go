@@ -114,7 +114,7 @@ func TestEndlessBodiesAreBounded(t *testing.T) {
 	var grew int
 	rec := &body{}
 	r := io.LimitReader(infinite{}, 100<<20)
-	if _, err := rec.readFrom(r, limit); !errors.Is(err, errTooLarge) {
+	if _, err := rec.readFrom(r, limit, -1); !errors.Is(err, errTooLarge) {
 		t.Fatalf("readFrom: %v", err)
 	}
 	if grew = cap(rec.buf); grew > limit+1 {
@@ -126,10 +126,10 @@ func TestEndlessBodiesAreBounded(t *testing.T) {
 	// one fails on the budget and a third, after the release, does not.
 	budget := NewBudget(6 << 20)
 	one, two := &body{budget: budget}, &body{budget: budget}
-	if _, err := one.readFrom(io.LimitReader(infinite{}, 4<<20), 4<<20); err != nil {
+	if _, err := one.readFrom(io.LimitReader(infinite{}, 4<<20), 4<<20, -1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := two.readFrom(io.LimitReader(infinite{}, 4<<20), 4<<20); !errors.Is(err, errBudget) {
+	if _, err := two.readFrom(io.LimitReader(infinite{}, 4<<20), 4<<20, -1); !errors.Is(err, errBudget) {
 		t.Fatalf("second body: %v, want the budget error", err)
 	}
 	if u := budget.Used(); u > 6<<20 {
@@ -141,7 +141,7 @@ func TestEndlessBodiesAreBounded(t *testing.T) {
 		t.Errorf("%d bytes still drawn after release", u)
 	}
 	three := &body{budget: budget}
-	if n, err := three.readFrom(io.LimitReader(infinite{}, 4<<20), 4<<20); err != nil || n != 4<<20 {
+	if n, err := three.readFrom(io.LimitReader(infinite{}, 4<<20), 4<<20, -1); err != nil || n != 4<<20 {
 		t.Errorf("third body: %d bytes, %v", n, err)
 	}
 	three.release()
