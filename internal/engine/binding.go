@@ -47,6 +47,7 @@ type binding struct {
 	note     bool   // the reason is worth telling the user on every scrape
 	mtype    model.MetricType
 	gen      uint32 // last read that saw the series, for eviction
+	key      string // the raw series text it is cached by
 }
 
 // declared reports whether a sample declared as t may be read as want;
