@@ -61,7 +61,7 @@ type loop struct {
 // New returns a collector feeding l.
 func New(l *ledger.Ledger, opts Options) *Collector {
 	if opts.Client == nil {
-		opts.Client = scrape.NewClientFollowing(64, opts.FollowRedirects)
+		opts.Client = scrape.NewClientFollowing(0, opts.FollowRedirects)
 	}
 	if opts.BodyBudget <= 0 {
 		opts.BodyBudget = scrape.DefaultBodyBudget

@@ -164,9 +164,10 @@ func readExpfmt(body []byte) error {
 				}
 				b2.Sort()
 				r.lbls = b2.Labels()
-				bd := r.classify(series, t)
-				if bd.use {
-					kept = append(kept, staged{&bd, v})
+				e, meaning := split(r.classify(series, t))
+				e.binding = &meaning
+				if e.use {
+					kept = append(kept, staged{&e, v})
 				}
 			}
 			switch {

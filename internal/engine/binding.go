@@ -46,8 +46,29 @@ type binding struct {
 	why      string // why the series is not used
 	note     bool   // the reason is worth telling the user on every scrape
 	mtype    model.MetricType
-	gen      uint32 // last read that saw the series, for eviction
-	key      string // the raw series text it is cached by
+}
+
+// entry is one cached series: the fields that differ from series to series,
+// and the meaning it shares with the other series of its family (a binding
+// whose per-series fields are zero), so a cached series costs its text and
+// a few words, not a whole binding.
+type entry struct {
+	*binding
+	le     float64
+	group  uint64
+	series uint64
+	rank   int32
+	gen    uint32 // last read that saw the series, for eviction
+	role   Role
+	model  string
+	key    string // the raw series text it is cached by
+}
+
+// split cuts b into its per-series fields and its shared meaning.
+func split(b binding) (entry, binding) {
+	e := entry{le: b.le, group: b.group, series: b.series, rank: b.rank, role: b.role, model: b.model}
+	b.le, b.group, b.series, b.rank, b.role, b.model = 0, 0, 0, 0, RoleUnknown, ""
+	return e, b
 }
 
 // declared reports whether a sample declared as t may be read as want;

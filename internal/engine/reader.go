@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"sort"
 	"strings"
+	"unique"
 
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
@@ -36,8 +37,9 @@ type Reader struct {
 	MaxSeries int
 
 	parser  expo.Parser
-	cache   map[string]*binding
-	order   []*binding // the binding of the i-th visited sample of the last read
+	cache   map[string]*entry
+	order   []*entry // the entry of the i-th visited sample of the last read
+	shared  map[binding]*binding
 	pos     int        // samples visited in this read
 	touched int        // cache entries seen in this read
 	gen     uint32
@@ -53,7 +55,7 @@ type Reader struct {
 }
 
 type staged struct {
-	b *binding
+	b *entry
 	v float64
 }
 
@@ -72,7 +74,8 @@ func NewReader(engine Engine, role Role, kv KVSource) *Reader {
 		role:      role,
 		kv:        kv,
 		MaxSeries: DefaultMaxSeries,
-		cache:     make(map[string]*binding),
+		cache:     make(map[string]*entry),
+		shared:    make(map[binding]*binding),
 		minRank:   make(map[groupKey]int32),
 	}
 	r.parser.Wanted = r.wanted
@@ -138,13 +141,17 @@ func (r *Reader) visit(s *expo.Sample) error {
 			return fmt.Errorf("%w: more than %d series", ErrUnusable, r.MaxSeries)
 		}
 		r.parser.Labels(&r.lbls)
-		nb := r.classify(string(s.Name), s.Type)
-		nb.key = string(s.Series)
-		if old := r.cache[nb.key]; old != nil && old.gen == r.gen {
+		e, meaning := split(r.classify(string(s.Name), s.Type))
+		e.key = string(s.Series)
+		// Models repeat over the series of a target and over targets: keep
+		// one copy, and none of the label text the value was cut from.
+		e.model = intern(e.model)
+		e.binding = r.share(meaning)
+		if old := r.cache[e.key]; old != nil && old.gen == r.gen {
 			r.touched-- // counted once already in this read
 		}
-		b = &nb
-		r.cache[nb.key] = b
+		b = &e
+		r.cache[e.key] = b
 		r.remember(b)
 	}
 	if b.gen != r.gen {
@@ -176,7 +183,7 @@ func (r *Reader) visit(s *expo.Sample) error {
 // it in the last read (expositions list their series in the same order
 // every time, so this is one comparison of the series text), else by the
 // series text in the cache.
-func (r *Reader) lookup(s *expo.Sample) *binding {
+func (r *Reader) lookup(s *expo.Sample) *entry {
 	i := r.pos
 	r.pos++
 	if i < len(r.order) {
@@ -192,7 +199,7 @@ func (r *Reader) lookup(s *expo.Sample) *binding {
 }
 
 // remember puts b at the current position of the order.
-func (r *Reader) remember(b *binding) {
+func (r *Reader) remember(b *entry) {
 	i := r.pos - 1
 	for len(r.order) <= i {
 		r.order = append(r.order, nil)
@@ -447,6 +454,27 @@ func (r *Reader) evict() {
 		}
 	}
 	r.forget()
+}
+
+// share returns the Reader's copy of a family-level meaning.
+func (r *Reader) share(b binding) *binding {
+	if p, ok := r.shared[b]; ok {
+		return p
+	}
+	if len(r.shared) >= 1<<14 {
+		clear(r.shared) // entries keep theirs; only sharing is lost
+	}
+	b.family, b.why = intern(b.family), intern(b.why)
+	p := &b
+	r.shared[b] = p
+	return p
+}
+
+func intern(s string) string {
+	if s == "" {
+		return ""
+	}
+	return unique.Make(s).Value()
 }
 
 // orList writes "a, b or c".

@@ -310,16 +310,21 @@ func labelSet(line []byte, k int) (int, bool) {
 			return 0, false
 		}
 		j := k + 1
+		var high byte
 		for j < len(line) && line[j] != '"' {
 			if line[j] == '\\' {
 				j++
+				if j == len(line) {
+					break
+				}
 			}
+			high |= line[j]
 			j++
 		}
 		if j >= len(line) {
 			return 0, false // unterminated on this line
 		}
-		if !utf8.Valid(line[k : j+1]) {
+		if high >= utf8.RuneSelf && !utf8.Valid(line[k:j+1]) {
 			return 0, false
 		}
 		k = skipBlanks(line, j+1)
@@ -336,15 +341,36 @@ func skipBlanks(b []byte, k int) int {
 	return k
 }
 
-func isNameStart(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == ':'
-}
+// Character classes of Prometheus' lexer: names are [a-zA-Z_:][a-zA-Z0-9_:]*,
+// label names [a-zA-Z_][a-zA-Z0-9_]*.
+const (
+	cNameStart = 1 << iota
+	cName
+	cLabelStart
+	cLabel
+)
 
-func isNameChar(c byte) bool { return isNameStart(c) || c >= '0' && c <= '9' }
+var class = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
+		digit := c >= '0' && c <= '9'
+		if letter || c == ':' {
+			t[c] |= cNameStart | cName
+		}
+		if digit {
+			t[c] |= cName | cLabel
+		}
+		if letter {
+			t[c] |= cLabelStart | cLabel
+		}
+	}
+	return t
+}()
 
-func isLabelStart(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' }
-
-func isLabelChar(c byte) bool { return isLabelStart(c) || c >= '0' && c <= '9' }
+func isNameStart(c byte) bool  { return class[c]&cNameStart != 0 }
+func isNameChar(c byte) bool   { return class[c]&cName != 0 }
+func isLabelStart(c byte) bool { return class[c]&cLabelStart != 0 }
+func isLabelChar(c byte) bool  { return class[c]&cLabel != 0 }
 
 // validTimestamp: digits that fit an int64 (at most 18 of them; longer
 // ones are left to Prometheus' parser, which refuses an overflow).

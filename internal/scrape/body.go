@@ -104,14 +104,12 @@ func (b *body) charge(c int) bool {
 	return true
 }
 
-// release gives the buffer back (keeping a small one for the next fetch)
-// and returns what was drawn.
+// release gives the buffer back to the pool and returns what was drawn:
+// between scrapes a target holds no body, so the memory of bodies is that
+// of the fetches in flight, not of the targets.
 func (b *body) release() {
-	if cap(b.buf) > FreeBytes {
-		putBuf(b.buf)
-		b.buf = nil
-	}
-	b.buf = b.buf[:0]
+	putBuf(b.buf)
+	b.buf = nil
 	if b.drawn > 0 {
 		b.budget.give(b.drawn)
 		b.drawn = 0
