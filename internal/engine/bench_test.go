@@ -164,10 +164,10 @@ func readExpfmt(body []byte) error {
 				}
 				b2.Sort()
 				r.lbls = b2.Labels()
-				e, meaning := split(r.classify(series, t))
-				e.binding = &meaning
-				if e.use {
-					kept = append(kept, staged{&e, v})
+				m, fam := split(r.classify(series, t))
+				m.binding = &fam
+				if m.use {
+					kept = append(kept, staged{&entry{meaning: &m}, v})
 				}
 			}
 			switch {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"strconv"
+	"sync"
 
 	"github.com/prometheus/common/model"
 )
@@ -48,27 +49,67 @@ type binding struct {
 	mtype    model.MetricType
 }
 
-// entry is one cached series: the fields that differ from series to series,
-// and the meaning it shares with the other series of its family (a binding
-// whose per-series fields are zero), so a cached series costs its text and
-// a few words, not a whole binding.
+// entry is one cached series of one target: what the series means, shared
+// with every target that exports the same series text (the engines of one
+// deployment serve one model with the same labels), and when the target
+// last had it. A cached series costs a target a few words, not its text.
 type entry struct {
+	*meaning
+	gen uint32 // last read that saw the series, for eviction
+}
+
+// meaning is what one series text means: the fields that differ from
+// series to series, and the binding it shares with the other series of
+// its family (per-series fields zero).
+type meaning struct {
 	*binding
 	le     float64
 	group  uint64
 	series uint64
 	rank   int32
-	gen    uint32 // last read that saw the series, for eviction
 	role   Role
 	model  string
-	key    string // the raw series text it is cached by
+	key    string // the raw series text
 }
 
-// split cuts b into its per-series fields and its shared meaning.
-func split(b binding) (entry, binding) {
-	e := entry{le: b.le, group: b.group, series: b.series, rank: b.rank, role: b.role, model: b.model}
+// split cuts b into its per-series fields and its family's meaning.
+func split(b binding) (meaning, binding) {
+	m := meaning{le: b.le, group: b.group, series: b.series, rank: b.rank, role: b.role, model: b.model}
 	b.le, b.group, b.series, b.rank, b.role, b.model = 0, 0, 0, 0, RoleUnknown, ""
-	return e, b
+	return m, b
+}
+
+// meanings holds one copy of every binding and meaning in use by any
+// Reader. It is emptied when it grows past maxMeanings (label values that
+// churn): entries keep the copies they have, only sharing is lost.
+var meanings struct {
+	sync.Mutex
+	bindings map[binding]*binding
+	series   map[meaning]*meaning
+}
+
+const maxMeanings = 1 << 20
+
+// share returns the shared copy of m, whose binding is b.
+func share(m meaning, b binding) *meaning {
+	meanings.Lock()
+	defer meanings.Unlock()
+	if meanings.series == nil || len(meanings.series) >= maxMeanings {
+		meanings.bindings = make(map[binding]*binding)
+		meanings.series = make(map[meaning]*meaning)
+	}
+	pb, ok := meanings.bindings[b]
+	if !ok {
+		pb = &b
+		meanings.bindings[b] = pb
+	}
+	m.binding = pb
+	pm, ok := meanings.series[m]
+	if !ok {
+		pm = &m
+		meanings.series[m] = pm
+	}
+	return pm
 }
 
 // declared reports whether a sample declared as t may be read as want;

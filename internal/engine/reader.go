@@ -39,9 +39,8 @@ type Reader struct {
 	parser  expo.Parser
 	cache   map[string]*entry
 	order   []*entry // the entry of the i-th visited sample of the last read
-	shared  map[binding]*binding
-	pos     int        // samples visited in this read
-	touched int        // cache entries seen in this read
+	pos     int      // samples visited in this read
+	touched int      // cache entries seen in this read
 	gen     uint32
 	staged  []staged
 	lbls    labels.Labels
@@ -75,7 +74,6 @@ func NewReader(engine Engine, role Role, kv KVSource) *Reader {
 		kv:        kv,
 		MaxSeries: DefaultMaxSeries,
 		cache:     make(map[string]*entry),
-		shared:    make(map[binding]*binding),
 		minRank:   make(map[groupKey]int32),
 	}
 	r.parser.Wanted = r.wanted
@@ -141,12 +139,11 @@ func (r *Reader) visit(s *expo.Sample) error {
 			return fmt.Errorf("%w: more than %d series", ErrUnusable, r.MaxSeries)
 		}
 		r.parser.Labels(&r.lbls)
-		e, meaning := split(r.classify(string(s.Name), s.Type))
-		e.key = string(s.Series)
-		// Models repeat over the series of a target and over targets: keep
-		// one copy, and none of the label text the value was cut from.
-		e.model = intern(e.model)
-		e.binding = r.share(meaning)
+		m, fam := split(r.classify(string(s.Name), s.Type))
+		m.key = string(s.Series)
+		m.model = intern(m.model) // not the label text it was cut from
+		fam.family, fam.why = intern(fam.family), intern(fam.why)
+		e := entry{meaning: share(m, fam)}
 		if old := r.cache[e.key]; old != nil && old.gen == r.gen {
 			r.touched-- // counted once already in this read
 		}
@@ -454,20 +451,6 @@ func (r *Reader) evict() {
 		}
 	}
 	r.forget()
-}
-
-// share returns the Reader's copy of a family-level meaning.
-func (r *Reader) share(b binding) *binding {
-	if p, ok := r.shared[b]; ok {
-		return p
-	}
-	if len(r.shared) >= 1<<14 {
-		clear(r.shared) // entries keep theirs; only sharing is lost
-	}
-	b.family, b.why = intern(b.family), intern(b.why)
-	p := &b
-	r.shared[b] = p
-	return p
 }
 
 func intern(s string) string {

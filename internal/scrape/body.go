@@ -24,7 +24,23 @@ const (
 	maxClass = 40
 )
 
-var pools [maxClass + 1]sync.Pool
+// free holds idle buffers by size class. Unlike a sync.Pool it is not
+// emptied by every garbage collection, so a steady stream of scrapes
+// allocates no buffer at all; it keeps at most freePerClass buffers of a
+// class, so idle memory stays bounded by the sizes in use, not by targets.
+var free [maxClass + 1]chan []byte
+
+const freePerClass = 16
+
+// maxFreeClass: buffers above FreeBytes are rare (bodies past 1 MiB) and
+// are left to the GC rather than kept idle.
+const maxFreeClass = 20
+
+func init() {
+	for c := minClass; c <= maxFreeClass; c++ {
+		free[c] = make(chan []byte, freePerClass)
+	}
+}
 
 func class(n int) int {
 	c := bits.Len(uint(n - 1))
@@ -34,10 +50,15 @@ func class(n int) int {
 // getBuf returns an empty buffer of capacity at least n (n ≤ 1<<maxClass).
 func getBuf(n int) []byte {
 	c := class(n)
-	if b, ok := pools[c].Get().(*[]byte); ok {
-		return (*b)[:0]
+	if c > maxFreeClass {
+		return make([]byte, 0, 1<<c)
 	}
-	return make([]byte, 0, 1<<c)
+	select {
+	case b := <-free[c]:
+		return b[:0]
+	default:
+		return make([]byte, 0, 1<<c)
+	}
 }
 
 // putBuf returns a buffer taken with getBuf; others are left to the GC.
@@ -46,8 +67,13 @@ func putBuf(b []byte) {
 	if c < 1<<minClass || c&(c-1) != 0 || bits.Len(uint(c))-1 > maxClass {
 		return
 	}
-	b = b[:0]
-	pools[bits.Len(uint(c))-1].Put(&b)
+	if bits.Len(uint(c))-1 > maxFreeClass {
+		return
+	}
+	select {
+	case free[bits.Len(uint(c))-1] <- b[:0]:
+	default: // enough idle buffers of this size: left to the GC
+	}
 }
 
 // Budget is the number of body bytes all fetches together may hold.
