@@ -80,6 +80,7 @@ func (c *Collector) SetTargets(ctx context.Context, targets []Target) {
 		infos = append(infos, ledger.TargetInfo{Name: t.Name, URL: t.URL, Role: t.Role, Engine: t.Engine})
 	}
 	c.ledger.SetTargets(infos)
+	setMemoryLimit(len(targets))
 
 	c.mu.Lock()
 	defer c.mu.Unlock()

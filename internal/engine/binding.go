@@ -86,17 +86,41 @@ var meanings struct {
 	sync.Mutex
 	bindings map[binding]*binding
 	series   map[meaning]*meaning
+	// byText finds the meaning of a series text for Readers configured
+	// alike, so a new target's first read does not build the labels of
+	// series other targets already have.
+	byText map[readerKey]map[string]*meaning
+}
+
+// readerKey is what a series' meaning depends on besides its text and type.
+type readerKey struct {
+	engine   Engine
+	role     Role
+	kv       KVSource
+	adapters int
 }
 
 const maxMeanings = 1 << 20
 
-// share returns the shared copy of m, whose binding is b.
-func share(m meaning, b binding) *meaning {
+// known returns the meaning of series for Readers keyed k, if any.
+func known(k readerKey, series []byte, t model.MetricType) *meaning {
+	meanings.Lock()
+	defer meanings.Unlock()
+	if m := meanings.byText[k][string(series)]; m != nil && m.mtype == t {
+		return m
+	}
+	return nil
+}
+
+// share returns the shared copy of m, whose binding is b, and files it
+// under its text for Readers keyed k.
+func share(k readerKey, m meaning, b binding) *meaning {
 	meanings.Lock()
 	defer meanings.Unlock()
 	if meanings.series == nil || len(meanings.series) >= maxMeanings {
 		meanings.bindings = make(map[binding]*binding)
 		meanings.series = make(map[meaning]*meaning)
+		meanings.byText = make(map[readerKey]map[string]*meaning)
 	}
 	pb, ok := meanings.bindings[b]
 	if !ok {
@@ -109,6 +133,12 @@ func share(m meaning, b binding) *meaning {
 		pm = &m
 		meanings.series[m] = pm
 	}
+	byText := meanings.byText[k]
+	if byText == nil {
+		byText = make(map[string]*meaning)
+		meanings.byText[k] = byText
+	}
+	byText[pm.key] = pm
 	return pm
 }
 

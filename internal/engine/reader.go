@@ -138,12 +138,16 @@ func (r *Reader) visit(s *expo.Sample) error {
 		if b == nil && len(r.cache) >= r.MaxSeries {
 			return fmt.Errorf("%w: more than %d series", ErrUnusable, r.MaxSeries)
 		}
-		r.parser.Labels(&r.lbls)
-		m, fam := split(r.classify(string(s.Name), s.Type))
-		m.key = string(s.Series)
-		m.model = intern(m.model) // not the label text it was cut from
-		fam.family, fam.why = intern(fam.family), intern(fam.why)
-		e := entry{meaning: share(m, fam)}
+		k := readerKey{r.engine, r.role, r.kv, len(r.adapters)}
+		e := entry{meaning: known(k, s.Series, s.Type)}
+		if e.meaning == nil {
+			r.parser.Labels(&r.lbls)
+			m, fam := split(r.classify(string(s.Name), s.Type))
+			m.key = string(s.Series)
+			m.model = intern(m.model) // not the label text it was cut from
+			fam.family, fam.why = intern(fam.family), intern(fam.why)
+			e.meaning = share(k, m, fam)
+		}
 		if old := r.cache[e.key]; old != nil && old.gen == r.gen {
 			r.touched-- // counted once already in this read
 		}

@@ -1,0 +1,23 @@
+package collector
+
+import (
+	"os"
+	"runtime/debug"
+)
+
+// A soft memory limit sized by the number of targets keeps the garbage
+// collector from letting the heap double the memory in use when many
+// targets are read at once (the first reads of a thousand targets, all in
+// one interval): the heap stays near what the targets need. GOMEMLIMIT, when
+// set, is the user's choice and left alone. See docs/performance.md.
+const (
+	memoryBase      = 64 << 20
+	memoryPerTarget = 384 << 10
+)
+
+func setMemoryLimit(targets int) {
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set || targets == 0 {
+		return
+	}
+	debug.SetMemoryLimit(memoryBase + int64(targets)*memoryPerTarget)
+}
