@@ -13,11 +13,12 @@ import (
 const (
 	memoryBase      = 64 << 20
 	memoryPerTarget = 384 << 10
+	memoryFloor     = 256 << 20 // a few targets with large bodies are not squeezed
 )
 
 func setMemoryLimit(targets int) {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set || targets == 0 {
 		return
 	}
-	debug.SetMemoryLimit(memoryBase + int64(targets)*memoryPerTarget)
+	debug.SetMemoryLimit(max(memoryFloor, memoryBase+int64(targets)*memoryPerTarget))
 }

@@ -100,7 +100,7 @@ type readerKey struct {
 	adapters int
 }
 
-const maxMeanings = 1 << 20
+const maxMeanings = 1 << 18
 
 // known returns the meaning of series for Readers keyed k, if any.
 func known(k readerKey, series []byte, t model.MetricType) *meaning {
