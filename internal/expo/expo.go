@@ -223,9 +223,15 @@ func (p *Parser) parse(body []byte, format string, visit func(*Sample) error) er
 	p.fast.active = false
 	p.begin()
 	p.family, p.ftype = p.family[:0], model.MetricTypeUnknown
-	// The map lives for one parse: bodies the scanner reads never need it.
-	p.seen = make(map[uint64]uint64)
-	defer func() { p.seen = nil }()
+	if p.seen == nil {
+		p.seen = make(map[uint64]uint64)
+	}
+	clear(p.seen)
+	if format == "text/plain" {
+		// Text bodies are read by the scanner from the next read on: the
+		// map is needed again only when their series change.
+		defer func() { p.seen = nil }()
+	}
 	var s Sample
 	line := 0
 	for {
