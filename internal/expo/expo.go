@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"math"
 	"mime"
@@ -108,9 +109,12 @@ func (p *Parser) name(n []byte) *nameState {
 	return st
 }
 
+// digestSeed: digests are compared only within one process.
+var digestSeed = maphash.MakeSeed()
+
 // add folds one series into its name's digest.
 func (st *nameState) add(series []byte) {
-	st.digest = (st.digest ^ xxhash.Sum64(series)) * 0x9e3779b97f4a7c15
+	st.digest = (st.digest ^ maphash.Bytes(digestSeed, series)) * 0x9e3779b97f4a7c15
 	st.n++
 }
 
