@@ -39,7 +39,7 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	case "-h", "-help", "--help", "help":
 		usage(stdout)
 		return cli.ExitOK
-	case "-version", "--version", "version":
+	case "-version", "--version":
 		fmt.Fprintln(stdout, "ptdmon", cli.Version())
 		return cli.ExitOK
 	}

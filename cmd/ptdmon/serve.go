@@ -52,6 +52,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		hosts    = fs.String("allowed-hosts", "", "comma-separated Host headers to answer (default: any)")
 		source   = fs.String("source", "", "read the engines from a TSDB instead of scraping them: prometheus=URL (Prometheus, VictoriaMetrics, Thanos, Mimir)")
 		shardArg = fs.String("shard", "", "keep only the targets of shard i/N (Prometheus hashmod of the target address)")
+		pprof    = fs.Bool("debug.pprof", false, "serve Go's CPU, heap and goroutine profiles under /debug/pprof/")
 	)
 	fs.Var(&prefill, "prefill", "prefill target URL or name=URL (repeatable)")
 	fs.Var(&decode, "decode", "decode target URL or name=URL (repeatable)")
@@ -136,6 +137,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		err = service.Run(ctx, cfg, service.Options{
 			KVRequest: kv,
 			Logger:    log,
+			Pprof:     *pprof,
 			Ready: func(addr string) {
 				fmt.Fprintf(stdout, "ptdmon: serving on http://%s/\n", addr)
 			},

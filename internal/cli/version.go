@@ -1,39 +1,22 @@
 package cli
 
-import "runtime/debug"
+import "github.com/ptdmon/ptdmon/internal/buildinfo"
 
-// version is set at link time: -ldflags "-X github.com/ptdmon/ptdmon/internal/cli.version=v1.2.3".
-var version string
-
-// Version is the linked version, else the module version or VCS revision Go
-// recorded in the binary, else "devel".
+// Version is the running build's version on one line: the linked or module
+// version, else "devel" with the commit Go recorded in the binary.
 func Version() string {
-	if version != "" {
-		return version
+	i := buildinfo.Get()
+	if i.Version != "" && i.Version != "(devel)" {
+		return i.Version
 	}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
+	if i.Revision == "unknown" {
 		return "devel"
 	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	rev, dirty := "", false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if rev == "" {
-		return "devel"
-	}
+	rev := i.Revision
 	if len(rev) > 12 {
 		rev = rev[:12]
 	}
-	if dirty {
+	if i.Modified {
 		rev += "-dirty"
 	}
 	return "devel " + rev

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"strconv"
+	"sync"
 
 	"github.com/prometheus/common/model"
 )
@@ -46,7 +47,99 @@ type binding struct {
 	why      string // why the series is not used
 	note     bool   // the reason is worth telling the user on every scrape
 	mtype    model.MetricType
-	gen      uint32 // last read that saw the series, for eviction
+}
+
+// entry is one cached series of one target: what the series means, shared
+// with every target that exports the same series text (the engines of one
+// deployment serve one model with the same labels), and when the target
+// last had it. A cached series costs a target a few words, not its text.
+type entry struct {
+	*meaning
+	gen uint32 // last read that saw the series, for eviction
+}
+
+// meaning is what one series text means: the fields that differ from
+// series to series, and the binding it shares with the other series of
+// its family (per-series fields zero).
+type meaning struct {
+	*binding
+	le     float64
+	group  uint64
+	series uint64
+	rank   int32
+	role   Role
+	model  string
+	key    string // the raw series text
+}
+
+// split cuts b into its per-series fields and its family's meaning.
+func split(b binding) (meaning, binding) {
+	m := meaning{le: b.le, group: b.group, series: b.series, rank: b.rank, role: b.role, model: b.model}
+	b.le, b.group, b.series, b.rank, b.role, b.model = 0, 0, 0, 0, RoleUnknown, ""
+	return m, b
+}
+
+// meanings holds one copy of every binding and meaning in use by any
+// Reader. It is emptied when it grows past maxMeanings (label values that
+// churn): entries keep the copies they have, only sharing is lost.
+var meanings struct {
+	sync.Mutex
+	bindings map[binding]*binding
+	series   map[meaning]*meaning
+	// byText finds the meaning of a series text for Readers configured
+	// alike, so a new target's first read does not build the labels of
+	// series other targets already have.
+	byText map[readerKey]map[string]*meaning
+}
+
+// readerKey is what a series' meaning depends on besides its text and type.
+type readerKey struct {
+	engine   Engine
+	role     Role
+	kv       KVSource
+	adapters int
+}
+
+const maxMeanings = 1 << 18
+
+// known returns the meaning of series for Readers keyed k, if any.
+func known(k readerKey, series []byte, t model.MetricType) *meaning {
+	meanings.Lock()
+	defer meanings.Unlock()
+	if m := meanings.byText[k][string(series)]; m != nil && m.mtype == t {
+		return m
+	}
+	return nil
+}
+
+// share returns the shared copy of m, whose binding is b, and files it
+// under its text for Readers keyed k.
+func share(k readerKey, m meaning, b binding) *meaning {
+	meanings.Lock()
+	defer meanings.Unlock()
+	if meanings.series == nil || len(meanings.series) >= maxMeanings {
+		meanings.bindings = make(map[binding]*binding)
+		meanings.series = make(map[meaning]*meaning)
+		meanings.byText = make(map[readerKey]map[string]*meaning)
+	}
+	pb, ok := meanings.bindings[b]
+	if !ok {
+		pb = &b
+		meanings.bindings[b] = pb
+	}
+	m.binding = pb
+	pm, ok := meanings.series[m]
+	if !ok {
+		pm = &m
+		meanings.series[m] = pm
+	}
+	byText := meanings.byText[k]
+	if byText == nil {
+		byText = make(map[string]*meaning)
+		meanings.byText[k] = byText
+	}
+	byText[pm.key] = pm
+	return pm
 }
 
 // declared reports whether a sample declared as t may be read as want;

@@ -27,6 +27,9 @@ type Observation struct {
 	// Histograms are summed over the instance's series, bucket by bucket.
 	Histograms [NumHistograms]Histogram
 
+	// Samples is the number of samples in the body read, used or not.
+	Samples int
+
 	// Notes explain inputs that were present but could not be used.
 	Notes []string
 	// Ignored lists the families that were skipped, with the reason; filled
@@ -95,6 +98,7 @@ func (o *Observation) reset() {
 		h.Buckets = h.Buckets[:0]
 		h.Sum, h.Count, h.Present, h.HasSum, h.HasCount = 0, 0, false, false, false
 	}
+	o.Samples = 0
 	o.Notes = o.Notes[:0]
 	o.Ignored = o.Ignored[:0]
 }

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"sort"
 	"strings"
+	"unique"
 
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
@@ -36,7 +37,10 @@ type Reader struct {
 	MaxSeries int
 
 	parser  parse.Parser
-	cache   map[string]*binding
+	cache   map[string]*entry
+	order   []*entry // the entry of the i-th visited sample of the last read
+	pos     int      // samples visited in this read
+	touched int      // cache entries seen in this read
 	gen     uint32
 	staged  []staged
 	lbls    labels.Labels
@@ -50,7 +54,7 @@ type Reader struct {
 }
 
 type staged struct {
-	b *binding
+	b *entry
 	v float64
 }
 
@@ -63,24 +67,51 @@ type groupKey struct {
 // detect it) and role (RoleUnknown to take it from the exposition). kv
 // restricts KV bytes to one connector (KVAuto: every connector found).
 func NewReader(engine Engine, role Role, kv KVSource) *Reader {
-	return &Reader{
+	r := &Reader{
 		adapters:  snapshot(),
 		engine:    engine,
 		role:      role,
 		kv:        kv,
 		MaxSeries: DefaultMaxSeries,
-		cache:     make(map[string]*binding),
+		cache:     make(map[string]*entry),
 		minRank:   make(map[groupKey]int32),
 	}
+	r.parser.Wanted = r.wanted
+	return r
 }
 
 // Explain makes the Reader list every family it skips, with the reason.
-func (r *Reader) Explain() { r.explain = true; r.ignored = make(map[string]string) }
+func (r *Reader) Explain() {
+	r.explain = true
+	r.ignored = make(map[string]string)
+	r.parser.Wanted = nil // every family, to name the skipped ones
+}
+
+// wanted reports whether samples named name can be read at all, whatever
+// their labels and type: names no adapter claims, names outside the
+// claiming adapter's table and _created samples are skipped by the parser
+// before their labels or values are read, so they cost no state per series.
+func (r *Reader) wanted(name string) bool {
+	if strings.HasSuffix(name, "_created") {
+		return false
+	}
+	i := claim(r.adapters, name)
+	if i < 0 {
+		return false
+	}
+	a := r.adapters[i]
+	if a.lookup(a.plain, name) != nil {
+		return true
+	}
+	base, _, isHist := splitHistogram(name)
+	return isHist && a.lookup(a.hist, base) != nil
+}
 
 // Read parses one exposition. On error nothing of it is kept. The returned
 // Observation is reused by the next call.
 func (r *Reader) Read(body []byte, contentType string) (*Observation, error) {
 	r.gen++
+	r.pos, r.touched = 0, 0
 	r.staged = r.staged[:0]
 	r.err = nil
 	o := &r.obs
@@ -94,6 +125,7 @@ func (r *Reader) Read(body []byte, contentType string) (*Observation, error) {
 	if err := r.finish(o); err != nil {
 		return nil, err
 	}
+	o.Samples = r.parser.Samples()
 	if r.gen%16 == 0 {
 		r.evict()
 	}
@@ -101,17 +133,32 @@ func (r *Reader) Read(body []byte, contentType string) (*Observation, error) {
 }
 
 func (r *Reader) visit(s *parse.Sample) error {
-	b, ok := r.cache[string(s.Series)]
-	if !ok || b.mtype != s.Type {
-		if len(r.cache) >= r.MaxSeries {
+	b := r.lookup(s)
+	if b == nil || b.mtype != s.Type {
+		if b == nil && len(r.cache) >= r.MaxSeries {
 			return fmt.Errorf("%w: more than %d series", ErrUnusable, r.MaxSeries)
 		}
-		r.parser.Labels(&r.lbls)
-		nb := r.classify(string(s.Name), s.Type)
-		b = &nb
-		r.cache[string(s.Series)] = b
+		k := readerKey{r.engine, r.role, r.kv, len(r.adapters)}
+		e := entry{meaning: known(k, s.Series, s.Type)}
+		if e.meaning == nil {
+			r.parser.Labels(&r.lbls)
+			m, fam := split(r.classify(string(s.Name), s.Type))
+			m.key = string(s.Series)
+			m.model = intern(m.model) // not the label text it was cut from
+			fam.family, fam.why = intern(fam.family), intern(fam.why)
+			e.meaning = share(k, m, fam)
+		}
+		if old := r.cache[e.key]; old != nil && old.gen == r.gen {
+			r.touched-- // counted once already in this read
+		}
+		b = &e
+		r.cache[e.key] = b
+		r.remember(b)
 	}
-	b.gen = r.gen
+	if b.gen != r.gen {
+		b.gen = r.gen
+		r.touched++
+	}
 	if !b.use {
 		if b.note {
 			r.addNote(b.family + ": " + b.why)
@@ -131,6 +178,34 @@ func (r *Reader) visit(s *parse.Sample) error {
 	}
 	r.staged = append(r.staged, staged{b, s.Value})
 	return nil
+}
+
+// lookup finds the binding of a sample: first where the same position held
+// it in the last read (expositions list their series in the same order
+// every time, so this is one comparison of the series text), else by the
+// series text in the cache.
+func (r *Reader) lookup(s *parse.Sample) *entry {
+	i := r.pos
+	r.pos++
+	if i < len(r.order) {
+		if b := r.order[i]; b != nil && b.key == string(s.Series) {
+			return b
+		}
+	}
+	b := r.cache[string(s.Series)]
+	if b != nil {
+		r.remember(b)
+	}
+	return b
+}
+
+// remember puts b at the current position of the order.
+func (r *Reader) remember(b *entry) {
+	i := r.pos - 1
+	for len(r.order) <= i {
+		r.order = append(r.order, nil)
+	}
+	r.order[i] = b
 }
 
 func (r *Reader) classify(name string, t model.MetricType) binding {
@@ -342,10 +417,26 @@ func (r *Reader) fillIgnored(o *Observation) {
 // caller decides when; a cache full of churned series otherwise fails every
 // read from then on.
 func (r *Reader) Evict(n uint32) {
+	if n > 0 && r.touched == len(r.cache) {
+		return // every entry was seen in this read
+	}
 	for k, b := range r.cache {
 		if r.gen-b.gen >= n {
 			delete(r.cache, k)
 		}
+	}
+	r.forget()
+}
+
+// forget drops the evicted bindings from the order.
+func (r *Reader) forget() {
+	for i, b := range r.order {
+		if b != nil && r.cache[b.key] != b {
+			r.order[i] = nil
+		}
+	}
+	if len(r.order) > len(r.cache) && len(r.order) > r.pos {
+		r.order = r.order[:max(r.pos, len(r.cache))]
 	}
 }
 
@@ -355,11 +446,22 @@ func (r *Reader) Cached() int { return len(r.cache) }
 // evict forgets series not seen in the last 16 reads, so a target whose
 // label values churn cannot grow the cache without bound.
 func (r *Reader) evict() {
+	if r.touched == len(r.cache) {
+		return
+	}
 	for k, b := range r.cache {
 		if r.gen-b.gen > 16 {
 			delete(r.cache, k)
 		}
 	}
+	r.forget()
+}
+
+func intern(s string) string {
+	if s == "" {
+		return ""
+	}
+	return unique.Make(s).Value()
 }
 
 // orList writes "a, b or c".

@@ -83,9 +83,11 @@ type Scrape struct {
 	Time     time.Time     // midpoint of request start and response end
 	Duration time.Duration // request start to response end
 	Bytes    int
-	Obs      *engine.Observation // nil when the scrape failed
-	Err      error
-	Reason   scrape.Reason // failure class for ptd_scrape_failures_total
+	// Samples is the number of samples the body held (successful reads).
+	Samples int
+	Obs     *engine.Observation // nil when the scrape failed
+	Err     error
+	Reason  scrape.Reason // failure class for ptd_scrape_failures_total
 }
 
 // Ledger is safe for concurrent use.
@@ -178,6 +180,8 @@ func (l *Ledger) Record(s Scrape) {
 	t.lastAttempt = s.Time
 	t.lastDuration = s.Duration
 	t.lastBytes = s.Bytes
+	t.bytesTotal += uint64(s.Bytes)
+	t.samplesTotal += uint64(s.Samples)
 	if s.Obs != nil && len(t.series)+t.newSeries(s.Obs) > l.cfg.MaxSeries {
 		s.Obs = nil
 		s.Reason = scrape.ReasonSeriesLimit

@@ -31,6 +31,12 @@ type TargetStatus struct {
 	// Gauges are the newest sample's gauges, present ones only.
 	Gauges map[string]float64 `json:"gauges,omitempty"`
 	Fresh  bool               `json:"-"`
+
+	// ScrapedBytes and ScrapedSamples count every body's bytes and every
+	// successfully read body's samples since the target was added: what
+	// the target costs to watch.
+	ScrapedBytes   uint64 `json:"-"`
+	ScrapedSamples uint64 `json:"-"`
 }
 
 // Targets returns every target's status, sorted by name.
@@ -51,6 +57,7 @@ func (l *Ledger) Targets(now time.Time) []TargetStatus {
 			Name: name, URL: scrape.Redact(t.info.URL), Role: string(role), Engine: string(eng), Model: t.model,
 			Up: t.up, LastError: t.lastErr, LastScrape: t.lastAttempt, LastSuccess: t.lastSuccess,
 			ScrapeDuration: t.lastDuration.Seconds(), ScrapeBytes: t.lastBytes,
+			ScrapedBytes: t.bytesTotal, ScrapedSamples: t.samplesTotal,
 			CounterResets: t.resets, Notes: append([]string(nil), t.notes...), SchedulerMode: t.schedulerMode,
 			Fresh: l.unavailable(t, now) == "",
 		}

@@ -25,6 +25,8 @@ type target struct {
 	lastSuccess  time.Time
 	lastDuration time.Duration
 	lastBytes    int
+	bytesTotal   uint64 // body bytes of every scrape that returned one
+	samplesTotal uint64 // samples of every body read successfully
 	failures     map[scrape.Reason]uint64
 	resets       uint64
 	notes        []string

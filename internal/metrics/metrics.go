@@ -47,6 +47,8 @@ var (
 	upDesc       = desc("ptd_target_up", "1 if the newest scrape of the target succeeded and its values are fresh, else 0.", "target", "role", "engine")
 	durationDesc = desc("ptd_scrape_duration_seconds", "Duration of the newest scrape of the target.", "target")
 	failuresDesc = desc("ptd_scrape_failures_total", "Failed scrapes of the target by reason.", "target", "reason")
+	bytesDesc    = desc("ptd_scrape_bytes_total", "Body bytes fetched from the target (after decompression).", "target")
+	samplesDesc  = desc("ptd_scrape_samples_total", "Samples in the target's bodies that were read successfully, used by ptdmon or not.", "target")
 	resetsDesc   = desc("ptd_series_resets_total", "Counter resets (decreases) seen on the target's source series.", "target")
 
 	bottleneckDesc = desc("ptd_bottleneck_stage", "Info metric: 1 for the stage the bottleneck verdict names now (prefill, kv, admission, decode, mixed, balanced or insufficient).", "stage")
@@ -69,8 +71,11 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range gaugeDescs {
 		ch <- d
 	}
-	for _, d := range []*prometheus.Desc{queueDesc, iterLatencyDesc, globalKVDesc, stageRateDesc, kvBytesDesc, kvReqDesc, upDesc, durationDesc, failuresDesc, resetsDesc, bottleneckDesc} {
+	for _, d := range []*prometheus.Desc{queueDesc, iterLatencyDesc, globalKVDesc, stageRateDesc, kvBytesDesc, kvReqDesc, upDesc, durationDesc, failuresDesc, bytesDesc, samplesDesc, resetsDesc, bottleneckDesc} {
 		ch <- d
+	}
+	for _, pc := range process {
+		pc.Describe(ch)
 	}
 }
 
@@ -78,6 +83,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // down or stale, a rate without two samples, B_request unset) are left out,
 // never written as 0.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	for _, pc := range process {
+		pc.Collect(ch)
+	}
 	now := time.Now()
 	if c.Now != nil {
 		now = c.Now()
@@ -96,6 +104,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(failuresDesc, prometheus.CounterValue, float64(n), t.Name, string(reason))
 		}
 		ch <- prometheus.MustNewConstMetric(resetsDesc, prometheus.CounterValue, float64(t.CounterResets), t.Name)
+		ch <- prometheus.MustNewConstMetric(bytesDesc, prometheus.CounterValue, float64(t.ScrapedBytes), t.Name)
+		ch <- prometheus.MustNewConstMetric(samplesDesc, prometheus.CounterValue, float64(t.ScrapedSamples), t.Name)
 		if !t.Fresh {
 			// Leaving the series out lets Prometheus mark them stale.
 			continue

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"math"
 	"mime"
@@ -50,10 +51,113 @@ var ErrNotExposition = errors.New("not a Prometheus text or OpenMetrics expositi
 // Parser parses expositions one at a time. It is not safe for concurrent use;
 // keep one per target.
 type Parser struct {
+	// Wanted, if set, says which sample names visit is called for; the
+	// answer is asked once per name and kept. Samples of other names are
+	// still parsed and checked (an exposition is valid or not as a whole),
+	// but they cost no float conversion, no label and no state per series.
+	Wanted func(name string) bool
+
 	p      textparse.Parser
 	family []byte
 	ftype  model.MetricType
 	seen   map[uint64]uint64 // series hash → value bits, for duplicates
+	n      int               // samples in the last exposition parsed
+
+	names   map[string]*nameState
+	touched []*nameState
+	cur     *nameState
+	gen     uint32
+
+	fast  fastState
+	quick int // expositions read by the scanner, for tests
+}
+
+// nameState is what the parser keeps per sample name: whether visit wants
+// it, and a digest of its series in order, which proves that a name's
+// series have no duplicate when they are those of an exposition already
+// checked.
+type nameState struct {
+	name     string
+	wanted   bool
+	digest   uint64
+	n        int
+	verified uint64 // digest of the last checked series of the name
+	verN     int    // and their number, -1 none
+	repeat   bool   // a series repeated (with one value): never verified
+	gen      uint32 // last exposition with the name
+}
+
+// Samples returns the number of float samples in the last exposition
+// parsed, whether visit used them or not.
+func (p *Parser) Samples() int { return p.n }
+
+// name returns the state of a sample name, creating it when new.
+func (p *Parser) name(n []byte) *nameState {
+	if c := p.cur; c != nil && c.name == string(n) {
+		return c
+	}
+	st, ok := p.names[string(n)]
+	if !ok {
+		st = &nameState{name: string(n), wanted: p.Wanted == nil || p.Wanted(string(n)), verN: -1}
+		p.names[st.name] = st
+	}
+	if st.gen != p.gen {
+		st.gen, st.digest, st.n, st.repeat = p.gen, 0, 0, false
+		p.touched = append(p.touched, st)
+	}
+	p.cur = st
+	return st
+}
+
+// digestSeed: digests are compared only within one process.
+var digestSeed = maphash.MakeSeed()
+
+// add folds one series into its name's digest.
+func (st *nameState) add(series []byte) {
+	st.digest = (st.digest ^ maphash.Bytes(digestSeed, series)) * 0x9e3779b97f4a7c15
+	st.n++
+}
+
+// begin prepares the per-name state for one exposition.
+func (p *Parser) begin() {
+	if p.names == nil {
+		p.names = make(map[string]*nameState)
+	}
+	p.gen++
+	p.touched = p.touched[:0]
+	p.cur = nil
+	p.n = 0
+	if p.gen%16 == 0 {
+		// Names a target stopped exporting are forgotten.
+		for k, st := range p.names {
+			if p.gen-st.gen > 16 {
+				delete(p.names, k)
+			}
+		}
+	}
+}
+
+// checked reports whether every name's series are those of an exposition
+// already checked for duplicates.
+func (p *Parser) checked() bool {
+	for _, st := range p.touched {
+		if st.digest != st.verified || st.n != st.verN {
+			return false
+		}
+	}
+	return true
+}
+
+// verify records the names' series of an exposition found free of duplicates.
+func (p *Parser) verify() {
+	for _, st := range p.touched {
+		st.verified, st.verN = st.digest, st.n
+		if st.repeat {
+			// A series given twice with one value is valid, but a digest
+			// cannot tell a later body that gives it two values.
+			st.verN = -1
+		}
+	}
 }
 
 // Format names the exposition format chosen for a Content-Type.
@@ -82,11 +186,18 @@ func Format(contentType string) (string, error) {
 	return "text/plain", nil
 }
 
-// Parse reads body and calls visit for every float sample, in order. The
-// parser is chosen by contentType (OpenMetrics or the text format; empty or
-// unknown types are read as text). A non-nil error from visit stops parsing
-// and is returned. Whatever visit collected must be discarded by the caller
-// when Parse returns an error: an exposition is taken whole or not at all.
+// Parse reads body and calls visit for every float sample, in order (with
+// Wanted set, for the samples it wants). The parser is chosen by
+// contentType (OpenMetrics or the text format; empty or unknown types are
+// read as text). A non-nil error from visit stops parsing and is returned.
+// Whatever visit collected must be discarded by the caller when Parse
+// returns an error: an exposition is taken whole or not at all.
+//
+// Text-format expositions are read by a scanner that accepts a subset of
+// the format and yields exactly what Prometheus' parser yields for it
+// (proven by FuzzScannerAgreesWithTextparse); anything outside the subset,
+// every error and every exposition whose series changed are read by
+// Prometheus' parser itself.
 func (p *Parser) Parse(body []byte, contentType string, visit func(*Sample) error) error {
 	format, err := Format(contentType)
 	if err != nil {
@@ -95,21 +206,42 @@ func (p *Parser) Parse(body []byte, contentType string, visit func(*Sample) erro
 	if looksBinary(body) {
 		return fmt.Errorf("body: %w (binary data)", ErrNotExposition)
 	}
+	if format == "text/plain" {
+		p.begin()
+		if p.scan(body) && p.checked() {
+			p.quick++
+			return p.visitScanned(body, visit)
+		}
+		p.release()
+	}
+	return p.parse(body, format, visit)
+}
+
+// parse reads body with Prometheus' parser.
+func (p *Parser) parse(body []byte, format string, visit func(*Sample) error) error {
 	if format == "application/openmetrics-text" {
 		p.p = textparse.NewOpenMetricsParser(body, nil, textparse.WithOMParserSTSeriesSkipped())
 	} else {
 		p.p = textparse.NewPromParser(body, nil, false)
 	}
+	p.fast.active = false
+	p.begin()
 	p.family, p.ftype = p.family[:0], model.MetricTypeUnknown
 	if p.seen == nil {
 		p.seen = make(map[uint64]uint64)
 	}
 	clear(p.seen)
+	if format == "text/plain" {
+		// Text bodies are read by the scanner from the next read on: the
+		// map is needed again only when their series change.
+		defer func() { p.seen = nil }()
+	}
 	var s Sample
 	line := 0
 	for {
 		et, err := p.p.Next()
 		if errors.Is(err, io.EOF) {
+			p.verify()
 			return nil
 		}
 		line++
@@ -129,13 +261,22 @@ func (p *Parser) Parse(body []byte, contentType string, visit func(*Sample) erro
 			if len(series) > MaxSeriesBytes {
 				return fmt.Errorf("parse %s exposition near entry %d: a series of %d bytes (at most %d)", format, line, len(series), MaxSeriesBytes)
 			}
+			s.Name = seriesName(series)
+			st := p.name(s.Name)
 			h, bits := xxhash.Sum64(series), math.Float64bits(v)
-			if prev, dup := p.seen[h]; dup && prev != bits {
-				return fmt.Errorf("entry %d: %w: a series of %s", line, ErrDuplicate, clip(seriesName(series)))
+			if prev, dup := p.seen[h]; dup {
+				if prev != bits {
+					return fmt.Errorf("entry %d: %w: a series of %s", line, ErrDuplicate, clip(seriesName(series)))
+				}
+				st.repeat = true
 			}
 			p.seen[h] = bits
+			p.n++
+			st.add(series)
+			if !st.wanted {
+				continue
+			}
 			s.Series = series
-			s.Name = seriesName(series)
 			s.Value = v
 			s.Type = model.MetricTypeUnknown
 			if belongs(s.Name, p.family, p.ftype) {
@@ -152,7 +293,13 @@ func (p *Parser) Parse(body []byte, contentType string, visit func(*Sample) erro
 
 // Labels writes the labels of the sample most recently passed to visit.
 // It allocates; call it only for series seen for the first time.
-func (p *Parser) Labels(l *labels.Labels) { p.p.Labels(l) }
+func (p *Parser) Labels(l *labels.Labels) {
+	if p.fast.active {
+		p.fast.labels(l)
+		return
+	}
+	p.p.Labels(l)
+}
 
 // seriesName returns the metric name part of a raw series. Names in the
 // quoted UTF-8 form ({"name",...}) are returned with their quotes removed.
@@ -167,7 +314,8 @@ func seriesName(series []byte) []byte {
 		return nil
 	}
 	if i := bytes.IndexByte(series, '{'); i >= 0 {
-		return series[:i]
+		// Prometheus' lexer allows blanks between the name and the brace.
+		return bytes.TrimRight(series[:i], " \t")
 	}
 	return series
 }

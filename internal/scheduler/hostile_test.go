@@ -48,11 +48,17 @@ func TestReaderCacheSurvivesChurn(t *testing.T) {
 }
 
 // An exposition that alone exceeds the reader's series limit fails with
-// its own reason.
+// its own reason. Only series of families ptdmon reads count: ignored ones
+// are skipped before they take any memory.
 func TestReaderSeriesLimitReason(t *testing.T) {
 	r := exposition{engine.NewReader(engine.VLLM, engine.Prefill, engine.KVAuto)}
 	r.MaxSeries = 100
-	_, _, err := r.Read(churned(0, 500), "text/plain", time.Now())
+	var b strings.Builder
+	b.WriteString("# TYPE vllm:num_requests_running gauge\n")
+	for i := range 500 {
+		fmt.Fprintf(&b, "vllm:num_requests_running{engine=\"%d\",model_name=\"m\"} 1\n", i)
+	}
+	_, _, err := r.Read([]byte(b.String()), "text/plain", time.Now())
 	if got := ReadFailureReason(err); got != scrape.ReasonSeriesLimit {
 		t.Errorf("reason %q (%v), want %s", got, err, scrape.ReasonSeriesLimit)
 	}

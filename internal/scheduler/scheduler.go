@@ -51,7 +51,7 @@ type loop struct {
 // New returns a collector feeding l.
 func New(l *ledger.Ledger, opts Options) *Scheduler {
 	if opts.Client == nil {
-		opts.Client = scrape.NewClientFollowing(64, opts.FollowRedirects)
+		opts.Client = scrape.NewClientFollowing(0, opts.FollowRedirects)
 	}
 	if opts.BodyBudget <= 0 {
 		opts.BodyBudget = scrape.DefaultBodyBudget
@@ -66,6 +66,7 @@ func New(l *ledger.Ledger, opts Options) *Scheduler {
 // targets that are gone.
 func (c *Scheduler) SetTargets(ctx context.Context, targets []engine.Target) {
 	c.ledger.SetTargets(targets)
+	setMemoryLimit(len(targets))
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -209,6 +210,7 @@ func (c *Scheduler) once(ctx context.Context, t engine.Target, f *scrape.Fetcher
 		return
 	}
 	s.Obs = obs
+	s.Samples = obs.Samples
 	s.Time = at
 	c.ledger.Record(s)
 }

@@ -28,15 +28,29 @@ const (
 	maxClass = 20 // FreeBytes
 )
 
-var pools [maxClass + 1]sync.Pool
+// free holds idle small buffers by size class. Unlike a sync.Pool it is not
+// emptied by every garbage collection, so a steady stream of scrapes
+// allocates no buffer at all; it keeps at most freePerClass buffers of a
+// class, so idle memory stays bounded by the sizes in use, not by targets.
+var free [maxClass + 1]chan []byte
 
-// getSmall returns an empty pooled buffer of capacity 1<<class(n), n ≤ FreeBytes.
+const freePerClass = 16
+
+func init() {
+	for c := minClass; c <= maxClass; c++ {
+		free[c] = make(chan []byte, freePerClass)
+	}
+}
+
+// getSmall returns an empty buffer of capacity 1<<class(n), n ≤ FreeBytes.
 func getSmall(n int) []byte {
 	c := max(bits.Len(uint(n-1)), minClass)
-	if b, ok := pools[c].Get().(*[]byte); ok {
-		return (*b)[:0]
+	select {
+	case b := <-free[c]:
+		return b[:0]
+	default:
+		return make([]byte, 0, 1<<c)
 	}
-	return make([]byte, 0, 1<<c)
 }
 
 func putSmall(b []byte) {
@@ -44,8 +58,10 @@ func putSmall(b []byte) {
 	if c < 1<<minClass || c > FreeBytes || c&(c-1) != 0 {
 		return
 	}
-	b = b[:0]
-	pools[bits.Len(uint(c))-1].Put(&b)
+	select {
+	case free[bits.Len(uint(c))-1] <- b[:0]:
+	default: // enough idle buffers of this size: left to the GC
+	}
 }
 
 // Budget is the memory all large body buffers together may take, in use or
@@ -142,14 +158,21 @@ func (b *body) put(full []byte) {
 	}
 }
 
-// release gives a large buffer back and keeps a small one for the next fetch.
+// release gives the buffer back: between scrapes a target holds no body,
+// so the memory of bodies is that of the fetches in flight, not of the
+// targets.
 func (b *body) release() {
-	if cap(b.full) > FreeBytes {
+	if b.full != nil {
 		b.put(b.full)
 		b.full = nil
 	}
 	b.buf = nil
 }
+
+// maxPresize bounds the buffer a Content-Length alone may ask for: a
+// larger body grows by doubling as it arrives, so a false header does not
+// hold memory for bytes that never come.
+const maxPresize = 16 << 20
 
 var (
 	errTooLarge = errors.New("body exceeds the limit")
@@ -158,8 +181,22 @@ var (
 
 // readFrom reads r to its end into b.buf, growing it by doubling up to
 // limit bytes and never further: one more byte past a full buffer of limit
-// bytes makes the body too large.
-func (b *body) readFrom(r io.Reader, limit int64) (int, error) {
+// bytes makes the body too large. A body that announces its length
+// (size ≥ 0) gets a buffer of that size and one byte more up front, so it is
+// read in as few calls as the socket allows and never copied; the announced
+// size is only a hint, the limit and the budget hold whatever the body turns
+// out to be.
+func (b *body) readFrom(r io.Reader, limit, size int64) (int, error) {
+	if want := min(size+1, limit); size >= 0 && size <= maxPresize && int64(cap(b.full)) < want {
+		full, ok := b.get(int(want))
+		if !ok {
+			return 0, errBudget
+		}
+		if b.full != nil {
+			b.put(b.full)
+		}
+		b.full = full
+	}
 	if b.full == nil {
 		b.full, _ = b.get(int(min(32<<10, limit)))
 	}

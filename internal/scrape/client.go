@@ -17,7 +17,9 @@ const maxRedirects = 10
 
 // NewClient returns an HTTP client suited to frequent scrapes of many
 // targets: kept-alive connections, redirects followed only within the
-// target's own scheme, host and port.
+// target's own scheme, host and port. targets ≤ 0 keeps an idle connection
+// to any number of targets: a connection closed for lack of room is dialed
+// again on the next scrape, which costs more than the scrape.
 func NewClient(targets int) *http.Client { return NewClientFollowing(targets, false) }
 
 // NewClientFollowing is NewClient that, with follow set, also follows
@@ -26,6 +28,9 @@ func NewClient(targets int) *http.Client { return NewClientFollowing(targets, fa
 func NewClientFollowing(targets int, follow bool) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConns = targets + 16
+	if targets <= 0 {
+		tr.MaxIdleConns = 0 // no limit; MaxIdleConnsPerHost bounds each target
+	}
 	tr.MaxIdleConnsPerHost = 4
 	tr.IdleConnTimeout = 90 * time.Second
 	tr.Proxy = nil // engines are reached directly; a proxy would skew the sample time

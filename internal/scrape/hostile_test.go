@@ -114,7 +114,7 @@ func TestEndlessBodiesAreBounded(t *testing.T) {
 	var grew int
 	rec := &body{}
 	r := io.LimitReader(infinite{}, 100<<20)
-	if _, err := rec.readFrom(r, limit); !errors.Is(err, errTooLarge) {
+	if _, err := rec.readFrom(r, limit, -1); !errors.Is(err, errTooLarge) {
 		t.Fatalf("readFrom: %v", err)
 	}
 	if grew = cap(rec.buf); grew > limit {
@@ -127,10 +127,10 @@ func TestEndlessBodiesAreBounded(t *testing.T) {
 	// the kept buffers and the budget is never exceeded.
 	budget := NewBudget(6 << 20)
 	one, two := &body{budget: budget}, &body{budget: budget}
-	if _, err := one.readFrom(io.LimitReader(infinite{}, 4<<20), 4<<20); err != nil {
+	if _, err := one.readFrom(io.LimitReader(infinite{}, 4<<20), 4<<20, -1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := two.readFrom(io.LimitReader(infinite{}, 4<<20), 4<<20); !errors.Is(err, errBudget) {
+	if _, err := two.readFrom(io.LimitReader(infinite{}, 4<<20), 4<<20, -1); !errors.Is(err, errBudget) {
 		t.Fatalf("second body: %v, want the budget error", err)
 	}
 	if u := budget.Used(); u > 6<<20 {
@@ -139,7 +139,7 @@ func TestEndlessBodiesAreBounded(t *testing.T) {
 	one.release()
 	two.release()
 	three := &body{budget: budget}
-	if n, err := three.readFrom(io.LimitReader(infinite{}, 4<<20), 4<<20); err != nil || n != 4<<20 {
+	if n, err := three.readFrom(io.LimitReader(infinite{}, 4<<20), 4<<20, -1); err != nil || n != 4<<20 {
 		t.Errorf("third body: %d bytes, %v", n, err)
 	}
 	if u := budget.Used(); u > 6<<20 {
@@ -149,7 +149,7 @@ func TestEndlessBodiesAreBounded(t *testing.T) {
 	// A body of exactly the limit is whole; one byte more is too large.
 	for _, extra := range []int64{0, 1} {
 		b := &body{}
-		_, err := b.readFrom(io.LimitReader(infinite{}, 3<<20+extra), 3<<20)
+		_, err := b.readFrom(io.LimitReader(infinite{}, 3<<20+extra), 3<<20, -1)
 		if (err == nil) != (extra == 0) || cap(b.buf) > 3<<20 {
 			t.Errorf("limit+%d: %v, buffer %d", extra, err, cap(b.buf))
 		}

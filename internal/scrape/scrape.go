@@ -11,8 +11,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/ptdmon/ptdmon/internal/buildinfo"
 )
 
 // Accept prefers the text format (its parser is the fastest) and takes
@@ -66,7 +69,11 @@ func (f *Fetcher) Fetch(ctx context.Context) (Result, error) {
 		return Result{}, &Error{ReasonConnect, fmt.Errorf("build request for %s: %w", shown, err)}
 	}
 	req.Header.Set("Accept", Accept)
-	req.Header.Set("User-Agent", "ptdmon")
+	req.Header.Set("User-Agent", buildinfo.UserAgent())
+	if f.Timeout > 0 {
+		// As Prometheus sends it, so an exporter can bound its own work.
+		req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", strconv.FormatFloat(f.Timeout.Seconds(), 'f', -1, 64))
+	}
 	start := time.Now()
 	resp, err := f.Client.Do(req)
 	if err != nil {
@@ -77,7 +84,7 @@ func (f *Fetcher) Fetch(ctx context.Context) (Result, error) {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		return Result{}, &Error{ReasonHTTP, fmt.Errorf("GET %s: HTTP status %s", shown, resp.Status)}
 	}
-	n, err := f.body.readFrom(resp.Body, limit)
+	n, err := f.body.readFrom(resp.Body, limit, resp.ContentLength)
 	end := time.Now()
 	switch {
 	case errors.Is(err, errTooLarge):

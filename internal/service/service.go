@@ -40,6 +40,9 @@ type Options struct {
 	Logger    *slog.Logger
 	// Ready, if set, receives the listening address once the server is up.
 	Ready func(addr string)
+	// Pprof serves Go's profiles under /debug/pprof/ (off by default: they
+	// show the process's internals to whoever reaches the port).
+	Pprof bool
 }
 
 // Run starts everything and blocks until ctx ends.
@@ -82,6 +85,9 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	col.SetTargets(ctx, targets)
 
 	as := &api.Server{Ledger: l, Logger: log, Extra: web.Routes()}
+	if opts.Pprof {
+		addPprof(as.Extra)
+	}
 	srv := &http.Server{
 		Handler:           api.AllowHosts(cfg.AllowedHosts, as.Handler()),
 		ReadHeaderTimeout: 5 * time.Second,

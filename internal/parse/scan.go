@@ -1,0 +1,436 @@
+package parse
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/textparse"
+	"github.com/prometheus/prometheus/model/value"
+)
+
+// The scanner reads the text format (0.0.4) the way engines write it: one
+// sample per line, "name{label="value",...} value [timestamp]", with
+// "# HELP" and "# TYPE" lines and comments. It follows the rules of
+// Prometheus' lexer (model/textparse/promlex.l) for exactly that shape and
+// gives up on anything else (leading blanks, quoted names, a label value
+// spanning lines, a float it cannot prove valid, any error), so that the
+// exposition is read again by Prometheus' own parser, which then decides.
+// What it accepts it reads as that parser does; FuzzScannerAgreesWithTextparse
+// checks this on arbitrary input.
+//
+// It validates the whole body before the first visit, so a body it gives
+// up on halfway has not been half-visited: the wanted samples are kept as
+// records (offsets into the body) until the end.
+
+// record is one wanted sample of a scanned body.
+type record struct {
+	start, nameEnd, seriesEnd int32 // line start, end of name, end of series
+	typeLine                  int32 // offset of the last # TYPE line before it, -1 none
+	mtype                     model.MetricType
+	value                     float64
+}
+
+// fastState is the scanner's view of the sample being visited.
+type fastState struct {
+	active bool
+	body   []byte
+	rec    *record
+	recs   *[]record
+}
+
+var recordPool = sync.Pool{New: func() any { return new([]record) }}
+
+// scan validates body and records its wanted samples. False: the body is
+// outside the subset (or invalid); read it with Prometheus' parser.
+func (p *Parser) scan(body []byte) bool {
+	if len(body) > math.MaxInt32 || bytes.IndexByte(body, 0) >= 0 {
+		// Prometheus' lexer ends the exposition at a NUL byte.
+		return false
+	}
+	if p.fast.recs == nil {
+		p.fast.recs = recordPool.Get().(*[]record)
+	}
+	recs := (*p.fast.recs)[:0]
+	defer func() { *p.fast.recs = recs }()
+	var family []byte
+	ftype := model.MetricTypeUnknown
+	typeLine := int32(-1)
+	for i := 0; i < len(body); {
+		end := bytes.IndexByte(body[i:], '\n')
+		if end < 0 {
+			end = len(body)
+		} else {
+			end += i
+		}
+		line := body[i:end]
+		start := i
+		i = end + 1
+		if len(line) == 0 {
+			continue
+		}
+		c := line[0]
+		if c == '#' {
+			name, text, isType, ok := meta(line)
+			if !ok {
+				return false
+			}
+			if name == nil {
+				continue // a comment
+			}
+			if !isType {
+				if !utf8.Valid(text) {
+					return false
+				}
+				continue
+			}
+			t, ok := metricType(text)
+			if !ok {
+				return false
+			}
+			family, ftype, typeLine = name, t, int32(start)
+			continue
+		}
+		if !isNameStart(c) {
+			return false
+		}
+		nameEnd, seriesEnd, val, ts, ok := sampleLine(line)
+		if !ok || seriesEnd > MaxSeriesBytes || !validTimestamp(ts) {
+			return false
+		}
+		name, series := line[:nameEnd], line[:seriesEnd]
+		p.n++
+		st := p.name(name)
+		st.add(series)
+		if !st.wanted {
+			if !simpleFloat(val) {
+				if _, err := parseFloat(val); err != nil {
+					return false
+				}
+			}
+			continue
+		}
+		v, err := parseFloat(val)
+		if err != nil {
+			return false
+		}
+		if math.IsNaN(v) {
+			v = math.Float64frombits(value.NormalNaN)
+		}
+		t := model.MetricTypeUnknown
+		if belongs(name, family, ftype) {
+			t = ftype
+		}
+		recs = append(recs, record{start: int32(start), nameEnd: int32(start + nameEnd), seriesEnd: int32(start + seriesEnd), typeLine: typeLine, mtype: t, value: v})
+	}
+	return true
+}
+
+// release gives the records back to the pool: they are needed only while
+// one exposition is read, so their memory is that of the reads in flight.
+func (p *Parser) release() {
+	if r := p.fast.recs; r != nil && cap(*r) <= 1<<20 {
+		*r = (*r)[:0]
+		recordPool.Put(r)
+	}
+	p.fast = fastState{}
+}
+
+// visitScanned calls visit for the samples scan recorded.
+func (p *Parser) visitScanned(body []byte, visit func(*Sample) error) error {
+	defer p.release()
+	p.fast.active, p.fast.body = true, body
+	var s Sample
+	for i := range *p.fast.recs {
+		r := &(*p.fast.recs)[i]
+		p.fast.rec = r
+		s.Name = body[r.start:r.nameEnd]
+		s.Series = body[r.start:r.seriesEnd]
+		s.Type = r.mtype
+		s.Value = r.value
+		if err := visit(&s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// labels parses the visited sample's line again with Prometheus' parser,
+// after the # TYPE line in force for it (the type decides how le and
+// quantile values are normalized), so its labels are exactly Prometheus'.
+func (f *fastState) labels(l *labels.Labels) {
+	r := f.rec
+	line := f.body[r.start:]
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	var b []byte
+	if r.typeLine >= 0 {
+		tl := f.body[r.typeLine:]
+		if i := bytes.IndexByte(tl, '\n'); i >= 0 {
+			tl = tl[:i]
+		}
+		b = append(append(b, tl...), '\n')
+	}
+	b = append(append(b, line...), '\n')
+	pp := textparse.NewPromParser(b, nil, false)
+	for {
+		et, err := pp.Next()
+		if err != nil {
+			*l = labels.EmptyLabels() // not reached: scan accepted the line
+			return
+		}
+		if et == textparse.EntrySeries {
+			pp.Labels(l)
+			return
+		}
+	}
+}
+
+// meta reads a line starting with '#'. A comment gives a nil name; a HELP
+// or TYPE line gives the name and the text. ok is false for lines the
+// scanner leaves to Prometheus' parser.
+func meta(line []byte) (name, text []byte, isType, ok bool) {
+	k := 1
+	for k < len(line) && (line[k] == ' ' || line[k] == '\t') {
+		k++
+	}
+	rest := line[k:]
+	if k == 1 || len(rest) < 5 || (rest[4] != ' ' && rest[4] != '\t') {
+		return nil, nil, false, true
+	}
+	switch string(rest[:4]) {
+	case "HELP":
+	case "TYPE":
+		isType = true
+	default:
+		return nil, nil, false, true
+	}
+	k += 4
+	for k < len(line) && (line[k] == ' ' || line[k] == '\t') {
+		k++
+	}
+	ns := k
+	if k == len(line) || !isNameStart(line[k]) {
+		return nil, nil, false, false
+	}
+	for k < len(line) && isNameChar(line[k]) {
+		k++
+	}
+	name = line[ns:k]
+	rest = line[k:]
+	// The text is the rest of the line after one blank; a rest of blanks
+	// only is lexed as whitespace, not as text.
+	if len(rest) == 0 || (rest[0] != ' ' && rest[0] != '\t') || len(bytes.Trim(rest, " \t")) == 0 {
+		return nil, nil, false, false
+	}
+	return name, rest[1:], isType, true
+}
+
+func metricType(text []byte) (model.MetricType, bool) {
+	switch string(text) {
+	case "counter":
+		return model.MetricTypeCounter, true
+	case "gauge":
+		return model.MetricTypeGauge, true
+	case "histogram":
+		return model.MetricTypeHistogram, true
+	case "summary":
+		return model.MetricTypeSummary, true
+	case "untyped":
+		return model.MetricTypeUnknown, true
+	}
+	return "", false
+}
+
+// sampleLine splits a sample line that starts with a name character.
+func sampleLine(line []byte) (nameEnd, seriesEnd int, val, ts []byte, ok bool) {
+	k := 1
+	for k < len(line) && isNameChar(line[k]) {
+		k++
+	}
+	nameEnd = k
+	if k < len(line) && line[k] == '{' {
+		if k, ok = labelSet(line, k+1); !ok {
+			return
+		}
+	}
+	seriesEnd = k
+	k = skipBlanks(line, k)
+	vs := k
+	for k < len(line) && line[k] != ' ' && line[k] != '\t' && line[k] != '{' {
+		k++
+	}
+	if k == vs || k < len(line) && line[k] == '{' {
+		return 0, 0, nil, nil, false
+	}
+	val = line[vs:k]
+	k = skipBlanks(line, k)
+	if k == len(line) {
+		return nameEnd, seriesEnd, val, nil, true
+	}
+	ts0 := k
+	for k < len(line) && line[k] >= '0' && line[k] <= '9' {
+		k++
+	}
+	if k == ts0 || skipBlanks(line, k) != len(line) {
+		return 0, 0, nil, nil, false
+	}
+	return nameEnd, seriesEnd, val, line[ts0:k], true
+}
+
+// labelSet reads the labels after '{' and returns the offset after '}'.
+func labelSet(line []byte, k int) (int, bool) {
+	for {
+		k = skipBlanks(line, k)
+		if k == len(line) {
+			return 0, false
+		}
+		switch c := line[k]; {
+		case c == '}':
+			return k + 1, true
+		case !isLabelStart(c):
+			return 0, false
+		}
+		for k < len(line) && isLabelChar(line[k]) {
+			k++
+		}
+		k = skipBlanks(line, k)
+		if k == len(line) || line[k] != '=' {
+			return 0, false
+		}
+		k = skipBlanks(line, k+1)
+		if k == len(line) || line[k] != '"' {
+			return 0, false
+		}
+		j := k + 1
+		var high byte
+		for j < len(line) && line[j] != '"' {
+			if line[j] == '\\' {
+				j++
+				if j == len(line) {
+					break
+				}
+			}
+			high |= line[j]
+			j++
+		}
+		if j >= len(line) {
+			return 0, false // unterminated on this line
+		}
+		if high >= utf8.RuneSelf && !utf8.Valid(line[k:j+1]) {
+			return 0, false
+		}
+		k = skipBlanks(line, j+1)
+		if k < len(line) && line[k] == ',' {
+			k++
+		}
+	}
+}
+
+func skipBlanks(b []byte, k int) int {
+	for k < len(b) && (b[k] == ' ' || b[k] == '\t') {
+		k++
+	}
+	return k
+}
+
+// Character classes of Prometheus' lexer: names are [a-zA-Z_:][a-zA-Z0-9_:]*,
+// label names [a-zA-Z_][a-zA-Z0-9_]*.
+const (
+	cNameStart = 1 << iota
+	cName
+	cLabelStart
+	cLabel
+)
+
+var class = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
+		digit := c >= '0' && c <= '9'
+		if letter || c == ':' {
+			t[c] |= cNameStart | cName
+		}
+		if digit {
+			t[c] |= cName | cLabel
+		}
+		if letter {
+			t[c] |= cLabelStart | cLabel
+		}
+	}
+	return t
+}()
+
+func isNameStart(c byte) bool  { return class[c]&cNameStart != 0 }
+func isNameChar(c byte) bool   { return class[c]&cName != 0 }
+func isLabelStart(c byte) bool { return class[c]&cLabelStart != 0 }
+func isLabelChar(c byte) bool  { return class[c]&cLabel != 0 }
+
+// validTimestamp: digits that fit an int64 (at most 18 of them; longer
+// ones are left to Prometheus' parser, which refuses an overflow).
+func validTimestamp(ts []byte) bool { return len(ts) <= 18 }
+
+// simpleFloat reports whether b is a decimal float that strconv.ParseFloat
+// accepts without overflow: [+-]digits[.digits][e[+-]d[d]], at most 32
+// bytes. Other spellings (NaN, +Inf, hex) are checked by parsing them.
+func simpleFloat(b []byte) bool {
+	if len(b) == 0 || len(b) > 32 {
+		return false
+	}
+	k := 0
+	if b[0] == '+' || b[0] == '-' {
+		k++
+	}
+	d := k
+	for k < len(b) && b[k] >= '0' && b[k] <= '9' {
+		k++
+	}
+	if k == d {
+		return false
+	}
+	if k < len(b) && b[k] == '.' {
+		k++
+		for k < len(b) && b[k] >= '0' && b[k] <= '9' {
+			k++
+		}
+	}
+	if k < len(b) && (b[k] == 'e' || b[k] == 'E') {
+		k++
+		if k < len(b) && (b[k] == '+' || b[k] == '-') {
+			k++
+		}
+		e := k
+		for k < len(b) && b[k] >= '0' && b[k] <= '9' {
+			k++
+		}
+		if k == e || k-e > 2 {
+			return false
+		}
+	}
+	return k == len(b)
+}
+
+// parseFloat is Prometheus' textparse.parseFloat: Go's ParseFloat without
+// the spellings Go added in 1.13 (hex mantissas' p exponents, underscores).
+func parseFloat(b []byte) (float64, error) {
+	s := unsafeString(b)
+	if strings.ContainsAny(s, "pP_") {
+		return 0, errUnsupportedFloat
+	}
+	return strconv.ParseFloat(s, 64)
+}
+
+var errUnsupportedFloat = strconv.ErrSyntax
+
+func unsafeString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}

@@ -1,0 +1,25 @@
+package scheduler
+
+import (
+	"os"
+	"runtime/debug"
+	"testing"
+)
+
+func TestMemoryLimit(t *testing.T) {
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		t.Skip("GOMEMLIMIT is set: the limit is the user's") // the case the code leaves alone
+	}
+	old := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(old)
+	f := func(targets int, want int64) {
+		t.Helper()
+		setMemoryLimit(targets)
+		if got := debug.SetMemoryLimit(-1); got != want {
+			t.Errorf("%d targets: limit %d MiB, want %d MiB", targets, got>>20, want>>20)
+		}
+	}
+	f(1, 256<<20)
+	f(1000, 64<<20+1000*384<<10)
+	f(0, 64<<20+1000*384<<10) // no targets: unchanged
+}
