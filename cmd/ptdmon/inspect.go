@@ -50,7 +50,11 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 			return cli.Usagef("-kv-source %q: want %s", *kvSource, sources)
 		}
 		src := pos[0]
-		body, ct, err := load(src, *contentType, *timeout)
+		shown := src // a URL's password never reaches the output
+		if isURL(src) {
+			shown = scrape.Redact(src)
+		}
+		body, ct, err := load(src, shown, *contentType, *timeout)
 		if err != nil {
 			return err
 		}
@@ -58,9 +62,9 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		rd.Explain()
 		obs, err := rd.Read(body, ct)
 		if err != nil {
-			return cli.Usage(fmt.Errorf("%s: %w", src, err))
+			return cli.Usage(fmt.Errorf("%s: %w", shown, err))
 		}
-		in := inspect.Of(src, obs)
+		in := inspect.Of(shown, obs)
 		if !*asJSON {
 			return in.WriteSummary(stdout)
 		}
@@ -72,7 +76,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 
 // load reads a file (a missing one is a usage error), or fetches a URL the
 // way the collector does (a failure is a runtime error).
-func load(src, contentType string, timeout time.Duration) ([]byte, string, error) {
+func load(src, shown, contentType string, timeout time.Duration) ([]byte, string, error) {
 	if isURL(src) {
 		f := &scrape.Fetcher{URL: src, Client: scrape.NewClient(1), Timeout: timeout}
 		res, err := f.Fetch(context.Background())
@@ -81,7 +85,7 @@ func load(src, contentType string, timeout time.Duration) ([]byte, string, error
 			// already names: keep only its cause.
 			var ue *url.Error
 			if errors.As(err, &ue) {
-				return nil, "", fmt.Errorf("GET %s: %w", src, ue.Err)
+				return nil, "", fmt.Errorf("GET %s: %w", shown, ue.Err)
 			}
 			return nil, "", err
 		}

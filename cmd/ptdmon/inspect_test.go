@@ -57,6 +57,20 @@ func TestInspect(t *testing.T) {
 	if got.Engine != "sglang" || got.Role != "prefill" || got.Counters["requests_completed"] != 500 {
 		t.Errorf("inspect URL: %+v", got)
 	}
+
+	// A password in the URL is used, never shown: not in the summary, not
+	// in an error.
+	withPass := strings.Replace(srv.URL, "http://", "http://scraper:s3cret@", 1)
+	for _, args := range [][]string{{withPass}, {"-json", withPass}, {withPass + "/x", "-role", "decode"}} {
+		code, out, errs := runCmd(append([]string{"inspect"}, args...)...)
+		if strings.Contains(out+errs, "s3cret") || !strings.Contains(out+errs, "scraper:xxxxx@") {
+			t.Errorf("inspect %v: exit %d, the password is shown or the URL is missing:\n%s%s", args, code, out, errs)
+		}
+	}
+	srv.Close()
+	if code, out, errs := runCmd("inspect", withPass); code != 1 || strings.Contains(out+errs, "s3cret") {
+		t.Errorf("inspect on a refused URL: exit %d, stdout %q, stderr %q; want exit 1 and no password", code, out, errs)
+	}
 }
 
 func TestServeConfigErrors(t *testing.T) {
