@@ -42,7 +42,9 @@ export function renderAdvice(el, body) {
   }
   const kv = a.kv || {};
   line.append(span("KV "), span(kv.bytes_per_second != null ? f.bytesPerSec(kv.bytes_per_second) : "?", "v", kv.bytes_per_second != null ? "" : why(kv, "bytes_per_second")));
-  line.append(span(" · P:D "), span(a.pd || a.pd_bound || "?", "v", a.pd ? "" : why(a, "pd_ratio")));
+  // pd_bound says "P:D ≤ …" itself.
+  if (a.pd) line.append(span(" · P:D "), span(a.pd, "v"));
+  else line.append(span(" · "), span(a.pd_bound || "P:D ?", "v", why(a, "pd_ratio")));
   if (a.short && a.short.length) line.append(span(` — short: ${a.short.join(", ")}`, "short"));
   const unknown = [a.prefill, a.decode].filter((s) => s && s.instances == null).map((s) => `${s.stage}: ${why(s, "instances")}`);
   if (unknown.length) line.append(span(` (${unknown.join("; ")})`, "muted"));
