@@ -2,6 +2,7 @@ package advice
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/slo"
@@ -60,7 +61,7 @@ func Attainment(th slo.Thresholds, b ledger.Buckets) (SLOReport, error) {
 		lists := map[string][]slo.Hist{"ttft": role.rb.TTFT, "itl": role.rb.ITL, "e2e": role.rb.E2E}
 		for i, m := range a.Metrics {
 			if len(lists[m.Name]) == 0 {
-				a.Metrics[i].Absent = fmt.Sprintf("no %s instance exports a %s histogram", role.name, m.Name)
+				a.Metrics[i].Absent = fmt.Sprintf("no %s instance exports the %s histogram", role.name, strings.ToUpper(m.Name))
 			}
 		}
 		*role.dst = &a
