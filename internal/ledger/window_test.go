@@ -97,3 +97,22 @@ func TestBucketsMatchEngines(t *testing.T) {
 		t.Errorf("up: prefill %d decode %d, want 3 and 3", b.Prefill.Up, b.Decode.Up)
 	}
 }
+
+// BenchmarkBuckets reads the window's buckets of six simulated instances,
+// as /api/v1/advice does on every request.
+func BenchmarkBuckets(b *testing.B) {
+	sc, err := sim.LoadScenario("decode-bound")
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := advicetest.RunHistograms(sc, 1, 30*time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := r.Ledger.Buckets(); !ok {
+			b.Fatal("no buckets")
+		}
+	}
+}
