@@ -54,6 +54,8 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{"serve listen without host", []string{"serve", "-listen", "9440", "-prefill", "http://127.0.0.1:1/metrics"}, 2, `invalid value "9440" for flag -listen: want host:port, e.g. 127.0.0.1:9440`},
 		{"demo listen without host", []string{"demo", "-listen", "9440"}, 2, "flag -listen"},
+		{"serve negative SLO", []string{"serve", "-slo-e2e", "-1", "-prefill", "http://127.0.0.1:1/metrics"}, 2, "-slo-e2e: slo.e2e -1: want a threshold in seconds ≥ 0"},
+		{"demo headroom 1", []string{"demo", "-headroom", "1"}, 2, "-headroom: headroom 1: want 0 ≤ headroom < 1"},
 		{"serve missing config", []string{"serve", "-config", filepath.Join(dir, "nope.yaml")}, 2, "no such file"},
 		{"kvbytes directory", []string{"kvbytes", "-model-config", dir, "-seq-len", "8192"}, 2, "is a directory"},
 		{"kvbytes missing seq-len", []string{"kvbytes", "-model-config", dir}, 2, "-seq-len is required"},

@@ -54,6 +54,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		shardArg = fs.String("shard", "", "keep only the targets of shard i/N (Prometheus hashmod of the target address)")
 		pprof    = fs.Bool("debug.pprof", false, "serve Go's CPU, heap and goroutine profiles under /debug/pprof/")
 	)
+	applyAdvice := adviceFlags(fs)
 	fs.Var(&prefill, "prefill", "prefill target URL or name=URL (repeatable)")
 	fs.Var(&decode, "decode", "decode target URL or name=URL (repeatable)")
 	return c.Run(args, func([]string) error {
@@ -102,6 +103,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		setDur("interval", *interval)
 		setDur("timeout", *timeout)
 		setDur("window", *window)
+		applyAdvice(cfg)
 		if *kvSource != "" {
 			cfg.KVSource = *kvSource
 		}
@@ -164,4 +166,26 @@ func bRequest(cfg *config.Config, source string) (ledger.KVRequest, error) {
 		kv.Detail = *r.Detail
 	}
 	return kv, nil
+}
+
+// adviceFlags defines the SLO thresholds and the headroom of the advice;
+// the returned function sets those given on cfg, where they override
+// ptdmon.yaml and are validated like it.
+func adviceFlags(fs *flag.FlagSet) func(*config.Config) {
+	slos := map[string]*float64{
+		"ttft": fs.Float64("slo-ttft", 0, "TTFT SLO in seconds, for the attainment in /api/v1/advice and the UI"),
+		"itl":  fs.Float64("slo-itl", 0, "ITL SLO in seconds"),
+		"e2e":  fs.Float64("slo-e2e", 0, "E2E latency SLO in seconds"),
+	}
+	headroom := fs.Float64("headroom", 0, "fraction of capacity the advice leaves unused (default 0.2)")
+	return func(cfg *config.Config) {
+		fs.Visit(func(f *flag.Flag) {
+			if key, ok := strings.CutPrefix(f.Name, "slo-"); ok && slos[key] != nil {
+				cfg.SetSLO(key, *slos[key])
+			}
+			if f.Name == "headroom" {
+				cfg.SetHeadroom(*headroom)
+			}
+		})
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/advice"
 	"github.com/ptdmon/ptdmon/internal/metrics"
+	"github.com/ptdmon/ptdmon/internal/slo"
 )
 
 // AdviceBody is the body of /api/v1/advice.
@@ -18,26 +19,39 @@ type AdviceBody struct {
 	Time   time.Time     `json:"time"`
 	Window float64       `json:"window_seconds"`
 	Advice advice.Advice `json:"advice"`
-	// SLO attainment needs the latency histograms' bucket counts over a
-	// window, which the ledger's points do not carry (they hold
-	// quantiles); the Prometheus path records it (docs/advisor.md).
-	SLOAbsent string `json:"slo_absent"`
+	// SLO is the attainment over the ledger's window W; SLOAbsent says why
+	// it is not there.
+	SLO       *advice.SLOReport `json:"slo"`
+	SLOAbsent string            `json:"slo_absent,omitempty"`
 }
 
-const sloAbsent = "SLO attainment needs bucket counts over a window; ptdmon's points keep latency quantiles only. Use the recording rules of `ptdmon gen` on the Prometheus path (docs/advisor.md#slo-attainment)"
+const noThresholds = "no SLO threshold set: slo.ttft, slo.itl or slo.e2e in ptdmon.yaml, -slo-ttft/-slo-itl/-slo-e2e, or ?ttft=&itl=&e2e= (seconds)"
 
 // registerAdvice mounts /api/v1/advice and adds the advisor's metrics to
 // /metrics.
 func (s *Server) registerAdvice(mux *http.ServeMux, reg *prometheus.Registry) {
 	t := advice.NewTracker(s.Ledger)
-	reg.MustRegister(&metrics.AdviceCollector{Tracker: t, Logger: s.Logger})
+	reg.MustRegister(&metrics.AdviceCollector{Tracker: t, Logger: s.Logger, Headroom: s.headroom()})
 	mux.HandleFunc("GET /api/v1/advice", func(w http.ResponseWriter, r *http.Request) { s.advice(w, r, t) })
 }
 
 // advice answers ?multiplier=1.5 (what if the load were 1.5×), ?rate=R
 // (req/s), ?headroom=0.2 and ?lookback=60s (of the arrival-rate estimate).
+// headroom is the configured headroom, or -1 for advice.DefaultHeadroom.
+func (s *Server) headroom() float64 {
+	if s.Headroom == nil {
+		return -1
+	}
+	return *s.Headroom
+}
+
 func (s *Server) advice(w http.ResponseWriter, r *http.Request, t *advice.Tracker) {
-	q, err := parseAdviceQuery(r)
+	q, err := s.parseAdviceQuery(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	th, err := parseThresholds(r, s.SLO)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -47,12 +61,48 @@ func (s *Server) advice(w http.ResponseWriter, r *http.Request, t *advice.Tracke
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	s.writeJSON(w, AdviceBody{Time: time.Now(), Window: s.Ledger.Config().Window.Seconds(), Advice: a, SLOAbsent: sloAbsent})
+	body := AdviceBody{Time: time.Now(), Window: s.Ledger.Config().Window.Seconds(), Advice: a}
+	b, ok := s.Ledger.Buckets()
+	switch {
+	case th == (slo.Thresholds{}):
+		body.SLOAbsent = noThresholds
+	case !ok:
+		body.SLOAbsent = "no point yet: the first scrapes are still under way"
+	default:
+		rep, err := advice.Attainment(th, b)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		body.SLO = &rep
+	}
+	s.writeJSON(w, body)
 }
 
-func parseAdviceQuery(r *http.Request) (advice.Query, error) {
+// parseThresholds starts from the configured thresholds; ttft, itl and e2e
+// (seconds, 0 to drop one) override them.
+func parseThresholds(r *http.Request, th slo.Thresholds) (slo.Thresholds, error) {
 	v := r.URL.Query()
-	q := advice.Query{Multiplier: 1, Headroom: -1}
+	for _, p := range []struct {
+		name string
+		dst  *float64
+	}{{"ttft", &th.TTFT}, {"itl", &th.ITL}, {"e2e", &th.E2E}} {
+		s := v.Get(p.name)
+		if s == "" {
+			continue
+		}
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+			return th, fmt.Errorf("%s=%q: want a threshold in seconds ≥ 0", p.name, s)
+		}
+		*p.dst = x
+	}
+	return th, nil
+}
+
+func (s *Server) parseAdviceQuery(r *http.Request) (advice.Query, error) {
+	v := r.URL.Query()
+	q := advice.Query{Multiplier: 1, Headroom: s.headroom()}
 	num := func(name string, dst *float64, ok func(float64) bool, want string) error {
 		s := v.Get(name)
 		if s == "" {

@@ -22,6 +22,7 @@ import (
 	"github.com/ptdmon/ptdmon/internal/diagnose"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/metrics"
+	"github.com/ptdmon/ptdmon/internal/slo"
 )
 
 // Server holds what the handlers read.
@@ -32,6 +33,10 @@ type Server struct {
 	Extra map[string]http.Handler
 	// Diagnose configures the bottleneck verdict (zero: defaults).
 	Diagnose diagnose.Config
+	// SLO thresholds of /api/v1/advice (zero: none; its query overrides
+	// them) and the advice's headroom (nil: advice.DefaultHeadroom).
+	SLO      slo.Thresholds
+	Headroom *float64
 
 	verdicts verdictCache
 	past     timelineCache

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/scrape"
+	"github.com/ptdmon/ptdmon/internal/slo"
 )
 
 // Config is ptdmon's whole configuration.
@@ -52,6 +53,12 @@ type Config struct {
 	Source string `yaml:"source"`
 	// Shard keeps only the targets of shard "i/N" (Prometheus hashmod).
 	Shard string `yaml:"shard"`
+	// SLO thresholds in seconds (ttft, itl, e2e) of the attainment in
+	// /api/v1/advice; see docs/advisor.md.
+	SLO slo.Thresholds `yaml:"slo"`
+	// Headroom is the fraction of capacity the advice leaves unused (nil:
+	// advice.DefaultHeadroom).
+	Headroom *float64 `yaml:"headroom"`
 
 	file string
 	// set names where each explicitly given setting came from
@@ -157,6 +164,11 @@ func Parse(data []byte, file string) (*Config, error) {
 		m := root.Content[0]
 		for i := 0; i+1 < len(m.Content); i += 2 {
 			c.mark(m.Content[i].Value, fmt.Sprintf("%s:%d", file, m.Content[i].Line))
+			if v := m.Content[i+1]; m.Content[i].Value == "slo" && v.Kind == yaml.MappingNode {
+				for j := 0; j+1 < len(v.Content); j += 2 {
+					c.mark("slo."+v.Content[j].Value, fmt.Sprintf("%s:%d", file, v.Content[j].Line))
+				}
+			}
 		}
 	}
 	for i := range c.Targets {
@@ -350,6 +362,7 @@ func (c *Config) Validate() error {
 		seen[t.Name] = where
 	}
 	errs = append(errs, c.validateFleet(file)...)
+	errs = append(errs, c.validateAdvice(at)...)
 	if len(c.Targets) == 0 && len(c.FileSD) == 0 && c.Source == "" {
 		bad(file, "no targets: add targets (or file_sd), or pass -prefill/-decode URLs")
 	}

@@ -128,10 +128,12 @@ type merged struct {
 
 type histPart struct {
 	bounds, counts []float64
+	sum, count     float64
+	seconds        float64 // between the two samples
 }
 
 func (m *merged) add(bounds, inc []float64) {
-	m.parts = append(m.parts, histPart{bounds, inc})
+	m.parts = append(m.parts, histPart{bounds: bounds, counts: inc})
 }
 
 // sum returns the merged cumulative histogram over the union of bounds.

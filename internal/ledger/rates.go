@@ -87,15 +87,24 @@ func (t *target) windowed(m engine.Metric, now time.Time, w time.Duration) (Num,
 
 // histIncrease adds t's histogram increase over the window to acc.
 func (t *target) histIncrease(h int, now time.Time, w time.Duration, acc *merged) {
+	if p, ok := t.histWindow(h, now, w); ok {
+		acc.add(p.bounds, p.counts)
+	}
+}
+
+// histWindow is t's histogram increase between the first and last samples
+// inside the window, absent when the bounds changed in between.
+func (t *target) histWindow(h int, now time.Time, w time.Duration) (histPart, bool) {
 	first, last := t.span(now, w, func(s *sample) bool { return s.hists[h].present })
 	if first == nil || first == last || &first.hists[h].bounds[0] != &last.hists[h].bounds[0] {
-		return
+		return histPart{}, false
 	}
-	inc := make([]float64, len(last.hists[h].counts))
+	a, b := &first.hists[h], &last.hists[h]
+	inc := make([]float64, len(b.counts))
 	for i := range inc {
-		inc[i] = last.hists[h].counts[i] - first.hists[h].counts[i]
+		inc[i] = b.counts[i] - a.counts[i]
 	}
-	acc.add(last.hists[h].bounds, inc)
+	return histPart{bounds: b.bounds, counts: inc, sum: b.sum - a.sum, count: b.count - a.count, seconds: last.t.Sub(first.t).Seconds()}, true
 }
 
 func quant(acc *merged, what string) Quant {
@@ -169,10 +178,7 @@ func (l *Ledger) compute(now time.Time) Point {
 		t := l.targets[name]
 		kvTotal += t.totals[engine.KVBytes]
 		notes = append(notes, t.notes...)
-		role := t.info.Role
-		if role == engine.RoleUnknown {
-			role = t.role
-		}
+		role := t.effectiveRole()
 		eng := t.info.Engine
 		if eng == engine.EngineAuto {
 			eng = t.engine

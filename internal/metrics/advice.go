@@ -9,9 +9,9 @@ import (
 )
 
 var (
-	recommendedDesc = desc("ptd_recommended_instances", "Smallest number of instances of a stage (prefill, decode) whose capacity, learned while the stage was saturated, carries the observed arrival rate with the default headroom (docs/advisor.md). Absent until the stage has saturated.", "stage")
+	recommendedDesc = desc("ptd_recommended_instances", "Smallest number of instances of a stage (prefill, decode) whose capacity, learned while the stage was saturated, carries the observed arrival rate with the configured headroom (docs/advisor.md). Absent until the stage has saturated.", "stage")
 	capacityDesc    = desc("ptd_stage_capacity_requests_per_second", "Requests per second a stage (prefill, kv, decode) sustains with the instances up now, learned while it was saturated (docs/advisor.md). Absent until the stage has saturated.", "stage")
-	kvNeedDesc      = desc("ptd_recommended_kv_bytes_per_second", "KV bandwidth that carries the observed arrival rate with the default headroom: arrival rate × B_request ÷ (1 − headroom).")
+	kvNeedDesc      = desc("ptd_recommended_kv_bytes_per_second", "KV bandwidth that carries the observed arrival rate with the configured headroom: arrival rate × B_request ÷ (1 − headroom).")
 )
 
 // AdviceCollector exports the advisor's capacities and recommendations
@@ -19,6 +19,8 @@ var (
 type AdviceCollector struct {
 	Tracker *advice.Tracker
 	Logger  *slog.Logger
+	// Headroom of the recommendations (<0: advice.DefaultHeadroom).
+	Headroom float64
 }
 
 // Describe implements prometheus.Collector.
@@ -30,7 +32,7 @@ func (c *AdviceCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *AdviceCollector) Collect(ch chan<- prometheus.Metric) {
-	a, err := c.Tracker.Advise(advice.Query{Headroom: -1})
+	a, err := c.Tracker.Advise(advice.Query{Headroom: c.Headroom})
 	if err != nil {
 		if c.Logger != nil {
 			c.Logger.Warn("advice", "err", err)

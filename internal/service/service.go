@@ -84,7 +84,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	})
 	col.SetTargets(ctx, targets)
 
-	as := &api.Server{Ledger: l, Logger: log, Extra: web.Routes()}
+	as := &api.Server{Ledger: l, Logger: log, Extra: web.Routes(), SLO: cfg.SLO, Headroom: cfg.Headroom}
 	if opts.Pprof {
 		addPprof(as.Extra)
 	}

@@ -1,4 +1,4 @@
-package slo
+package slo_test
 
 import (
 	"testing"
@@ -7,10 +7,11 @@ import (
 	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/slo"
 )
 
-func fromEngine(h engine.Histogram) Hist {
-	out := Hist{Sum: h.Sum, Count: h.Count}
+func fromEngine(h engine.Histogram) slo.Hist {
+	out := slo.Hist{Sum: h.Sum, Count: h.Count}
 	for _, b := range h.Buckets {
 		out.Bounds = append(out.Bounds, b.UpperBound)
 		out.Counts = append(out.Counts, b.Count)
@@ -35,13 +36,13 @@ func TestDominantPhaseInSimulator(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			parts := map[string][]Hist{}
+			parts := map[string][]slo.Hist{}
 			add := func(name string, i int, m engine.Metric) {
 				if h, ok := r.Increase(i, m, 120, 180); ok {
 					parts[name] = append(parts[name], fromEngine(h))
 				}
 			}
-			var e2e []Hist
+			var e2e []slo.Hist
 			for i, in := range r.Instances {
 				add("kv_transfer", i, engine.KVXferTime)
 				if in.Role == sim.RolePrefill {
@@ -55,15 +56,15 @@ func TestDominantPhaseInSimulator(t *testing.T) {
 					e2e = append(e2e, fromEngine(h))
 				}
 			}
-			phases := map[string]Hist{}
+			phases := map[string]slo.Hist{}
 			for name, hs := range parts {
-				phases[name] = Merge(hs...)
+				phases[name] = slo.Merge(hs...)
 			}
-			m := Dominant(phases, 0.9)
+			m := slo.Dominant(phases, 0.9)
 			if m.Dominant != want {
 				t.Errorf("dominant %q, want %q: %+v", m.Dominant, want, m.Phases)
 			}
-			a, err := Attain(Thresholds{E2E: 10}, Input{E2E: e2e, Phases: phases, Seconds: 60})
+			a, err := slo.Attain(slo.Thresholds{E2E: 10}, slo.Input{E2E: e2e, Phases: phases, Seconds: 60})
 			if err != nil {
 				t.Fatal(err)
 			}

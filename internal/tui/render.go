@@ -102,9 +102,15 @@ const MinWidth = 60
 // Render writes one frame no wider than width columns. history holds the
 // points before snap's, oldest first.
 func Render(w io.Writer, snap *Snapshot, history []Tick, width int) {
+	RenderFrame(w, snap, history, nil, width)
+}
+
+// RenderFrame is Render with the advice under the rates (none when adv is
+// nil).
+func RenderFrame(w io.Writer, snap *Snapshot, history []Tick, adv *AdviceResult, width int) {
 	width = max(width, MinWidth)
 	var b bytes.Buffer
-	render(&b, snap, history, width)
+	render(&b, snap, history, adv, width)
 	for line := range strings.Lines(b.String()) {
 		io.WriteString(w, clip(strings.TrimSuffix(line, "\n"), width)+"\n")
 	}
@@ -127,7 +133,7 @@ func stageViews(p *ledger.Point) [3]stageView {
 	}
 }
 
-func render(w io.Writer, snap *Snapshot, history []Tick, width int) {
+func render(w io.Writer, snap *Snapshot, history []Tick, adv *AdviceResult, width int) {
 	p := snap.Point
 	win := fmt.Sprintf("%gs", snap.Window)
 	fmt.Fprintf(w, "ptdmon  %s  window W=%s  B_request %s\n", snap.Time.Local().Format("15:04:05"), win, bReq(snap))
@@ -198,6 +204,10 @@ func render(w io.Writer, snap *Snapshot, history []Tick, width int) {
 	}
 	for _, r := range reasons {
 		fmt.Fprintf(w, "  %s\n", r)
+	}
+	if adv != nil {
+		fmt.Fprintln(w)
+		renderAdvice(w, adv.Advice, adv.Err, width)
 	}
 	kv := byteColumn([]ledger.Num{p.KV.BytesInstant, p.KV.BytesWindow})
 	fmt.Fprintf(w, "\nKV bytes/s  instant %s  %s window %s\n", kv[0], win, kv[1])

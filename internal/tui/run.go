@@ -66,7 +66,8 @@ func Run(ctx context.Context, o Options) error {
 			if snap.Point != nil {
 				past = history[:len(history)-1]
 			}
-			Render(&frame, snap, past, cols())
+			a, aerr := o.Client.Advice(ctx)
+			RenderFrame(&frame, snap, past, &AdviceResult{a, aerr}, cols())
 		}
 		if scr != nil {
 			scr.Draw(frame.Bytes())

@@ -671,3 +671,69 @@ func (w *logWriter) Write(b []byte) (int, error) {
 	}
 	return len(b), nil
 }
+
+// TestAdvicePanelInChromium runs the decode-bound demo with SLO thresholds
+// until the advisor has learned decode's capacity (about 80 s of real
+// time: decode saturates after a minute), then checks that the page's
+// advice panel shows the advised decode count /api/v1/advice gives, and a
+// percentage for each SLO and a goodput.
+func TestAdvicePanelInChromium(t *testing.T) {
+	needChromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 170*time.Second)
+	defer cancel()
+	base := run(t, ctx, "ptdmon demo: open ", buildPtdmon(t, ctx), "demo", "-scenario", "decode-bound", "-seed", "1",
+		"-listen", "127.0.0.1:0", "-slo-ttft", "20", "-slo-itl", "0.05", "-slo-e2e", "15")
+	var decode float64
+	start := time.Now()
+	for decode == 0 {
+		if time.Since(start) > 130*time.Second || ctx.Err() != nil {
+			t.Fatalf("no decode advice within %v", time.Since(start).Round(time.Second))
+		}
+		time.Sleep(2 * time.Second)
+		var body struct {
+			Advice struct {
+				Decode struct{ Instances *float64 }
+			}
+		}
+		if getJSONQuiet(base+"/api/v1/advice", &body) == nil && body.Advice.Decode.Instances != nil {
+			decode = *body.Advice.Decode.Instances
+		}
+	}
+	t.Logf("decode advice %g after %v", decode, time.Since(start).Round(time.Second))
+
+	b := startBrowser(t, ctx)
+	must(t, chromedp.Do(b.ctx, chromedp.Navigate(base+"/")))
+	type panel struct {
+		Decode, TTFT, ITL, E2E, Goodput, Text string
+	}
+	const js = `(() => { const q = (s) => { const e = document.querySelector("#advice " + s); return e ? e.textContent : ""; };
+		return { Decode: q("[data-stage=decode]"), TTFT: q("[data-slo=ttft]"), ITL: q("[data-slo=itl]"), E2E: q("[data-slo=e2e]"),
+			Goodput: q("[data-slo=goodput]"), Text: document.getElementById("advice").textContent }; })()`
+	var p panel
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		var err error
+		p, err = chromedp.Run(b.ctx, chromedp.Evaluate[panel](js))
+		must(t, err)
+		if p.Decode != "" && p.E2E != "" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	// The advice may grow by one as the arrival estimate moves between polls.
+	if n, err := strconv.ParseFloat(p.Decode, 64); err != nil || math.Abs(n-decode) > 1 {
+		t.Errorf("panel's decode advice %q, API's %g: %q", p.Decode, decode, p.Text)
+	}
+	for name, v := range map[string]string{"TTFT": p.TTFT, "ITL": p.ITL, "E2E": p.E2E} {
+		pct, ok := strings.CutSuffix(strings.TrimPrefix(v, "≥ "), "%")
+		if x, err := strconv.ParseFloat(pct, 64); !ok || err != nil || x < 0 || x > 100 {
+			t.Errorf("%s attainment %q is not a percentage: %q", name, v, p.Text)
+		}
+	}
+	if _, err := strconv.ParseFloat(p.Goodput, 64); err != nil {
+		t.Errorf("goodput %q: %q", p.Goodput, p.Text)
+	}
+	if errs := b.exceptions(); len(errs) > 0 {
+		t.Errorf("uncaught exceptions in the page: %q", errs)
+	}
+	t.Logf("advice panel: %s", p.Text)
+}

@@ -4,6 +4,7 @@ import { Decoder, Store, setFields, pos, reason } from "./store.js";
 import { Charts } from "./charts.js";
 import { Table } from "./table.js";
 import { VerdictBand } from "./verdictband.js";
+import { startAdvice } from "./advice.js";
 import * as f from "./fmt.js";
 
 const $ = (id) => document.getElementById(id);
@@ -219,6 +220,7 @@ async function main() {
   render();
   connect();
   setTimeout(pollTargets, 5000);
+  startAdvice($("advice"), () => state.paused);
 }
 
 main();

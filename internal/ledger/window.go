@@ -1,0 +1,86 @@
+package ledger
+
+import (
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/slo"
+)
+
+// Buckets are the increases of the latency and phase histograms over the
+// window W that ends at the newest point, one entry per instance that
+// exported the histogram, each in its own buckets (SLO attainment reads
+// every instance in its own buckets; see docs/advisor.md#slo-attainment).
+type Buckets struct {
+	Time    time.Time `json:"time"`
+	Seconds float64   `json:"window_seconds"`
+	Prefill RoleBuckets
+	Decode  RoleBuckets
+	// KVXfer is the connectors' transfer time, from every instance that
+	// moves KV.
+	KVXfer []slo.Hist
+}
+
+// RoleBuckets are the histograms of the instances of one role.
+type RoleBuckets struct {
+	TTFT, ITL, E2E         []slo.Hist
+	Queue, Prefill, Decode []slo.Hist
+	Up                     int // instances up whose histograms were read
+	// E2ERate is requests/s: each instance's E2E observations over the
+	// real time between its two samples, summed.
+	E2ERate float64
+}
+
+// Buckets returns the window's histogram increases at the newest point, and
+// false before the first point.
+func (l *Ledger) Buckets() (Buckets, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.count == 0 {
+		return Buckets{}, false
+	}
+	now := l.points[(l.head-1+len(l.points))%len(l.points)].Time
+	w := l.cfg.Window
+	out := Buckets{Time: now, Seconds: w.Seconds()}
+	add := func(dst *[]slo.Hist, t *target, m engine.Metric) (histPart, bool) {
+		p, ok := t.histWindow(m.HistogramIndex(), now, w)
+		if ok {
+			*dst = append(*dst, slo.Hist{Bounds: p.bounds, Counts: p.counts, Sum: p.sum, Count: p.count})
+		}
+		return p, ok
+	}
+	for _, name := range l.names {
+		t := l.targets[name]
+		if l.unavailable(t, now) != "" {
+			continue
+		}
+		add(&out.KVXfer, t, engine.KVXferTime)
+		var r *RoleBuckets
+		switch t.effectiveRole() {
+		case engine.Prefill:
+			r = &out.Prefill
+		case engine.Decode:
+			r = &out.Decode
+		default:
+			continue
+		}
+		r.Up++
+		add(&r.TTFT, t, engine.TTFT)
+		add(&r.ITL, t, engine.ITL)
+		if p, ok := add(&r.E2E, t, engine.E2E); ok && len(p.counts) > 0 && p.seconds > 0 {
+			r.E2ERate += p.counts[len(p.counts)-1] / p.seconds
+		}
+		add(&r.Queue, t, engine.QueueTime)
+		add(&r.Prefill, t, engine.PrefillTime)
+		add(&r.Decode, t, engine.DecodeTime)
+	}
+	return out, true
+}
+
+// effectiveRole is the configured role, or the one the exposition shows.
+func (t *target) effectiveRole() engine.Role {
+	if t.info.Role == engine.RoleUnknown {
+		return t.role
+	}
+	return t.info.Role
+}

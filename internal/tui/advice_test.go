@@ -1,0 +1,94 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
+	"github.com/ptdmon/ptdmon/internal/api"
+	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/slo"
+)
+
+// TestAdviceInFrame serves the decode-bound simulation, saturated long
+// enough for decode's capacity to be learned, and draws a frame at 80
+// columns: it shows the advised decode count and every SLO's attainment as
+// the API gives them, and every line fits. Without thresholds the frame
+// says how to set them; with the API unreachable, why there is no advice.
+func TestAdviceInFrame(t *testing.T) {
+	sc, err := sim.LoadScenario("decode-bound")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _, _, err := advicetest.Run(sc, 1, 150*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := func(name string, th slo.Thresholds, want func(api.AdviceBody) []string) {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer((&api.Server{Ledger: l, SLO: th}).Handler())
+			defer srv.Close()
+			c := &Client{Base: srv.URL, HTTP: srv.Client()}
+			snap, err := c.Snapshot(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, aerr := c.Advice(t.Context())
+			if aerr != nil {
+				t.Fatal(aerr)
+			}
+			// The API's own answer, read apart from the client.
+			resp, err := http.Get(srv.URL + "/api/v1/advice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var body api.AdviceBody
+			if err := json.Unmarshal(b, &body); err != nil {
+				t.Fatal(err)
+			}
+			var frame strings.Builder
+			RenderFrame(&frame, snap, nil, &AdviceResult{a, nil}, 80)
+			out := frame.String()
+			for l := range strings.Lines(out) {
+				if n := len([]rune(strings.TrimSuffix(l, "\n"))); n > 80 {
+					t.Errorf("line of %d columns > 80: %q", n, l)
+				}
+			}
+			for _, w := range want(body) {
+				if !strings.Contains(out, w) {
+					t.Errorf("frame lacks %q:\n%s", w, out)
+				}
+			}
+			t.Logf("\n%s", out)
+		})
+	}
+	f("saturated", slo.Thresholds{TTFT: 20, ITL: 0.05, E2E: 15}, func(b api.AdviceBody) []string {
+		d := b.Advice.Decode
+		if !d.Instances.OK() {
+			t.Fatalf("decode's capacity not learned: %+v", d)
+		}
+		want := []string{fmt.Sprintf("decode %g (now %d)\n", d.Instances.V, d.Current), "goodput ", "short: decode\n"}
+		for _, m := range b.SLO.Decode.Metrics {
+			want = append(want, fmt.Sprintf("%s≤%gs %.1f%%", strings.ToUpper(m.Name), m.Threshold, m.Within.Fraction*100))
+		}
+		return want
+	})
+	f("no thresholds", slo.Thresholds{}, func(api.AdviceBody) []string {
+		return []string{"SLO      no SLO threshold set", "prefill: not known until prefill saturates"}
+	})
+
+	p, _ := l.Latest()
+	var frame strings.Builder
+	RenderFrame(&frame, &Snapshot{Point: &p}, nil, &AdviceResult{nil, fmt.Errorf("GET /api/v1/advice: 404 Not Found")}, 80)
+	if !strings.Contains(frame.String(), "\nAdvice   unavailable: GET /api/v1/advice: 404 Not Found\n") {
+		t.Errorf("frame without advice:\n%s", frame.String())
+	}
+}

@@ -1,0 +1,92 @@
+// The advice panel: instances per stage, KV bandwidth and P:D for the
+// observed arrival rate, and the SLO attainment over the window, from
+// /api/v1/advice (docs/advisor.md). A value the advisor does not know yet is
+// shown as its reason, never as 0.
+
+import * as f from "./fmt.js";
+
+const POLL_MS = 5000;
+
+// why returns the reason an advice value is absent.
+const why = (obj, key) => (obj && obj.absent && obj.absent[key]) || "not known yet";
+
+function stage(s) {
+  if (!s) return { text: "—", title: "" };
+  if (s.instances != null) return { text: String(s.instances), title: `now ${s.current}` };
+  if (s.at_most != null) return { text: `≤ ${s.at_most}`, title: why(s, "instances") };
+  return { text: "?", title: why(s, "instances") };
+}
+
+function span(text, cls, title) {
+  const el = document.createElement("span");
+  el.textContent = text;
+  if (cls) el.className = cls;
+  if (title) el.title = title;
+  return el;
+}
+
+// renderAdvice fills el from one /api/v1/advice body.
+export function renderAdvice(el, body) {
+  const a = body.advice || {};
+  const d = a.demand || {};
+  const line = document.createElement("div");
+  line.append(span("Advice ", "k"));
+  const target = d.target_requests_per_second;
+  line.append(span(target != null ? `for ${f.rate(target)} req/s at ${Math.round((a.headroom || 0) * 100)}% headroom: ` : "arrival rate unknown: ", "muted", why(d, "target_requests_per_second")));
+  for (const [name, s] of [["prefill", a.prefill], ["decode", a.decode]]) {
+    const v = stage(s);
+    line.append(span(`${name[0].toUpperCase() + name.slice(1)} `), span(v.text, "v", v.title));
+    line.lastChild.dataset.stage = name;
+    if (s && s.current != null) line.append(span(` (now ${s.current})`, "muted"));
+    line.append(span(" · "));
+  }
+  const kv = a.kv || {};
+  line.append(span("KV "), span(kv.bytes_per_second != null ? f.bytesPerSec(kv.bytes_per_second) : "?", "v", kv.bytes_per_second != null ? "" : why(kv, "bytes_per_second")));
+  // pd_bound says "P:D ≤ …" itself.
+  if (a.pd) line.append(span(" · P:D "), span(a.pd, "v"));
+  else line.append(span(" · "), span(a.pd_bound || "P:D ?", "v", why(a, "pd_ratio")));
+  if (a.short && a.short.length) line.append(span(` — short: ${a.short.join(", ")}`, "short"));
+  const unknown = [a.prefill, a.decode].filter((s) => s && s.instances == null).map((s) => `${s.stage}: ${why(s, "instances")}`);
+  if (unknown.length) line.append(span(` (${unknown.join("; ")})`, "muted"));
+
+  const slo = document.createElement("div");
+  slo.append(span("SLO ", "k"));
+  const dec = body.slo && body.slo.decode;
+  if (!body.slo) {
+    slo.append(span(body.slo_absent || "not computed", "muted"));
+  } else if (!dec) {
+    slo.append(span((body.slo.absent && body.slo.absent.decode) || "no decode attainment", "muted"));
+  } else {
+    slo.append(span(`on decode over ${Math.round(body.slo.window_seconds)} s: `, "muted"));
+    for (const m of dec.slos || []) {
+      slo.append(span(`${m.slo.toUpperCase()} ≤ ${f.secs(m.threshold_seconds)} `));
+      const w = m.within;
+      const v = span(w ? (w.at_least ? "≥ " : "") + f.pct(w.fraction) : "?", "v", w ? `${w.observations} observations${w.exact ? ", exact at a bucket bound" : ", interpolated"}` : m.absent);
+      v.dataset.slo = m.slo;
+      slo.append(v, span(" · "));
+    }
+    if (dec.absent) slo.append(span(`goodput: ${dec.absent}`, "muted"));
+    else {
+      const g = span(f.rate(dec.goodput_requests_per_second), "v", `${f.rate(dec.goodput_min_requests_per_second)}–${f.rate(dec.goodput_max_requests_per_second)} whatever the dependence; independence assumed`);
+      g.dataset.slo = "goodput";
+      slo.append(span("goodput "), g, span(` of ${f.rate(dec.requests_per_second)} req/s`, "muted"));
+    }
+    if (dec.misses && dec.misses.dominant) slo.append(span(` · misses dominated by ${dec.misses.dominant.replace("_", " ")}`, "", dec.misses.note));
+  }
+  el.replaceChildren(line, slo);
+  el.dataset.ready = "1";
+}
+
+// startAdvice polls the advice while the page is visible and not paused.
+export function startAdvice(el, paused) {
+  const poll = async () => {
+    if (!paused() && document.visibilityState === "visible") {
+      try {
+        const r = await fetch("/api/v1/advice");
+        if (r.ok) renderAdvice(el, await r.json());
+      } catch { /* the stream's status line already says we are offline */ }
+    }
+    setTimeout(poll, POLL_MS);
+  };
+  poll();
+}
