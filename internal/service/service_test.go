@@ -72,6 +72,23 @@ func getText(t *testing.T, url string) string {
 	return string(get(t, http.DefaultClient, url))
 }
 
+// eventually polls cond every 100 ms until it returns "", and fails the
+// test with its last account of what is missing when limit has passed.
+func eventually(t *testing.T, limit time.Duration, cond func() string) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		why := cond()
+		if why == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not so after %v: %s", limit, why)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // Views of the API used by the tests (decoded independently of the ledger's types).
 type stageJSON struct {
 	Instant *float64          `json:"requests_per_second"`
