@@ -23,7 +23,7 @@ import (
 // socket in the way, every wait of a scrape (the engine's response time,
 // the scrape timeout, the interval) is a timer that a testing/synctest
 // bubble advances in fake time, so the tests that are about time (rates
-// over windows, restarts, staleness, file_sd re-reads, the all-down
+// over windows, restarts, file_sd re-reads, the all-down
 // warning) run in milliseconds and stamp every sample exactly.
 type memNet struct {
 	mu    sync.Mutex
