@@ -25,11 +25,11 @@ type fakeEngine struct {
 	net  *memNet
 	host string // on net
 
-	mu       sync.Mutex
-	start    time.Time // counters are 0 here; moved by a restart
-	srv      *http.Server
-	rng      *rand.Rand
-	reads    []fakeRead
+	mu    sync.Mutex
+	start time.Time // counters are 0 here; moved by a restart
+	srv   *http.Server
+	rng   *rand.Rand
+	reads []fakeRead
 }
 
 // fakeRead is one reading of the counters: when, and the seconds since the
