@@ -70,8 +70,8 @@ func (m *memNet) client() *http.Client { return &http.Client{Transport: m} }
 // file_sd watchers) started inside a synctest bubble, scraping the engines
 // of a memNet; its API is answered in memory too.
 type bubbleService struct {
-	base string // of the API, on the memNet api
-	api  *http.Client
+	base string       // the API's URL on its own memNet
+	api  *http.Client // reaches the API handler in memory
 	logs *syncBuf
 }
 
