@@ -72,9 +72,8 @@ func TestSimulatorScenariosAgreeWithTruth(t *testing.T) {
 				n := 0
 				for _, ip := range snap.Point.Instances {
 					// Windows are compared from 3 s into the cluster's life, as
-					// after the fixed 13 s wait this replaces: windows that start
-					// in its first seconds disagree with its truth by a few
-					// requests.
+					// after the fixed 13 s wait this replaces: a window that started
+					// in its first seconds was once seen 4 requests off its truth.
 					if ip.Window != nil && ip.WindowTo.Sub(ip.WindowFrom) >= full && ip.WindowFrom.Sub(cl.Started()) >= 3*time.Second {
 						n++
 					}
