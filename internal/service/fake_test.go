@@ -2,6 +2,7 @@ package service
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"net"
 	"net/http"
@@ -12,18 +13,36 @@ import (
 )
 
 // fakeEngine serves an exposition whose counters are exact functions of
-// real time, so the true rate of every counter is known.
+// time, so the true rate of every counter is known. It listens on loopback
+// (startFake) or answers on a memNet (memFake), where a synctest bubble
+// gives it fake time.
 type fakeEngine struct {
 	t      *testing.T
-	addr   string
 	render func(elapsed float64) string
 	jitter time.Duration
 
-	mu       sync.Mutex
-	start    time.Time // counters are 0 here; moved by a restart
-	srv      *http.Server
-	rng      *rand.Rand
-	restarts int
+	addr string // on loopback
+	net  *memNet
+	host string // on net
+
+	mu    sync.Mutex
+	start time.Time // counters are 0 here; moved by a restart
+	srv   *http.Server
+	rng   *rand.Rand
+	reads []fakeRead
+}
+
+// fakeRead is one reading of the counters: when, and the seconds since the
+// (re)start they were rendered for.
+type fakeRead struct {
+	at      time.Time
+	elapsed float64
+}
+
+func newFake(t *testing.T, jitter time.Duration, seed int64, render func(elapsed float64) string) *fakeEngine {
+	f := &fakeEngine{t: t, render: render, jitter: jitter, rng: rand.New(rand.NewSource(seed))}
+	f.start = time.Now().Add(-100 * time.Second) // counters already well above 0
+	return f
 }
 
 func startFake(t *testing.T, jitter time.Duration, seed int64, render func(elapsed float64) string) *fakeEngine {
@@ -32,14 +51,27 @@ func startFake(t *testing.T, jitter time.Duration, seed int64, render func(elaps
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeEngine{t: t, addr: ln.Addr().String(), render: render, jitter: jitter, rng: rand.New(rand.NewSource(seed))}
-	f.start = time.Now().Add(-100 * time.Second) // counters already well above 0
+	f := newFake(t, jitter, seed, render)
+	f.addr = ln.Addr().String()
 	f.serve(ln)
 	t.Cleanup(func() { f.mu.Lock(); f.srv.Close(); f.mu.Unlock() })
 	return f
 }
 
-func (f *fakeEngine) URL() string { return "http://" + f.addr + "/metrics" }
+// memFake answers as host on n.
+func memFake(t *testing.T, n *memNet, host string, jitter time.Duration, seed int64, render func(elapsed float64) string) *fakeEngine {
+	f := newFake(t, jitter, seed, render)
+	f.net, f.host = n, host
+	n.add(host, http.HandlerFunc(f.handle))
+	return f
+}
+
+func (f *fakeEngine) URL() string {
+	if f.net != nil {
+		return "http://" + f.host + "/metrics"
+	}
+	return "http://" + f.addr + "/metrics"
+}
 
 func (f *fakeEngine) serve(ln net.Listener) {
 	f.srv = &http.Server{Handler: http.HandlerFunc(f.handle)}
@@ -49,34 +81,49 @@ func (f *fakeEngine) serve(ln net.Listener) {
 func (f *fakeEngine) handle(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	d := time.Duration(f.rng.Int63n(int64(f.jitter) + 1))
-	start := f.start
 	f.mu.Unlock()
 	// Half the jitter before reading the counters and half after, so the
 	// reading sits at the midpoint of the exchange, as the collector assumes.
 	time.Sleep(d / 2)
-	body := f.render(time.Since(start).Seconds())
+	f.mu.Lock()
+	now := time.Now()
+	el := now.Sub(f.start).Seconds()
+	f.reads = append(f.reads, fakeRead{at: now, elapsed: el})
+	f.mu.Unlock()
+	body := f.render(el)
 	time.Sleep(d / 2)
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	fmt.Fprint(w, body)
 }
 
-// restart stops the engine (connections refused) for down, then serves
-// again on the same port with every counter back at 0.
-func (f *fakeEngine) restart(down time.Duration) {
+// readNear returns the reading nearest to at: for a sample's stamp, the
+// reading its exchange served.
+func (f *fakeEngine) readNear(at time.Time) (fakeRead, time.Duration) {
 	f.mu.Lock()
-	f.srv.Close()
-	f.mu.Unlock()
-	time.Sleep(down)
-	ln, err := net.Listen("tcp", f.addr)
-	if err != nil {
-		f.t.Errorf("re-listen on %s: %v", f.addr, err)
-		return
+	defer f.mu.Unlock()
+	var best fakeRead
+	off := time.Duration(math.MaxInt64)
+	for _, r := range f.reads {
+		if d := r.at.Sub(at).Abs(); d < off {
+			best, off = r, d
+		}
 	}
+	return best, off
+}
+
+// restart stops the engine (connections refused) for down, then serves
+// again at the same address with every counter back at 0. Only an engine
+// on a memNet restarts: the tests about restarts run in fake time.
+func (f *fakeEngine) restart(down time.Duration) {
+	if f.net == nil {
+		f.t.Fatal("restart of an engine on loopback")
+	}
+	f.net.set(f.host, nil)
+	time.Sleep(down)
 	f.mu.Lock()
 	f.start = time.Now()
-	f.restarts++
-	f.serve(ln)
 	f.mu.Unlock()
+	f.net.set(f.host, http.HandlerFunc(f.handle))
 }
 
 // vllmBody renders a vLLM instance completing rps requests per second over

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/config"
@@ -85,4 +86,37 @@ func TestServeSaysAllTargetsDown(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestServeRepeatsAllTargetsDown: in fake time, the warning that every
+// target is down is said at once, again every 30 s while it lasts (not on
+// every tick), and the recovery is said once.
+func TestServeRepeatsAllTargetsDown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := newMemNet()
+		cfg := &config.Config{Interval: config.Duration{Duration: 200 * time.Millisecond},
+			Targets: []config.Target{{Name: "p0", URL: "http://p0:8000/metrics", Role: "prefill"}}}
+		rs := startBubble(t, cfg, ledger.KVRequest{}, n)
+		count := func(msg string) int { return strings.Count(rs.logs.String(), msg) }
+		f := func(after time.Duration, down, still, back int) {
+			t.Helper()
+			time.Sleep(after)
+			synctest.Wait()
+			if count("every target is down") != down || count("every target is still down") != still || count("targets are up again") != back {
+				t.Fatalf("said down %d, still down %d, up again %d times; want %d, %d, %d; log:\n%s",
+					count("every target is down"), count("every target is still down"), count("targets are up again"), down, still, back, rs.logs.String())
+			}
+		}
+		f(time.Second, 1, 0, 0)
+		if !strings.Contains(rs.logs.String(), "connection refused") {
+			t.Errorf("the log does not say why:\n%s", rs.logs.String())
+		}
+		f(29*time.Second, 1, 0, 0) // 30 s in: the first said at the first tick, < 30 s ago
+		f(time.Second, 1, 1, 0)
+		f(29*time.Second, 1, 1, 0)
+		f(time.Second, 1, 2, 0)
+		memFake(t, n, "p0:8000", 0, 1, vllmBody("llama", 1, 5, "", 0))
+		f(time.Second, 1, 2, 1)
+		f(time.Minute, 1, 2, 1)
+	})
 }

@@ -112,24 +112,25 @@ func TestWebConfigTLSAndBasicAuth(t *testing.T) {
 	addr, _ := run(t, &config.Config{Targets: oneTarget(), WebConfigFile: webCfg})
 
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 5 * time.Second}
-	f := func(user, pass string, want int) {
-		t.Helper()
-		req, _ := http.NewRequest("GET", "https://"+addr+"/api/v1/targets", nil)
-		if user != "" {
-			req.SetBasicAuth(user, pass)
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatalf("%s: %v", user, err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != want || resp.TLS == nil {
-			t.Errorf("user %q: status %d (TLS %v), want %d", user, resp.StatusCode, resp.TLS != nil, want)
-		}
+	f := func(name, user, pass string, want int) {
+		t.Run(name, func(t *testing.T) {
+			req, _ := http.NewRequest("GET", "https://"+addr+"/api/v1/targets", nil)
+			if user != "" {
+				req.SetBasicAuth(user, pass)
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatalf("%s: %v", user, err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want || resp.TLS == nil {
+				t.Errorf("user %q: status %d (TLS %v), want %d", user, resp.StatusCode, resp.TLS != nil, want)
+			}
+		})
 	}
-	f("", "", http.StatusUnauthorized)
-	f("admin", "wrong", http.StatusUnauthorized)
-	f("admin", "s3cret", http.StatusOK)
+	f("no password", "", "", http.StatusUnauthorized)
+	f("wrong password", "admin", "wrong", http.StatusUnauthorized)
+	f("right password", "admin", "s3cret", http.StatusOK)
 	// Plain HTTP gets no metrics.
 	if resp, err := http.Get("http://" + addr + "/api/v1/targets"); err == nil {
 		if resp.StatusCode == http.StatusOK {
@@ -145,21 +146,22 @@ func TestWebConfigTLSAndBasicAuth(t *testing.T) {
 
 func TestAllowedHostsOnTheServer(t *testing.T) {
 	addr, _ := run(t, &config.Config{Targets: oneTarget(), AllowedHosts: []string{"127.0.0.1"}})
-	f := func(host string, want int) {
-		t.Helper()
-		req, _ := http.NewRequest("GET", "http://"+addr+"/api/v1/targets", nil)
-		req.Host = host
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != want {
-			t.Errorf("Host %q: %d, want %d", host, resp.StatusCode, want)
-		}
+	f := func(name, host string, want int) {
+		t.Run(name, func(t *testing.T) {
+			req, _ := http.NewRequest("GET", "http://"+addr+"/api/v1/targets", nil)
+			req.Host = host
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("Host %q: %d, want %d", host, resp.StatusCode, want)
+			}
+		})
 	}
-	f(addr, http.StatusOK)
-	f("rebound.attacker.example:"+strings.Split(addr, ":")[1], http.StatusMisdirectedRequest)
+	f("allowed host", addr, http.StatusOK)
+	f("DNS rebinding", "rebound.attacker.example:"+strings.Split(addr, ":")[1], http.StatusMisdirectedRequest)
 }
 
 // A browser with the event stream open does not hold the shutdown for the
@@ -196,20 +198,21 @@ func TestSetupErrors(t *testing.T) {
 	os.WriteFile(badSD, []byte("[{\"targets\": [\"a:1\"], \"lables\": {}}]"), 0o600)
 	badWeb := filepath.Join(dir, "web.yml")
 	os.WriteFile(badWeb, []byte("tls_server_config:\n  cert_file: /nonexistent.pem\n  key_file: /nonexistent.key\n"), 0o600)
-	f := func(cfg *config.Config, want string) {
-		t.Helper()
-		if cfg.Listen == "" {
-			cfg.Listen = "127.0.0.1:0"
-		}
-		cfg.SetDefaults()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		err := Run(ctx, cfg, Options{})
-		if !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), want) {
-			t.Errorf("error %v, want a setup error with %q", err, want)
-		}
+	f := func(name string, cfg *config.Config, want string) {
+		t.Run(name, func(t *testing.T) {
+			if cfg.Listen == "" {
+				cfg.Listen = "127.0.0.1:0"
+			}
+			cfg.SetDefaults()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			err := Run(ctx, cfg, Options{})
+			if !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), want) {
+				t.Errorf("error %v, want a setup error with %q", err, want)
+			}
+		})
 	}
-	f(&config.Config{Listen: ln.Addr().String(), Targets: oneTarget()}, "address already in use")
-	f(&config.Config{FileSD: []config.FileSDEntry{{Files: []string{badSD}}}}, "lables")
-	f(&config.Config{Targets: oneTarget(), WebConfigFile: badWeb}, "web configuration")
+	f("listen address in use", &config.Config{Listen: ln.Addr().String(), Targets: oneTarget()}, "address already in use")
+	f("file_sd with an unknown field", &config.Config{FileSD: []config.FileSDEntry{{Files: []string{badSD}}}}, "lables")
+	f("web configuration without its files", &config.Config{Targets: oneTarget(), WebConfigFile: badWeb}, "web configuration")
 }

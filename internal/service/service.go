@@ -43,6 +43,9 @@ type Options struct {
 	// Pprof serves Go's profiles under /debug/pprof/ (off by default: they
 	// show the process's internals to whoever reaches the port).
 	Pprof bool
+	// Client, if set, makes the scrapes instead of scrape's own client
+	// (tests give one with an in-memory transport, to run in fake time).
+	Client *http.Client
 }
 
 // Run starts everything and blocks until ctx ends.
@@ -64,27 +67,8 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	if err != nil {
 		return setupError{fmt.Errorf("listen on %s: %w", cfg.Listen, err)}
 	}
-	l := ledger.New(ledger.Config{
-		Interval:  cfg.Interval.Duration,
-		Window:    cfg.Window.Duration,
-		History:   int(cfg.History.Duration / cfg.Interval.Duration),
-		MaxSeries: cfg.MaxSeries,
-		KVRequest: opts.KVRequest,
-		Logger:    log,
-	})
-	kv, _ := engine.ParseKVSource(cfg.KVSource)
-	col := scheduler.New(l, scheduler.Options{
-		Interval:        cfg.Interval.Duration,
-		Timeout:         cfg.Timeout.Duration,
-		MaxBodyBytes:    cfg.MaxBodyBytes,
-		BodyBudget:      cfg.BodyBudgetBytes,
-		FollowRedirects: cfg.FollowRedirects,
-		KVSource:        kv,
-		Logger:          log,
-	})
-	col.SetTargets(ctx, targets)
-
-	as := &api.Server{Ledger: l, Logger: log, Extra: web.Routes(), SLO: cfg.SLO, Headroom: cfg.Headroom}
+	p := newPipeline(ctx, cfg, targets, opts, log)
+	as := &api.Server{Ledger: p.ledger, Logger: log, Extra: web.Routes(), SLO: cfg.SLO, Headroom: cfg.Headroom}
 	if opts.Pprof {
 		addPprof(as.Extra)
 	}
@@ -105,19 +89,10 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	if opts.Ready != nil {
 		opts.Ready(addr)
 	}
-	run, err := sourceRun(cfg, l, kv, log)
+	done, err := p.start(ctx)
 	if err != nil {
 		srv.Close()
 		return err
-	}
-	if run == nil {
-		run = col.Run
-	}
-	done := make(chan struct{})
-	go func() { run(ctx); close(done) }()
-	go watchHealth(ctx, l, log)
-	if len(cfg.FileSD) > 0 {
-		go watchFileSD(ctx, cfg, col, targets, log)
 	}
 	select {
 	case <-ctx.Done():
@@ -131,6 +106,61 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		err = nil
 	}
 	return err
+}
+
+// pipeline is the serve process without its HTTP server: the ledger, the
+// scrape loops or the TSDB source, and the health and file_sd watchers.
+type pipeline struct {
+	cfg     *config.Config
+	targets []engine.Target
+	ledger  *ledger.Ledger
+	sched   *scheduler.Scheduler
+	kv      engine.KVSource
+	log     *slog.Logger
+}
+
+// newPipeline builds the ledger and starts the scrape loops of targets.
+func newPipeline(ctx context.Context, cfg *config.Config, targets []engine.Target, opts Options, log *slog.Logger) *pipeline {
+	l := ledger.New(ledger.Config{
+		Interval:  cfg.Interval.Duration,
+		Window:    cfg.Window.Duration,
+		History:   int(cfg.History.Duration / cfg.Interval.Duration),
+		MaxSeries: cfg.MaxSeries,
+		KVRequest: opts.KVRequest,
+		Logger:    log,
+	})
+	kv, _ := engine.ParseKVSource(cfg.KVSource)
+	col := scheduler.New(l, scheduler.Options{
+		Interval:        cfg.Interval.Duration,
+		Timeout:         cfg.Timeout.Duration,
+		MaxBodyBytes:    cfg.MaxBodyBytes,
+		BodyBudget:      cfg.BodyBudgetBytes,
+		FollowRedirects: cfg.FollowRedirects,
+		KVSource:        kv,
+		Client:          opts.Client,
+		Logger:          log,
+	})
+	col.SetTargets(ctx, targets)
+	return &pipeline{cfg: cfg, targets: targets, ledger: l, sched: col, kv: kv, log: log}
+}
+
+// start runs the ticks (or the TSDB source) and the watchers until ctx
+// ends; done is closed when the loops have stopped.
+func (p *pipeline) start(ctx context.Context) (done chan struct{}, err error) {
+	run, err := sourceRun(p.cfg, p.ledger, p.kv, p.log)
+	if err != nil {
+		return nil, err
+	}
+	if run == nil {
+		run = p.sched.Run
+	}
+	done = make(chan struct{})
+	go func() { run(ctx); close(done) }()
+	go watchHealth(ctx, p.ledger, p.log)
+	if len(p.cfg.FileSD) > 0 {
+		go watchFileSD(ctx, p.cfg, p.sched, p.targets, p.log)
+	}
+	return done, nil
 }
 
 // resolveTargets merges the configured targets with those of file_sd.

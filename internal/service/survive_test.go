@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/config"
@@ -26,53 +27,50 @@ func serveFunc(t *testing.T, h http.HandlerFunc) string {
 }
 
 // TestServeSurvivesBadTargets: a target refusing connections, one hanging
-// past the timeout, one serving 100 MB of garbage, one serving a malformed
-// exposition and one restarting. The good targets keep exact rates; every
-// failure is visible in /api/v1/targets and ptd_scrape_failures_total.
+// past the timeout, one serving a body past the size limit, one serving a
+// malformed exposition and one restarting, in fake time. The good targets
+// keep exact rates; every failure is visible in /api/v1/targets and
+// ptd_scrape_failures_total.
 func TestServeSurvivesBadTargets(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs for 7 s of real time")
-	}
-	// A port that refuses: listen, note the address, close.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := "http://" + ln.Addr().String() + "/metrics"
-	ln.Close()
+	synctest.Test(t, testServeSurvivesBadTargets)
+}
 
+func testServeSurvivesBadTargets(t *testing.T) {
+	n := newMemNet()
+	refused := "http://refused:8000/metrics" // nobody answers there
 	stop := make(chan struct{})
 	defer close(stop)
-	hanging := serveFunc(t, func(w http.ResponseWriter, r *http.Request) {
+	hanging := n.add("hanging:8000", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 		case <-stop:
 		case <-time.After(30 * time.Second):
 		}
-	})
-	garbage := serveFunc(t, func(w http.ResponseWriter, r *http.Request) {
-		chunk := make([]byte, 1<<20)
-		rng := rand.New(rand.NewSource(1))
-		for i := range chunk {
-			chunk[i] = byte('!' + rng.Intn(90))
-		}
-		for i := 0; i < 100; i++ {
+	}))
+	const limit = 4 << 20
+	chunk := make([]byte, 1<<20)
+	rng := rand.New(rand.NewSource(1))
+	for i := range chunk {
+		chunk[i] = byte('!' + rng.Intn(90))
+	}
+	garbage := n.add("garbage:8000", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for range limit/len(chunk) + 1 {
 			if _, err := w.Write(chunk); err != nil {
 				return
 			}
 		}
-	})
-	malformed := serveFunc(t, func(w http.ResponseWriter, r *http.Request) {
+	}))
+	malformed := n.add("malformed:8000", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\" 1\n"))
-	})
-	good := startFake(t, 5*time.Millisecond, 7, vllmBody("llama", 1, 20, "flagcx", bReq))
-	goodD := startFake(t, 5*time.Millisecond, 8, sglangBody("decode", "qwen", 10, 0))
-	restarting := startFake(t, 5*time.Millisecond, 9, vllmBody("llama", 1, 5, "", 0))
+	}))
+	good := memFake(t, n, "good-p:8000", 5*time.Millisecond, 7, vllmBody("llama", 1, 20, "flagcx", bReq))
+	goodD := memFake(t, n, "good-d:30000", 5*time.Millisecond, 8, sglangBody("decode", "qwen", 10, 0))
+	restarting := memFake(t, n, "restarting:8000", 5*time.Millisecond, 9, vllmBody("llama", 1, 5, "", 0))
 
 	cfg := &config.Config{
 		Interval:     config.Duration{Duration: 500 * time.Millisecond},
 		Window:       config.Duration{Duration: 3 * time.Second},
-		MaxBodyBytes: 16 << 20,
+		MaxBodyBytes: limit,
 		Targets: []config.Target{
 			{Name: "good-p", URL: good.URL(), Role: "prefill"},
 			{Name: "good-d", URL: goodD.URL()},
@@ -83,16 +81,17 @@ func TestServeSurvivesBadTargets(t *testing.T) {
 			{Name: "malformed", URL: malformed, Role: "decode"},
 		},
 	}
-	rs := startService(t, cfg, ledger.KVRequest{Bytes: bReq, Source: "flag"})
+	rs := startBubble(t, cfg, ledger.KVRequest{Bytes: bReq, Source: "flag"}, n)
 	time.Sleep(2 * time.Second)
 	restarting.restart(300 * time.Millisecond)
 	time.Sleep(4500 * time.Millisecond)
+	synctest.Wait()
 
 	var snap struct {
 		Point   pointJSON    `json:"point"`
 		Targets []targetJSON `json:"targets"`
 	}
-	getJSON(t, rs.base+"/api/v1/snapshot", &snap)
+	rs.getJSON(t, "/api/v1/snapshot", &snap)
 	byName := map[string]targetJSON{}
 	for _, tg := range snap.Targets {
 		byName[tg.Name] = tg
@@ -113,17 +112,18 @@ func TestServeSurvivesBadTargets(t *testing.T) {
 		t.Errorf("restarting: no reset recorded: %+v", byName["restarting"])
 	}
 	// Good targets keep their rates; the stage is partial, not zero. The
-	// fakes' counters are exact in time, so the tolerance is the sample
-	// stamp's error on a loaded machine (tens of milliseconds in 3 s).
-	within(t, "KV req/s from the good prefill", snap.Point.KV.Window, 20, 0.025)
+	// fakes' counters are exact in time and fake time stamps each sample at
+	// its reading: only rounding is left.
+	const exact = 1e-9
+	within(t, "KV req/s from the good prefill", snap.Point.KV.Window, 20, exact)
 	if snap.Point.Prefill.Window == nil || snap.Point.Prefill.Up != 1 || snap.Point.Prefill.N != 3 {
 		t.Errorf("prefill stage: %+v", snap.Point.Prefill)
 	} else {
-		within(t, "prefill req/s with two of three prefill targets failing", snap.Point.Prefill.Window, 20, 0.025)
+		within(t, "prefill req/s with two of three prefill targets failing", snap.Point.Prefill.Window, 20, exact)
 	}
-	within(t, "decode req/s (good-d 10 + restarting 5)", snap.Point.Decode.Window, 15, 0.025)
+	within(t, "decode req/s (good-d 10 + restarting 5)", snap.Point.Decode.Window, 15, exact)
 
-	metrics := getText(t, rs.base+"/metrics")
+	metrics := rs.getText(t, "/metrics")
 	for _, want := range []string{
 		`ptd_scrape_failures_total{reason="refused",target="refused"}`,
 		`ptd_scrape_failures_total{reason="timeout",target="hanging"}`,

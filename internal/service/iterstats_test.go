@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/config"
@@ -49,34 +50,37 @@ func (e *trtIterEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // TestIterationStatsTarget: a decode worker read through its JSON iteration
-// statistics completes 20 requests/s (one per 50 ms record).
+// statistics completes 20 requests/s (one per 50 ms record), in fake time.
 func TestIterationStatsTarget(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs for 7 s of real time")
-	}
+	synctest.Test(t, testIterationStatsTarget)
+}
+
+func testIterationStatsTarget(t *testing.T) {
 	e := &trtIterEngine{stop: make(chan struct{})}
 	go e.produce()
 	defer close(e.stop)
-	url := serveFunc(t, e.ServeHTTP)
+	n := newMemNet()
+	url := n.add("gen0:8000", e)
 	cfg := &config.Config{
 		Interval: config.Duration{Duration: 500 * time.Millisecond},
 		Window:   config.Duration{Duration: 4 * time.Second},
 		Targets:  []config.Target{{Name: "gen0", URL: url, Role: "decode", Engine: "trtllm", IterationStats: true}},
 	}
-	rs := startService(t, cfg, ledger.KVRequest{})
+	rs := startBubble(t, cfg, ledger.KVRequest{}, n)
 	time.Sleep(6 * time.Second)
+	synctest.Wait()
 	var snap struct {
 		Point   pointJSON    `json:"point"`
 		Targets []targetJSON `json:"targets"`
 	}
-	getJSON(t, rs.base+"/api/v1/snapshot", &snap)
-	// Record timestamps have microsecond resolution and the engine's ticker
-	// jitters by a few ms per record: 2% covers both.
-	within(t, "decode req/s from iteration stats", snap.Point.Decode.Window, 20, 0.02)
+	rs.getJSON(t, "/api/v1/snapshot", &snap)
+	// Records are exactly 50 ms apart in fake time and carry their time
+	// to the microsecond.
+	within(t, "decode req/s from iteration stats", snap.Point.Decode.Window, 20, 1e-6)
 	if len(snap.Targets) != 1 || !snap.Targets[0].Up {
 		t.Errorf("targets: %+v", snap.Targets)
 	}
-	metrics := getText(t, rs.base+"/metrics")
+	metrics := rs.getText(t, "/metrics")
 	// Non-overlap mode: one iteration is one loop, 20 ms.
 	for _, want := range []string{`ptd_iteration_loop_seconds{engine="trtllm",model="",role="decode",target="gen0"} 0.02`,
 		`ptd_iteration_latency_seconds{engine="trtllm",model="",role="decode",scheduler_mode="non_overlap",target="gen0"} 0.02`} {
