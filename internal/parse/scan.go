@@ -62,6 +62,7 @@ func (p *Parser) scan(body []byte) bool {
 	var family []byte
 	ftype := model.MetricTypeUnknown
 	typeLine := int32(-1)
+	var last prior
 	for i := 0; i < len(body); {
 		end := bytes.IndexByte(body[i:], '\n')
 		if end < 0 {
@@ -100,13 +101,16 @@ func (p *Parser) scan(body []byte) bool {
 		if !isNameStart(c) {
 			return false
 		}
-		nameEnd, seriesEnd, val, ts, ok := sampleLine(line)
+		nameEnd, seriesEnd, val, ts, sameName, ok := sampleLine(line, &last)
 		if !ok || seriesEnd > MaxSeriesBytes || !validTimestamp(ts) {
 			return false
 		}
 		name, series := line[:nameEnd], line[:seriesEnd]
 		p.n++
-		st := p.name(name)
+		st := p.cur
+		if !sameName || st == nil {
+			st = p.name(name)
+		}
 		st.add(series)
 		if !st.wanted {
 			if !simpleFloat(val) {
@@ -249,15 +253,38 @@ func metricType(text []byte) (model.MetricType, bool) {
 	return "", false
 }
 
-// sampleLine splits a sample line that starts with a name character.
-func sampleLine(line []byte) (nameEnd, seriesEnd int, val, ts []byte, ok bool) {
+// prior is the series of the sample line scanned last in a body, with the
+// offsets where its label pairs start. Lines of one family repeat most of
+// their neighbours' text (the name, labels such as model_name), and where
+// a label pair starts the scanner's state does not depend on what came
+// before: text equal to the part of the prior series that was accepted
+// from such a point on is accepted again without being walked.
+type prior struct {
+	series  []byte // name and label set, a slice of the body
+	nameEnd int
+	pairs   [maxPairs]int32 // offsets in series where label pair i starts
+	n       int             // pairs recorded
+}
+
+// maxPairs bounds the label pairs a prior records; later ones are walked.
+const maxPairs = 8
+
+// sampleLine splits a sample line that starts with a name character. last
+// is the previous sample line of the body; it is replaced by this one when
+// the line is accepted.
+func sampleLine(line []byte, last *prior) (nameEnd, seriesEnd int, val, ts []byte, sameName, ok bool) {
+	var cur prior
 	k := 1
-	for k < len(line) && isNameChar(line[k]) {
-		k++
+	if n := last.nameEnd; n > 0 && len(line) > n && !isNameChar(line[n]) && bytes.Equal(line[:n], last.series[:n]) {
+		k, sameName = n, true
+	} else {
+		for k < len(line) && isNameChar(line[k]) {
+			k++
+		}
 	}
 	nameEnd = k
 	if k < len(line) && line[k] == '{' {
-		if k, ok = labelSet(line, k+1); !ok {
+		if k, ok = labelSet(line, k+1, last, &cur); !ok {
 			return
 		}
 	}
@@ -268,26 +295,46 @@ func sampleLine(line []byte) (nameEnd, seriesEnd int, val, ts []byte, ok bool) {
 		k++
 	}
 	if k == vs || k < len(line) && line[k] == '{' {
-		return 0, 0, nil, nil, false
+		return 0, 0, nil, nil, false, false
 	}
 	val = line[vs:k]
 	k = skipBlanks(line, k)
 	if k == len(line) {
-		return nameEnd, seriesEnd, val, nil, true
+		cur.series, cur.nameEnd = line[:seriesEnd], nameEnd
+		*last = cur
+		return nameEnd, seriesEnd, val, nil, sameName, true
 	}
 	ts0 := k
 	for k < len(line) && line[k] >= '0' && line[k] <= '9' {
 		k++
 	}
 	if k == ts0 || skipBlanks(line, k) != len(line) {
-		return 0, 0, nil, nil, false
+		return 0, 0, nil, nil, false, false
 	}
-	return nameEnd, seriesEnd, val, line[ts0:k], true
+	cur.series, cur.nameEnd = line[:seriesEnd], nameEnd
+	*last = cur
+	return nameEnd, seriesEnd, val, line[ts0:k], sameName, true
 }
 
 // labelSet reads the labels after '{' and returns the offset after '}'.
-func labelSet(line []byte, k int) (int, bool) {
-	for {
+// It records where cur's label pairs start, and takes the rest of the set
+// as read when it equals what last accepted from the same pair on.
+func labelSet(line []byte, k int, last, cur *prior) (int, bool) {
+	for i := 0; ; i++ {
+		if i < maxPairs {
+			cur.pairs[i], cur.n = int32(k), i+1
+		}
+		if i < last.n {
+			cp := last.pairs[i]
+			tail := last.series[cp:]
+			if len(line)-k > len(tail) && bytes.Equal(line[k:k+len(tail)], tail) {
+				for m := i + 1; m < last.n; m++ {
+					cur.pairs[m] = last.pairs[m] - cp + int32(k)
+				}
+				cur.n = last.n
+				return k + len(tail), true
+			}
+		}
 		k = skipBlanks(line, k)
 		if k == len(line) {
 			return 0, false
@@ -309,22 +356,8 @@ func labelSet(line []byte, k int) (int, bool) {
 		if k == len(line) || line[k] != '"' {
 			return 0, false
 		}
-		j := k + 1
-		var high byte
-		for j < len(line) && line[j] != '"' {
-			if line[j] == '\\' {
-				j++
-				if j == len(line) {
-					break
-				}
-			}
-			high |= line[j]
-			j++
-		}
-		if j >= len(line) {
-			return 0, false // unterminated on this line
-		}
-		if high >= utf8.RuneSelf && !utf8.Valid(line[k:j+1]) {
+		j, ok := labelValue(line, k+1)
+		if !ok {
 			return 0, false
 		}
 		k = skipBlanks(line, j+1)
@@ -332,6 +365,57 @@ func labelSet(line []byte, k int) (int, bool) {
 			k++
 		}
 	}
+}
+
+// labelValue reads a label value starting after its opening quote and
+// returns the offset of the closing quote. Short values are walked; the
+// rest of a long one is searched with IndexByte, and a value with a
+// backslash is walked by labelValueEscaped.
+func labelValue(line []byte, k int) (int, bool) {
+	j := k
+	var high byte
+	for end := min(len(line), k+16); j < end; j++ {
+		switch c := line[j]; c {
+		case '"':
+			return j, high < utf8.RuneSelf || utf8.Valid(line[k:j])
+		case '\\':
+			return labelValueEscaped(line, k)
+		default:
+			high |= c
+		}
+	}
+	q := bytes.IndexByte(line[j:], '"')
+	if q < 0 {
+		return 0, false // unterminated on this line
+	}
+	if bytes.IndexByte(line[j:j+q], '\\') >= 0 {
+		return labelValueEscaped(line, k)
+	}
+	return j + q, utf8.Valid(line[k : j+q])
+}
+
+// labelValueEscaped is labelValue for a value with escapes: a backslash
+// takes the next byte with it, so an escaped quote does not end the value.
+func labelValueEscaped(line []byte, k int) (int, bool) {
+	j := k
+	var high byte
+	for j < len(line) && line[j] != '"' {
+		if line[j] == '\\' {
+			j++
+			if j == len(line) {
+				break
+			}
+		}
+		high |= line[j]
+		j++
+	}
+	if j >= len(line) {
+		return 0, false // unterminated on this line
+	}
+	if high >= utf8.RuneSelf && !utf8.Valid(line[k:j]) {
+		return 0, false
+	}
+	return j, true
 }
 
 func skipBlanks(b []byte, k int) int {
@@ -420,7 +504,7 @@ func simpleFloat(b []byte) bool {
 // the spellings Go added in 1.13 (hex mantissas' p exponents, underscores).
 func parseFloat(b []byte) (float64, error) {
 	s := unsafeString(b)
-	if strings.ContainsAny(s, "pP_") {
+	if !simpleFloat(b) && strings.ContainsAny(s, "pP_") {
 		return 0, errUnsupportedFloat
 	}
 	return strconv.ParseFloat(s, 64)

@@ -159,6 +159,12 @@ func seedBodies(tb testing.TB) []string {
 		"a 1\r\n", "a 1 99999999999999999999\n", "a{b=\"x\ny\"} 1\n", "a 1e999\n", "a 1\x00b 2\n",
 		"# TYPE a counter\na_total 1\n# EOF\n", "a{b=\"\xff\"} 1\n", "# HELP a \xff\n",
 		"a{le=\"1\"} 1\n# TYPE h histogram\nh_bucket{le=\"1\"} 1\n",
+		// Lines that repeat the previous line's name or label-set tail.
+		"a{b=\"1\",c=\"a long value of a label\"} 1\na{b=\"2\",c=\"a long value of a label\"} 2\n",
+		"a{b=\"1\",c=\"x\"} 1\na{b=1,c=\"x\"} 2\n", "a{b=\"1\",c=\"x\"} 1\na{b=\"2\",c=\"x\"}\n",
+		"a{b=\"1\",c=\"x\"} 1\na{b=\"2\" ,c=\"x\"} 2\na{b=\"3\",  c=\"x\"} 3\n", "ab{c=\"d\"} 1\nabc{c=\"d\"} 1\nab 2\n",
+		"a{b=\"0123456789abcdefgh\\\"ij\"} 1\n", "a{b=\"0123456789abcdefghij\xff\"} 1\n", "a{b=\"0123456789abcdefghij} 1\n",
+		"a{b=\"1\",c=\"2\",d=\"3\",e=\"4\",f=\"5\",g=\"6\",h=\"7\",i=\"8\",j=\"9\"} 1\na{b=\"1\",c=\"2\",d=\"3\",e=\"4\",f=\"5\",g=\"6\",h=\"7\",i=\"8\",j=\"0\"} 1\n",
 	}
 	files, _ := filepath.Glob("../engine/testdata/*.txt")
 	fuzzing := flag.Lookup("test.fuzz").Value.String() != ""
