@@ -100,7 +100,11 @@ type readerKey struct {
 	adapters int
 }
 
-const maxMeanings = 1 << 18
+// maxMeanings bounds the shared table. Targets of one deployment export
+// the same few thousand series texts, so sharing needs far fewer entries;
+// label values that churn only refill it, and a small table keeps what they
+// cost small.
+const maxMeanings = 1 << 15
 
 // known returns the meaning of series for Readers keyed k, if any.
 func known(k readerKey, series []byte, t model.MetricType) *meaning {
