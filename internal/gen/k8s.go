@@ -71,6 +71,9 @@ func Kubernetes(in Input, configYAML []byte) (map[string][]byte, error) {
 						om("sourceLabels", []string{labelEngine, "__metrics_path__"}, "separator", ";", "regex", "trtllm;/metrics",
 							"targetLabel", "__metrics_path__", "replacement", trtllmMetricsPath),
 					),
+					"metricRelabelings", seq(
+						om("sourceLabels", []string{"__name__"}, "regex", keepRegex(), "action", "keep"),
+					),
 				)),
 			)),
 	)

@@ -47,6 +47,8 @@ type scrapeConfig struct {
 	StaticConfigs  []staticConfig  `yaml:"static_configs,omitempty"`
 	FileSDConfigs  []fileSDConfig  `yaml:"file_sd_configs,omitempty"`
 	RelabelConfigs []relabelConfig `yaml:"relabel_configs,omitempty"`
+	// MetricRelabelConfigs apply to every scraped series, after the scrape.
+	MetricRelabelConfigs []relabelConfig `yaml:"metric_relabel_configs,omitempty"`
 }
 
 type staticConfig struct {
@@ -109,7 +111,8 @@ func PrometheusConfig(in Input) ([]byte, error) {
 			StaticConfigs: []staticConfig{{Targets: []string{in.PtdmonAddr}}},
 		}},
 	}
-	engines := scrapeConfig{JobName: JobEngines, ScrapeInterval: "1s", ScrapeTimeout: "900ms", RelabelConfigs: engineRelabel()}
+	engines := scrapeConfig{JobName: JobEngines, ScrapeInterval: "1s", ScrapeTimeout: "900ms", RelabelConfigs: engineRelabel(),
+		MetricRelabelConfigs: engineMetricRelabel()}
 	for _, t := range in.Targets {
 		u, err := splitURL(t.URL)
 		if err != nil {
