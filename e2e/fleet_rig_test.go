@@ -69,6 +69,17 @@ func runPtdmon(t *testing.T, ctx context.Context, cfg *config.Config, bytesPerRe
 	return ""
 }
 
+// startSim runs the simulated cluster of sc, quietly, until the test ends.
+func startSim(t *testing.T, ctx context.Context, sc sim.Scenario, seed int64, speed float64) *sim.Cluster {
+	t.Helper()
+	cl, err := sim.Start(ctx, sc, sim.Options{Seed: seed, Speed: speed, Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	return cl
+}
+
 // simConfig is a ptdmon configuration that scrapes every simulated engine.
 func simConfig(cl *sim.Cluster) *config.Config {
 	cfg := &config.Config{Window: config.Duration{Duration: window}}

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -19,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/gen"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/service"
@@ -113,20 +110,11 @@ func TestPrometheusBothPaths(t *testing.T) {
 	promBin := prometheusBin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 85*time.Second)
 	defer cancel()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-
-	sc := scenario(t)
-	cl, err := sim.Start(ctx, sc, sim.Options{Seed: 7, Speed: simSpeed, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := startSim(t, ctx, scenario(t), 7, simSpeed)
 	bytesPerReq := cl.BytesPerRequest()
 
-	cfg := &config.Config{Listen: "127.0.0.1:0", Window: config.Duration{Duration: window}, KVBytesPerRequest: bytesPerReq}
-	for _, tg := range cl.Targets() {
-		cfg.Targets = append(cfg.Targets, config.TargetFrom(tg, ""))
-	}
+	cfg := simConfig(cl)
+	cfg.Listen, cfg.KVBytesPerRequest = "127.0.0.1:0", bytesPerReq
 	cfg.SetDefaults()
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -139,7 +127,7 @@ func TestPrometheusBothPaths(t *testing.T) {
 		defer svcWG.Done()
 		err := service.Run(svcCtx, cfg, service.Options{
 			KVRequest: ledger.KVRequest{Bytes: float64(bytesPerReq), Source: "simulator"},
-			Logger:    quiet,
+			Logger:    quietLog(),
 			Ready:     func(addr string) { ready <- addr },
 		})
 		if err != nil {

@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"math"
 	"net/http"
 	"net/url"
@@ -14,9 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/gen"
-	"github.com/ptdmon/ptdmon/internal/sim"
 	"github.com/ptdmon/ptdmon/internal/slo"
 )
 
@@ -32,18 +28,8 @@ func TestSLORulesOnEngines(t *testing.T) {
 	promBin := prometheusBin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 75*time.Second)
 	defer cancel()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-
-	sc := scenario(t)
-	cl, err := sim.Start(ctx, sc, sim.Options{Seed: 11, Speed: simSpeed, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	cfg := &config.Config{Window: config.Duration{Duration: window}}
-	for _, tg := range cl.Targets() {
-		cfg.Targets = append(cfg.Targets, config.TargetFrom(tg, ""))
-	}
+	cl := startSim(t, ctx, scenario(t), 11, simSpeed)
+	cfg := simConfig(cl)
 	cfg.SetDefaults()
 	in := gen.FromConfig(cfg, cl.BytesPerRequest())
 	in.PtdmonAddr = "127.0.0.1:" + freePort(t) // no ptdmon here: the engines path only

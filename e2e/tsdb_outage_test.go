@@ -28,11 +28,7 @@ func TestTSDBOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := sim.Start(ctx, sc, sim.Options{Seed: 5, Speed: simSpeed, Logger: quietLog()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := startSim(t, ctx, sc, 5, simSpeed)
 	dir := t.TempDir()
 	in := gen.FromConfig(simConfig(cl), cl.BytesPerRequest())
 	in.PtdmonAddr = "127.0.0.1:" + freePort(t)

@@ -55,11 +55,7 @@ type tsdbRun struct {
 // from the generated prometheus.yml and returns the query API's URL of.
 func startTSDBRun(t *testing.T, ctx context.Context, startTSDB func(dir, promYML string) string) *tsdbRun {
 	t.Helper()
-	cl, err := sim.Start(ctx, restartScenario(t), sim.Options{Seed: 11, Speed: simSpeed, Logger: quietLog()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cl.Close() })
+	cl := startSim(t, ctx, restartScenario(t), 11, simSpeed)
 	r := &tsdbRun{cl: cl, started: cl.Started(), dir: t.TempDir()}
 	cfg := simConfig(cl)
 	r.direct = runPtdmon(t, ctx, cfg, cl.BytesPerRequest())
