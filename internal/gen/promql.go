@@ -25,6 +25,35 @@ const (
 // jobs without a role are not summed into a stage.
 const onlyPtd = `ptd_role!=""`
 
+// The engines path reads every raw engine series once per evaluation
+// (docs/fleet.md, "rule cost"): Prometheus pays for each series a selector
+// reads, and more for the five-minute lookback of a bare selector than for
+// a window of one or two scrapes.
+const (
+	// scrapeInterval is the generated engines job's scrape interval and the
+	// rule groups' evaluation interval; its timeout is below it.
+	scrapeInterval = "1s"
+	// gaugeWindow finds a gauge's newest sample: two scrapes, so a scrape
+	// still in flight at the evaluation leaves the one before it.
+	gaugeWindow = "2s"
+)
+
+// lastScrape reads the one sample of each counter series scraped in the
+// interval that ended one interval ago. Samples carry their scrape's start
+// time, rule evaluations a fixed grid of the same period, so every
+// evaluation sees exactly the next scrape of every target (a later window
+// would alias: a scrape still in flight at the evaluation would be seen a
+// step late, and its rate read as 0 and then twice). The delay (one
+// interval) exceeds the scrape timeout, so the sample is committed.
+func lastScrape(selector string) string {
+	return fmt.Sprintf("last_over_time(%s[%s] offset %s)", selector, scrapeInterval, scrapeInterval)
+}
+
+// lastGauge reads a gauge's newest sample.
+func lastGauge(selector string) string {
+	return fmt.Sprintf("last_over_time(%s[%s])", selector, gaugeWindow)
+}
+
 // sel writes a selector with matchers.
 func sel(name string, matchers ...string) string {
 	if len(matchers) == 0 {
@@ -47,12 +76,12 @@ func sumBy(agg, by, expr string) string {
 // model_name) to the labels ptdmon exports, then keeps only those. The
 // engines' own "engine" label (vLLM's data-parallel index) was summed away
 // before, so it cannot clash.
-func toTargetLabels(agg, expr string) string {
+func toTargetLabels(agg, expr string, keep ...string) string {
 	e := expr
 	for _, r := range [][2]string{{"target", "ptd_target"}, {"role", "ptd_role"}, {"engine", "ptd_engine"}, {"model", "model_name"}} {
 		e = fmt.Sprintf(`label_replace(%s, "%s", "$1", "%s", "(.*)")`, e, r[0], r[1])
 	}
-	return sumBy(agg, targetBy, e)
+	return sumBy(agg, strings.Join(append([]string{targetBy}, keep...), ", "), e)
 }
 
 // collapseRanks collapses an engine's replicated tensor/pipeline-parallel
@@ -81,6 +110,8 @@ func union(parts ...string) string {
 // fallback prefers the first expression and uses the next only for targets
 // the first has nothing for: engines export deprecated names only when the
 // current name is absent, or both for a while, and must not be added.
+// Matching on the target alone keeps that true where the families' other
+// labels differ.
 func fallback(parts ...string) string {
-	return strings.Join(parts, " or ")
+	return strings.Join(parts, " or on (ptd_target) ")
 }

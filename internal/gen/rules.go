@@ -3,7 +3,6 @@ package gen
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -47,6 +46,11 @@ type Names struct {
 	TargetQueue      string
 	TargetKVUsage    string
 	TargetKVFailures string
+	// The engines path's counters per engine process at their last scrape
+	// (labels ptd_target, ptd_role, ptd_engine, model_name and the
+	// engine's own, plus source for KV bytes), which its rates read.
+	ProcessCompleted string
+	ProcessKVBytes   string
 	// Ops are the operation suffixes of [0] and [1]: "irate" and "rate<W>",
 	// also the values of the dashboards' window variable.
 	Ops [2]string
@@ -55,6 +59,9 @@ type Names struct {
 // failureWindow is the range of the failure rate alerts read: long enough
 // that one failed transfer stays visible for a minute.
 const failureWindow = "1m"
+
+// alertInterval is the evaluation interval of the alert group.
+const alertInterval = "5s"
 
 // RecordNames returns the recorded names for window w, following the
 // level:metric:operations convention.
@@ -71,25 +78,35 @@ func RecordNames(w string) Names {
 		TargetQueue:      "target:ptd_queue_requests:sum",
 		TargetKVUsage:    "target:ptd_kv_cache_usage_ratio:avg",
 		TargetKVFailures: "target:ptd_kv_transfer_failures:rate" + failureWindow,
+		ProcessCompleted: "process:ptd_requests_completed_total:last",
+		ProcessKVBytes:   "process:ptd_kv_transfer_bytes_total:last",
 		Ops:              ops,
 	}
 }
 
 // Rules returns the recording and alerting rules for both paths.
+//
+// Prometheus evaluates the rules of a group one after the other at one
+// timestamp, and different groups concurrently. Rules that read each
+// other's output share a group (a stage rule reads the target rules of the
+// same evaluation); what does not is split, so each group stays short and
+// none waits for the others: request rates, KV rates, the engines' gauges,
+// and the alerts, which wait 15 s to 2 min before firing and run every
+// alertInterval with the one-minute failure rates only they read.
 func Rules(in Input) RuleFile {
 	in = in.withDefaults()
 	w := promDuration(in.Window)
 	n := RecordNames(w)
-	var rec []Rule
-	rec = append(rec, ptdmonTargetRules(n, w)...)
-	rec = append(rec, engineTargetRules(n, w, in.KVSource)...)
-	rec = append(rec, kvRequestRules(n, in.KVBytesPerRequest)...)
-	rec = append(rec, stageRules(n)...)
+	requests := append(ptdmonTargetRules(n, w), engineTargetRules(n, w)...)
+	requests = append(requests, stageRequestRules(n)...)
+	kv := append(ptdmonKVRules(n, w), engineKVRules(n, w, in.KVSource)...)
+	kv = append(kv, kvRequestRules(n, in.KVBytesPerRequest)...)
+	kv = append(kv, stageKVRules(n)...)
 	return RuleFile{Groups: []RuleGroup{
-		// One group, so that every stage rule reads the target rules of the
-		// same evaluation: rules of a group run in order at one timestamp.
-		{Name: "ptdmon-stage-rates", Interval: "1s", Rules: rec},
-		{Name: "ptdmon-alerts", Rules: alertRules(n)},
+		{Name: "ptdmon-stage-rates", Interval: scrapeInterval, Rules: requests},
+		{Name: "ptdmon-kv-rates", Interval: scrapeInterval, Rules: kv},
+		{Name: "ptdmon-engine-gauges", Interval: scrapeInterval, Rules: engineGaugeRules(n)},
+		{Name: "ptdmon-alerts", Interval: alertInterval, Rules: append(failureRules(n), alertRules(n)...)},
 	}}
 }
 
@@ -110,76 +127,110 @@ func ptdmonTargetRules(n Names, w string) []Rule {
 	p := []string{"path", pathPtdmon}
 	var out []Rule
 	for i, fn := range []string{"irate", "rate"} {
-		out = append(out,
-			record(n.TargetCompleted[i], sumBy("sum", targetBy, rangeFn(fn, "ptd_requests_completed_total", w)), p...),
-			record(n.TargetKVBytes[i], sumBy("sum", targetBy, rangeFn(fn, "ptd_kv_transfer_bytes_total", w)), p...))
+		out = append(out, record(n.TargetCompleted[i], sumBy("sum", targetBy, rangeFn(fn, "ptd_requests_completed_total", w)), p...))
 	}
 	return append(out,
 		record(n.TargetRunning, sumBy("sum", targetBy, "ptd_requests_running"), p...),
 		record(n.TargetQueue, sumBy("sum", targetBy, "ptd_requests_waiting"), "path", pathPtdmon, "queue", "waiting"),
 		record(n.TargetQueue, sumBy("sum", targetBy+", queue", "ptd_queue_requests"), p...),
 		record(n.TargetKVUsage, sumBy("avg", targetBy, "ptd_kv_cache_usage_ratio"), p...),
-		record(n.TargetKVFailures, sumBy("sum", targetBy, rangeFn("rate", "ptd_kv_transfer_failures_total", failureWindow)), p...),
 	)
 }
 
-// engineTargetRules compute the same target-level series straight from the
-// engines' own counters and gauges, reading the engine adapters' tables
-// (internal/engine): the families, their deprecated names, finish reasons
-// that are not completions, rank and split labels are the ones ptdmon's
-// own reader applies (docs/adapters.md).
-func engineTargetRules(n Names, w, kvSource string) []Rule {
-	p := []string{"path", pathEngines}
-	adapters := engine.Adapters()
+// ptdmonKVRules read ptdmon's KV byte counters.
+func ptdmonKVRules(n Names, w string) []Rule {
 	var out []Rule
 	for i, fn := range []string{"irate", "rate"} {
-		rng := func(s string) string { return rangeFn(fn, s, w) }
-		var completed []string
-		for _, a := range adapters {
-			completed = append(completed, metricExprs(a, engine.Completed, "sum", rng)...)
-		}
-		out = append(out, record(n.TargetCompleted[i], toTargetLabels("sum", union(completed...)), p...))
-		for _, c := range engine.Connectors() {
-			if kvSource != "" && kvSource != "auto" && kvSource != string(c.Source) {
-				continue
+		out = append(out, record(n.TargetKVBytes[i], sumBy("sum", targetBy, rangeFn(fn, "ptd_kv_transfer_bytes_total", w)), "path", pathPtdmon))
+	}
+	return out
+}
+
+// engineTargetRules compute the same target-level series straight from the
+// engines' own counters (engineKVRules and engineGaugeRules the rest),
+// reading the engine adapters' tables (internal/engine): the families,
+// their deprecated names, finish reasons that are not completions, rank
+// and split labels are the ones ptdmon's own reader applies
+// (docs/adapters.md).
+//
+// Each raw series is read once per evaluation (docs/fleet.md): the
+// counters' last scrape is recorded per engine process first (finish
+// reasons added, every other label kept, so a process that restarts resets
+// only its own series), and the rates are taken of those. One rule per
+// adapter and part, told apart by a rule label rather than a union, so no
+// function rewrites every process's labels.
+func engineTargetRules(n Names, w string) []Rule {
+	var out []Rule
+	for _, a := range engine.Adapters() {
+		for i, e := range metricExprs(a, engine.Completed, perProcess, lastScrape) {
+			part := string(a.Engine)
+			if i > 0 {
+				part += "-" + strconv.Itoa(i)
 			}
-			a, _ := engine.Lookup(c.Engine)
-			f, ok := a.Family(engine.KVBytes, c.Source)
-			if !ok {
-				continue
-			}
-			suffix := ""
-			if f.Sizes {
-				suffix = "_sum" // a size histogram's _sum counts bytes
-			}
-			e := series("sum", a, []engine.Family{f}, suffix, rng)
-			if f.Scale != 0 && f.Scale != 1 {
-				e = strconv.FormatFloat(f.Scale, 'f', -1, 64) + " * " + e
-			}
-			out = append(out, record(n.TargetKVBytes[i], toTargetLabels("sum", e), "path", pathEngines, "source", string(c.Source)))
+			out = append(out, record(n.ProcessCompleted, e, "ptd_part", part))
 		}
 	}
+	return append(out, processRates(n.ProcessCompleted, n.TargetCompleted, w)...)
+}
+
+// engineKVRules record each KV connector's byte counters per engine
+// process, labelled with the connector (source), and their rates.
+func engineKVRules(n Names, w, kvSource string) []Rule {
+	var out []Rule
+	for _, c := range engine.Connectors() {
+		if kvSource != "" && kvSource != "auto" && kvSource != string(c.Source) {
+			continue
+		}
+		a, _ := engine.Lookup(c.Engine)
+		f, ok := a.Family(engine.KVBytes, c.Source)
+		if !ok {
+			continue
+		}
+		suffix := ""
+		if f.Sizes {
+			suffix = "_sum" // a size histogram's _sum counts bytes
+		}
+		e := series(perProcess, a, []engine.Family{f}, suffix, lastScrape)
+		if f.Scale != 0 && f.Scale != 1 {
+			e = strconv.FormatFloat(f.Scale, 'f', -1, 64) + " * " + e
+		}
+		out = append(out, record(n.ProcessKVBytes, e, "source", string(c.Source)))
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return append(out, processRates(n.ProcessKVBytes, n.TargetKVBytes, w, "source")...)
+}
+
+// processRates are the target-level rates of per-process counters. Instant:
+// each process's last step, added per target. Windowed: the mean of the
+// target's last W instant rates, which is its increase over W divided by W,
+// read from one series per target rather than one per process.
+func processRates(process string, target [2]string, w string, keep ...string) []Rule {
+	p := []string{"path", pathEngines}
+	by := strings.Join(append([]string{engineBy}, keep...), ", ")
+	instant := toTargetLabels("sum", sumBy("sum", by, rangeFn("irate", process, w)), keep...)
+	windowed := rangeFn("avg_over_time", sel(target[0], `path="`+pathEngines+`"`), w)
+	return []Rule{record(target[0], instant, p...), record(target[1], windowed, p...)}
+}
+
+// engineGaugeRules record the engines' gauges per target: running, the
+// queues and KV cache usage. They have a group of their own, evaluated
+// beside the rates rather than after them.
+func engineGaugeRules(n Names) []Rule {
+	p := []string{"path", pathEngines}
+	adapters := engine.Adapters()
 	gauge := func(agg string, m engine.Metric) string {
 		var parts []string
 		for _, a := range adapters {
-			parts = append(parts, metricExprs(a, m, agg, nil)...)
+			parts = append(parts, metricExprs(a, m, perTarget(agg), lastGauge)...)
 		}
 		if len(parts) == 0 {
 			return ""
 		}
 		return toTargetLabels(agg, union(parts...))
 	}
-	var failures []string
-	rate := func(s string) string { return rangeFn("rate", s, failureWindow) }
-	for _, c := range engine.Connectors() {
-		a, _ := engine.Lookup(c.Engine)
-		for _, f := range a.Families {
-			if f.KV == c.Source && f.Metric == engine.KVFailures && !f.Deprecated && f.Skip == "" {
-				failures = append(failures, series("sum", a, []engine.Family{f}, "", rate))
-			}
-		}
-	}
-	out = append(out, record(n.TargetRunning, gauge("sum", engine.Running), p...))
+	out := []Rule{record(n.TargetRunning, gauge("sum", engine.Running), p...)}
 	for _, q := range []struct {
 		name string
 		m    engine.Metric
@@ -194,10 +245,46 @@ func engineTargetRules(n Names, w, kvSource string) []Rule {
 			out = append(out, record(n.TargetQueue, e, "path", pathEngines, "queue", q.name))
 		}
 	}
-	return append(out,
-		record(n.TargetKVUsage, gauge("avg", engine.KVUsage), p...),
-		record(n.TargetKVFailures, toTargetLabels("sum", union(failures...)), p...),
-	)
+	return append(out, record(n.TargetKVUsage, gauge("avg", engine.KVUsage), p...))
+}
+
+// failureRules record the KV transfer failure rates over a minute, for
+// both paths. They feed an alert only, so they run with the alerts, not in
+// the one-second group.
+func failureRules(n Names) []Rule {
+	var failures []string
+	rate := func(s string) string { return rangeFn("rate", s, failureWindow) }
+	for _, c := range engine.Connectors() {
+		a, _ := engine.Lookup(c.Engine)
+		for _, f := range a.Families {
+			if f.KV == c.Source && f.Metric == engine.KVFailures && !f.Deprecated && f.Skip == "" {
+				failures = append(failures, series(perTarget("sum"), a, []engine.Family{f}, "", rate))
+			}
+		}
+	}
+	return []Rule{
+		record(n.TargetKVFailures, sumBy("sum", targetBy, rangeFn("rate", "ptd_kv_transfer_failures_total", failureWindow)), "path", pathPtdmon),
+		record(n.TargetKVFailures, toTargetLabels("sum", union(failures...)), "path", pathEngines),
+	}
+}
+
+// An aggregation turns the union of an adapter's selectors into recorded
+// series: one per target (perTarget) or one per engine process (perProcess).
+type aggregation func(a engine.Adapter, expr string) string
+
+func perTarget(agg string) aggregation {
+	return func(_ engine.Adapter, e string) string { return sumBy(agg, engineBy, e) }
+}
+
+// perProcess adds a process's finish reasons and the spellings of one
+// family (ptd_part) and keeps every other label, so each output series is
+// one process's counter: it resets only when that process restarts.
+func perProcess(a engine.Adapter, e string) string {
+	without := "ptd_part"
+	if a.FinishedLabel != "" {
+		without += ", " + a.FinishedLabel
+	}
+	return fmt.Sprintf("sum without (%s) (%s)", without, e)
 }
 
 // metricExprs are adapter a's per-target expressions for metric m from its
@@ -205,7 +292,7 @@ func engineTargetRules(n Names, w, kvSource string) []Rule {
 // to the deprecated ones only for targets the current ones have nothing
 // for (engines export both for a while: they must not be added), and the
 // role-gated families of a multi-role process as a part of their own.
-func metricExprs(a engine.Adapter, m engine.Metric, agg string, inner func(string) string) []string {
+func metricExprs(a engine.Adapter, m engine.Metric, agg aggregation, inner func(string) string) []string {
 	var cur, dep, gated []engine.Family
 	for _, f := range a.Families {
 		switch {
@@ -236,7 +323,7 @@ func metricExprs(a engine.Adapter, m engine.Metric, agg string, inner func(strin
 // names plus suffix), each selector wrapped in inner (a range function, or
 // nothing for gauges): replicated ranks collapsed, split series and other
 // finish reasons left out, an unset model label emptied.
-func series(agg string, a engine.Adapter, fams []engine.Family, suffix string, inner func(string) string) string {
+func series(agg aggregation, a engine.Adapter, fams []engine.Family, suffix string, inner func(string) string) string {
 	if inner == nil {
 		inner = func(s string) string { return s }
 	}
@@ -253,7 +340,7 @@ func series(agg string, a engine.Adapter, fams []engine.Family, suffix string, i
 	if a.Unset != "" {
 		e = fmt.Sprintf(`label_replace(%s, "%s", "", "%s", "%s")`, e, a.ModelLabel, a.ModelLabel, a.Unset)
 	}
-	return sumBy(agg, engineBy, e)
+	return agg(a, e)
 }
 
 // selectors are the selectors of family f: ptdmon's targets only (a
@@ -269,12 +356,11 @@ func selectors(a engine.Adapter, f engine.Family, suffix string) []string {
 	for _, l := range a.SplitLabels {
 		extra = append(extra, l+`=""`)
 	}
-	if f.Finished && len(a.NotCompleted) > 0 {
-		var reasons []string
+	if f.Finished {
+		// One != per reason, not a regular expression: cheaper to match.
 		for _, r := range a.NotCompleted {
-			reasons = append(reasons, regexp.QuoteMeta(r.Value))
+			extra = append(extra, a.FinishedLabel+"!="+strconv.Quote(r.Value))
 		}
-		extra = append(extra, a.FinishedLabel+"!~"+strconv.Quote(strings.Join(reasons, "|")))
 	}
 	if !a.PrefixOptional {
 		return []string{sel(f.Name+suffix, append([]string{first}, extra...)...)}
@@ -301,18 +387,28 @@ func kvRequestRules(n Names, bytesPerRequest int64) []Rule {
 	return out
 }
 
-// stageRules add instances into the three stages. Rates are taken per
-// series before any sum, so a counter reset on one instance never shows as
-// a negative step of the total.
-func stageRules(n Names) []Rule {
+// stageRequestRules add instances into the prefill and decode stages.
+// Rates are taken per series before any sum, so a counter reset on one
+// instance never shows as a negative step of the total.
+func stageRequestRules(n Names) []Rule {
+	var out []Rule
+	for i := range 2 {
+		out = append(out,
+			record(n.Stage[i], sumBy("sum", stageBy, sel(n.TargetCompleted[i], `role="prefill"`)), "stage", "prefill"),
+			record(n.Stage[i], sumBy("sum", stageBy, sel(n.TargetCompleted[i], `role="decode"`)), "stage", "decode"),
+		)
+	}
+	return out
+}
+
+// stageKVRules add the KV bytes of every instance and divide by B_request.
+func stageKVRules(n Names) []Rule {
 	var out []Rule
 	for i := range 2 {
 		out = append(out,
 			record(n.PathKVBytes[i], sumBy("sum", stageBy, n.TargetKVBytes[i])),
-			record(n.Stage[i], sumBy("sum", stageBy, sel(n.TargetCompleted[i], `role="prefill"`)), "stage", "prefill"),
 			// x / (y > 0): with B_request unset or 0 the KV rate is absent.
 			record(n.Stage[i], fmt.Sprintf("%s / on (path) group_left () (%s > 0)", n.PathKVBytes[i], n.KVRequestBytes), "stage", "kv"),
-			record(n.Stage[i], sumBy("sum", stageBy, sel(n.TargetCompleted[i], `role="decode"`)), "stage", "decode"),
 		)
 	}
 	return out

@@ -93,9 +93,19 @@ func TestRecordNamesFollowWindow(t *testing.T) {
 		if got := RecordNames(promDuration(w)).Stage[1]; got != want {
 			t.Errorf("window %s: %s, want %s", w, got, want)
 		}
-		rules := Rules(Input{Window: w})
-		if !strings.Contains(rules.Groups[0].Rules[2].Expr, "["+promDuration(w)+"]") {
-			t.Errorf("window %s: %s", w, rules.Groups[0].Rules[2].Expr)
+		n := 0
+		for _, g := range Rules(Input{Window: w}).Groups {
+			for _, r := range g.Rules {
+				if r.Record == RecordNames(promDuration(w)).TargetCompleted[1] {
+					n++
+					if !strings.Contains(r.Expr, "["+promDuration(w)+"]") {
+						t.Errorf("window %s: %s", w, r.Expr)
+					}
+				}
+			}
+		}
+		if n != 2 {
+			t.Errorf("window %s: %d windowed target rules, want one per path", w, n)
 		}
 	}
 }
@@ -103,9 +113,11 @@ func TestRecordNamesFollowWindow(t *testing.T) {
 func TestKVSourceRestrictsEngineRules(t *testing.T) {
 	sources := func(kv string) map[string]bool {
 		out := map[string]bool{}
-		for _, r := range Rules(Input{KVSource: kv}).Groups[0].Rules {
-			if s := r.Labels["source"]; s != "" {
-				out[s] = true
+		for _, g := range Rules(Input{KVSource: kv}).Groups {
+			for _, r := range g.Rules {
+				if s := r.Labels["source"]; s != "" {
+					out[s] = true
+				}
 			}
 		}
 		return out
