@@ -17,6 +17,7 @@ type Options struct {
 	Interval time.Duration
 	Once     bool // one frame, no screen control
 	Width    int  // 0: the terminal's, else $COLUMNS, else 80
+	Height   int  // 0: the terminal's, else $LINES, else 24
 }
 
 // historyLen is how many points the sparklines keep.
@@ -47,13 +48,26 @@ func Run(ctx context.Context, o Options) error {
 			w, _ := Size(out)
 			return w
 		}
-		return envColumns()
+		return envInt("COLUMNS", 80)
+	}
+	lines := func() int {
+		switch {
+		case o.Height > 0:
+			return o.Height
+		case tty:
+			_, h := Size(out)
+			return h
+		}
+		return envInt("LINES", 24)
 	}
 	tk := time.NewTicker(o.Interval)
 	defer tk.Stop()
 	var frame bytes.Buffer
 	for {
-		snap, err := o.Client.Snapshot(ctx)
+		// The stages without the instances, and only the instances that
+		// fit on the screen: a refresh costs the same at 16 instances or
+		// 5,000.
+		snap, err := o.Client.Stages(ctx)
 		frame.Reset()
 		switch {
 		case err != nil && o.Once:
@@ -67,7 +81,9 @@ func Run(ctx context.Context, o Options) error {
 				past = history[:len(history)-1]
 			}
 			a, aerr := o.Client.Advice(ctx)
-			RenderFrame(&frame, snap, past, &AdviceResult{a, aerr}, cols())
+			h := lines()
+			t, terr := o.Client.Instances(ctx, h)
+			Draw(&frame, Frame{Snap: snap, History: past, Advice: &AdviceResult{a, aerr}, Table: t, TableErr: terr, Height: h}, cols())
 		}
 		if scr != nil {
 			scr.Draw(frame.Bytes())
@@ -114,11 +130,12 @@ func advance(history []Tick, snap *Snapshot) []Tick {
 	return history
 }
 
-// envColumns is $COLUMNS, else 80: the width when stdout is not a terminal.
-func envColumns() int {
+// envInt is $name when it is a positive integer, else def: the width
+// ($COLUMNS) and height ($LINES) when stdout is not a terminal.
+func envInt(name string, def int) int {
 	var n int
-	if _, err := fmt.Sscan(os.Getenv("COLUMNS"), &n); err == nil && n > 0 {
+	if _, err := fmt.Sscan(os.Getenv(name), &n); err == nil && n > 0 {
 		return n
 	}
-	return 80
+	return def
 }
