@@ -40,25 +40,20 @@ func Run(ctx context.Context, o Options) error {
 		}
 		defer scr.Close()
 	}
-	cols := func() int {
-		switch {
-		case o.Width > 0:
-			return o.Width
-		case tty:
-			w, _ := Size(out)
-			return w
+	// size is the frame's width and height: the flags', else the
+	// terminal's, else $COLUMNS and $LINES, else 80×24.
+	size := func() (w, h int) {
+		w, h = envInt("COLUMNS", 80), envInt("LINES", 24)
+		if tty {
+			w, h = Size(out)
 		}
-		return envInt("COLUMNS", 80)
-	}
-	lines := func() int {
-		switch {
-		case o.Height > 0:
-			return o.Height
-		case tty:
-			_, h := Size(out)
-			return h
+		if o.Width > 0 {
+			w = o.Width
 		}
-		return envInt("LINES", 24)
+		if o.Height > 0 {
+			h = o.Height
+		}
+		return w, h
 	}
 	tk := time.NewTicker(o.Interval)
 	defer tk.Stop()
@@ -81,9 +76,9 @@ func Run(ctx context.Context, o Options) error {
 				past = history[:len(history)-1]
 			}
 			a, aerr := o.Client.Advice(ctx)
-			h := lines()
+			w, h := size()
 			t, terr := o.Client.Instances(ctx, h)
-			Draw(&frame, Frame{Snap: snap, History: past, Advice: &AdviceResult{a, aerr}, Table: t, TableErr: terr, Height: h}, cols())
+			Draw(&frame, Frame{Snap: snap, History: past, Advice: &AdviceResult{a, aerr}, Table: t, TableErr: terr, Height: h}, w)
 		}
 		if scr != nil {
 			scr.Draw(frame.Bytes())
