@@ -336,9 +336,15 @@ func classify(in *inst, ps *peerStats, window float64) {
 		return
 	}
 	work := val(ip.Running) + val(ip.Waiting)
+	// A rate over less than half of W (a target just added or back from
+	// a restart) is too short to call a silence a stall, or slow.
+	span := ip.WindowTo.Sub(ip.WindowFrom).Seconds()
+	if span < window/2 {
+		work = 0 // neither stalled nor slow yet
+	}
 	if ip.Window.OK() && ip.Window.V == 0 && work > 0 {
-		flag(StatusStalled, fmt.Sprintf("stalled: %s running, %s waiting, 0 completions over %g s",
-			count(ip.Running), count(ip.Waiting), window), work)
+		flag(StatusStalled, fmt.Sprintf("stalled: %s running, %s waiting, 0 completions over %.3g s",
+			count(ip.Running), count(ip.Waiting), span), work)
 	}
 	if ps == nil {
 		return

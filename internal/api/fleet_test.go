@@ -18,7 +18,8 @@ const whyDown = "target down: connection refused"
 
 // upInst is an up instance with its windowed rate, running and waiting.
 func upInst(name, role, eng string, window, running, waiting float64) ledger.InstancePoint {
-	return ledger.InstancePoint{Target: name, Role: role, Engine: eng, Up: true,
+	to := time.Unix(1700000000, 0)
+	return ledger.InstancePoint{Target: name, Role: role, Engine: eng, Up: true, WindowFrom: to.Add(-5 * time.Second), WindowTo: to,
 		Instant: ledger.Val(window), Window: ledger.Val(window), Running: ledger.Val(running), Waiting: ledger.Val(waiting),
 		KVUsage: ledger.Val(0.5), KVBytes: ledger.Absent("no KV connector"), KVBytesW: ledger.Absent("no KV connector")}
 }
@@ -94,6 +95,11 @@ func TestOutlierRules(t *testing.T) {
 	f("stalled: work and no completions over W", peers(0, 3, 1), map[string]string{"p3": StatusStalled},
 		"stalled: 3 running, 1 waiting, 0 completions over 5 s")
 	f("stalled with only waiting requests", peers(0, 0, 1), map[string]string{"p3": StatusStalled}, "")
+	short := peers(0, 3, 1)
+	short.Instances[3].WindowFrom = short.Instances[3].WindowTo.Add(-2 * time.Second)
+	f("a window under W/2 is too short for a stall", short, map[string]string{"p3": StatusOK}, "")
+	short.Instances[3].WindowFrom = short.Instances[3].WindowTo.Add(-2500 * time.Millisecond)
+	f("a window of W/2 is long enough", short, map[string]string{"p3": StatusStalled}, "0 completions over 2.5 s")
 	// Waiting 2,2,2,x: median 2, threshold max(4, 5) = 5.
 	f("queued: exactly the threshold is not", peers(2, 4, 5), map[string]string{"p3": StatusOK}, "")
 	f("queued: over max(2×median, median+3)", peers(2, 4, 6), map[string]string{"p3": StatusQueued}, "queued: 6 waiting, over 5")

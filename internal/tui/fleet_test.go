@@ -22,7 +22,7 @@ import (
 // fleetLedger is n vLLM and SGLang instances over 8 ticks: every 50th is
 // down and every 50th (offset by 7) stalled, with requests running and a
 // completion counter that stops.
-func fleetLedger(t *testing.T, n int) (*ledger.Ledger, []string, []string) {
+func fleetLedger(t testing.TB, n int) (*ledger.Ledger, []string, []string) {
 	t.Helper()
 	l := ledger.New(ledger.Config{KVRequest: ledger.KVRequest{Bytes: 1 << 30, Source: "flag"}, Window: 5 * time.Second})
 	infos := make([]engine.Target, n)
@@ -95,7 +95,7 @@ func TestTopAtFleetSize(t *testing.T) {
 		"vllm/prefill", "vllm/decode", "sglang/prefill", "sglang/decode",
 		fmt.Sprintf("400 instances: %d down, %d stalled, 0 queued, 0 slow; the worst", len(down), len(stalled)),
 		slices.Min(down) + ": dial tcp 10.0.0.1:8000: connect: connection refused",
-		"stalled: 4 running, 1 waiting, 0 completions over 5 s",
+		"stalled: 4 running, 1 waiting, 0 completions over 4 s", // samples 1 s apart inside W = 5 s
 	} {
 		if !strings.Contains(frame, want) {
 			t.Errorf("frame lacks %q:\n%s", want, frame)
@@ -219,5 +219,39 @@ func TestTableAllDown(t *testing.T) {
 	Draw(&b, Frame{Snap: &s, Table: table}, 80)
 	if !strings.Contains(b.String(), "ALL 2 TARGETS DOWN\n  p0: GET http://p0/metrics: connection refused\n") {
 		t.Errorf("frame:\n%s", b.String())
+	}
+}
+
+// BenchmarkDrawFleet5000 draws one 80×50 frame of a 5,000-instance fleet
+// from what the API serves for it: the render time of top's refresh.
+func BenchmarkDrawFleet5000(b *testing.B) {
+	l, _, _ := fleetLedger(b, 5000)
+	srv := httptest.NewServer((&api.Server{Ledger: l}).Handler())
+	defer srv.Close()
+	c := &Client{Base: srv.URL, HTTP: srv.Client()}
+	snap, err := c.Stages(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	hist, err := c.History(b.Context(), time.Time{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, aerr := c.Advice(b.Context())
+	const height = 50
+	table, err := c.Instances(b.Context(), height)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := Frame{Snap: snap, History: hist, Advice: &AdviceResult{a, aerr}, Table: table, Height: height}
+	var out bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		out.Reset()
+		Draw(&out, f, 80)
+	}
+	b.SetBytes(int64(out.Len()))
+	if n := strings.Count(out.String(), "\n"); n > height {
+		b.Fatalf("%d lines", n)
 	}
 }
