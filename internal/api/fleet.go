@@ -38,7 +38,17 @@ const (
 	StatusOK      = "ok"
 )
 
-var statusRank = map[string]int{StatusDown: 0, StatusStalled: 1, StatusQueued: 2, StatusSlow: 3, StatusOK: 4}
+// statusOrder lists the statuses worst first: an instance's rank is its
+// status' index.
+var statusOrder = [...]string{StatusDown, StatusStalled, StatusQueued, StatusSlow, StatusOK}
+
+const (
+	rankDown = iota
+	rankStalled
+	rankQueued
+	rankSlow
+	rankOK
+)
 
 // whyNoneUp is the reason of a group's sum when no instance of it is up.
 const whyNoneUp = "no instance of the group is up"
@@ -219,7 +229,7 @@ type inst struct {
 	model    string
 	lastErr  string
 	status   string
-	rank     int // statusRank[status]
+	rank     int // status' index in statusOrder
 	flags    []string
 	severity float64 // orders instances within their status, larger first
 	byName   int     // position in name order, the tie-break
@@ -320,10 +330,11 @@ func RankInstances(p *ledger.Point, meta map[string]ledger.TargetMeta, groupOf d
 // classify sets in's status, flags and severity.
 func classify(in *inst, ps *peerStats, window float64) {
 	ip := in.p
-	in.status, in.rank = StatusOK, statusRank[StatusOK]
-	flag := func(status, f string, sev float64) {
-		if r := statusRank[status]; r < in.rank {
-			in.status, in.rank, in.severity = status, r, sev
+	in.rank = rankOK
+	defer func() { in.status = statusOrder[in.rank] }()
+	flag := func(r int, f string, sev float64) {
+		if r < in.rank {
+			in.rank, in.severity = r, sev
 		}
 		in.flags = append(in.flags, f)
 	}
@@ -332,7 +343,7 @@ func classify(in *inst, ps *peerStats, window float64) {
 		if in.lastErr != "" {
 			why = "last scrape failed: " + in.lastErr
 		}
-		flag(StatusDown, "down: "+why, 0)
+		flag(rankDown, "down: "+why, 0)
 		return
 	}
 	work := val(ip.Running) + val(ip.Waiting)
@@ -343,7 +354,7 @@ func classify(in *inst, ps *peerStats, window float64) {
 		work = 0 // neither stalled nor slow yet
 	}
 	if ip.Window.OK() && ip.Window.V == 0 && work > 0 {
-		flag(StatusStalled, fmt.Sprintf("stalled: %s running, %s waiting, 0 completions over %.3g s",
+		flag(rankStalled, fmt.Sprintf("stalled: %s running, %s waiting, 0 completions over %.3g s",
 			count(ip.Running), count(ip.Waiting), span), work)
 	}
 	if ps == nil {
@@ -351,12 +362,12 @@ func classify(in *inst, ps *peerStats, window float64) {
 	}
 	if m := ps.medWaiting; ip.Waiting.OK() && m.OK() {
 		if lim := max(QueuedFactor*m.V, m.V+QueuedMargin); ip.Waiting.V > lim {
-			flag(StatusQueued, fmt.Sprintf("queued: %g waiting, over %g (its peers' median %g)", ip.Waiting.V, lim, m.V), ip.Waiting.V)
+			flag(rankQueued, fmt.Sprintf("queued: %g waiting, over %g (its peers' median %g)", ip.Waiting.V, lim, m.V), ip.Waiting.V)
 		}
 	}
-	if m := ps.medWindow; in.status != StatusStalled && work > 0 && ip.Window.OK() && m.OK() && m.V > 0 {
+	if m := ps.medWindow; in.rank != rankStalled && work > 0 && ip.Window.OK() && m.OK() && m.V > 0 {
 		if ip.Window.V < SlowFraction*m.V {
-			flag(StatusSlow, fmt.Sprintf("slow: %.3g req/s over %g s, under %g× its peers' median %.3g", ip.Window.V, window, SlowFraction, m.V),
+			flag(rankSlow, fmt.Sprintf("slow: %.3g req/s over %g s, under %g× its peers' median %.3g", ip.Window.V, window, SlowFraction, m.V),
 				1-ip.Window.V/m.V)
 		}
 	}
