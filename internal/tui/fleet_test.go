@@ -19,9 +19,9 @@ import (
 	"github.com/ptdmon/ptdmon/internal/scrape"
 )
 
-// fleetLedger is n vLLM and SGLang instances over 8 ticks: every 50th is
-// down and every 50th (offset by 7) stalled, with requests running and a
-// completion counter that stops.
+// fleetLedger is n vLLM and SGLang instances over 8 ticks completing 5
+// req/s each: every 50th is down and every 50th (offset by 7) stalled,
+// with requests running and a completion counter that stops.
 func fleetLedger(t testing.TB, n int) (*ledger.Ledger, []string, []string) {
 	t.Helper()
 	l := ledger.New(ledger.Config{KVRequest: ledger.KVRequest{Bytes: 1 << 30, Source: "flag"}, Window: 5 * time.Second})
@@ -47,7 +47,7 @@ func fleetLedger(t testing.TB, n int) (*ledger.Ledger, []string, []string) {
 				l.Record(ledger.Scrape{Target: in.Name, Time: now, Err: errors.New("dial tcp 10.0.0.1:8000: connect: connection refused"), Reason: scrape.ReasonRefused})
 				continue
 			}
-			done := 100 + 2*float64(k)
+			done := 100 + 5*float64(k)
 			if i%50 == 7 {
 				done = 100
 			}
@@ -95,7 +95,8 @@ func TestTopAtFleetSize(t *testing.T) {
 		"vllm/prefill", "vllm/decode", "sglang/prefill", "sglang/decode",
 		fmt.Sprintf("400 instances: %d down, %d stalled, 0 queued, 0 slow; the worst", len(down), len(stalled)),
 		slices.Min(down) + ": dial tcp 10.0.0.1:8000: connect: connection refused",
-		"stalled: 4 running, 1 waiting, 0 completions over 4 s", // samples 1 s apart inside W = 5 s
+		// Samples 1 s apart inside W = 5 s: 4 s, 20 completions at 5 req/s.
+		"stalled: 0 completions in 4 s, peers' median 20",
 	} {
 		if !strings.Contains(frame, want) {
 			t.Errorf("frame lacks %q:\n%s", want, frame)
@@ -171,7 +172,7 @@ func TestDrawFleetTable(t *testing.T) {
 		Groups: []api.InstanceGroup{{ID: "vllm/decode", Instances: 300, Up: 299, Down: 1, Stalled: 1, Flagged: 2, Window: &w}},
 		Rows: []api.InstanceRow{
 			row("d-b", "down", "down: last scrape failed: GET http://d-b/metrics: Get \"http://d-b/metrics\": connection refused"),
-			row("d-a", "stalled", "stalled: 3 running, 7 waiting, 0 completions over 5 s"),
+			row("d-a", "stalled", "stalled: 0 completions in 5 s, peers' median 12"),
 			row("d-c", "ok"), row("d-d", "ok"), row("d-e", "ok"), row("d-f", "ok"), row("d-g", "ok"),
 		}}
 	f := func(height int, wantRows []string, want ...string) {
@@ -201,7 +202,7 @@ func TestDrawFleetTable(t *testing.T) {
 	Draw(&top, Frame{Snap: &s}, 80)
 	base := strings.Count(top.String(), "\n") - 2 // the frame without its (empty) instance table
 	f(0, []string{"d-b", "d-a", "d-c", "d-d", "d-e", "d-f", "d-g"}, "300 instances: 1 down, 1 stalled, 0 queued, 0 slow; the worst 7 shown",
-		"  d-b: GET http://d-b/metrics: connection refused", "  d-a: stalled: 3 running, 7 waiting", "vllm/decode")
+		"  d-b: GET http://d-b/metrics: connection refused", "  d-a: stalled: 0 completions in 5 s, peers' median 12", "vllm/decode")
 	// The group lines (3), counts (2) and table head (2) take 7 lines;
 	// 2 flagged rows take 4 more, each ok row 1.
 	f(base+7+4+2, []string{"d-b", "d-a", "d-c", "d-d"}, "the worst 4 shown")
