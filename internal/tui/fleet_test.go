@@ -81,6 +81,7 @@ func TestTopAtFleetSize(t *testing.T) {
 	if err := Run(t.Context(), Options{Client: c, Out: &out, Once: true, Width: width, Height: height, Interval: time.Second}); err != nil {
 		t.Fatal(err)
 	}
+	frameBytes := sent.Load()
 	frame := out.String()
 	lines := strings.Split(strings.TrimSuffix(frame, "\n"), "\n")
 	if len(lines) > height {
@@ -122,9 +123,17 @@ func TestTopAtFleetSize(t *testing.T) {
 			t.Errorf("row %d is %q, want a %s instance", i, r, want)
 		}
 	}
+	// Into a pipe with no height, the worst 50.
+	t.Setenv("LINES", "")
+	var piped bytes.Buffer
+	if err := Run(t.Context(), Options{Client: c, Out: &piped, Once: true, Width: width, Interval: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(piped.String(), " ok "); n != 50-len(down)-len(stalled) || !strings.Contains(piped.String(), "the worst 50 shown") {
+		t.Errorf("piped frame: %d ok rows, want the worst 50 in all:\n%s", n, piped.String())
+	}
 	// A frame reads the history, the stages, the advice and one page of
 	// instances: far less than the snapshot of every instance.
-	frameBytes := sent.Load()
 	_, full := fetchSize(t, srv.URL+"/api/v1/snapshot")
 	t.Logf("one frame: %d B; the full snapshot alone: %d B", frameBytes, full)
 	if frameBytes > 64<<10 || frameBytes*4 > int64(full) {
