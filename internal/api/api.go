@@ -4,15 +4,12 @@ package api
 
 import (
 	"bufio"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -80,6 +77,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/v1/snapshot", s.snapshot)
 	mux.HandleFunc("GET /api/v1/series", s.series)
 	mux.HandleFunc("GET /api/v1/stream", s.stream)
+	mux.HandleFunc("GET /api/v1/instances", s.instances)
 	mux.HandleFunc("GET /api/v1/targets", s.targets)
 	s.registerAdvice(mux, reg)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -103,16 +101,25 @@ type Snapshot struct {
 	Targets   []ledger.TargetStatus `json:"targets"`
 }
 
+// snapshot is the newest point and verdict with every target's status;
+// ?instances=0 leaves the instances and targets out (a fleet's table is
+// /api/v1/instances).
 func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 	cfg := s.Ledger.Config()
+	stagesOnly := r.URL.Query().Get("instances") == "0"
 	snap := Snapshot{
 		Time:      time.Now(),
 		Interval:  cfg.Interval.Seconds(),
 		Window:    cfg.Window.Seconds(),
 		KVRequest: s.Ledger.KVRequest(),
-		Targets:   s.Ledger.Targets(time.Now()),
+	}
+	if !stagesOnly {
+		snap.Targets = s.Ledger.Targets(time.Now())
 	}
 	if p, ok := s.Ledger.Latest(); ok {
+		if stagesOnly {
+			p.Instances = nil
+		}
 		snap.Point = &p
 		snap.Verdict = s.verdictAt(p.Time)
 	}
@@ -150,8 +157,8 @@ type CompactSeries struct {
 // or the newest ?last= seconds of them (default DefaultSeriesRange, at most
 // MaxSeriesRange); at most MaxSeriesPoints, oldest first, with "more": true
 // when newer points follow (page on with since= the newest point's time).
-// ?instances=0 leaves per-instance detail out; ?format=compact uses the
-// stream's short encoding. The body is encoded point by point as it is
+// ?instances=0 leaves per-instance detail out and ?target=NAME keeps only
+// that instance's; ?format=compact uses the stream's short encoding. The body is encoded point by point as it is
 // written, never whole in memory.
 func (s *Server) series(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -181,11 +188,14 @@ func (s *Server) series(w http.ResponseWriter, r *http.Request) {
 			since = t
 		}
 	}
+	pick, code, err := s.parsePick(q)
+	if err != nil {
+		http.Error(w, err.Error(), code)
+		return
+	}
 	pts, more := s.Ledger.Range(since, MaxSeriesPoints)
-	if q.Get("instances") == "0" {
-		for i := range pts {
-			pts[i].Instances = nil
-		}
+	for i := range pts {
+		pts[i].Instances = pick.apply(pts[i].Instances)
 	}
 	var verdict *diagnose.Verdict
 	if len(pts) > 0 {
@@ -226,14 +236,7 @@ func (s *Server) streamJSON(w http.ResponseWriter, r *http.Request, head seriesH
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	var out io.Writer = w
-	var zw *gzip.Writer
-	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
-		w.Header().Set("Content-Encoding", "gzip")
-		w.Header().Add("Vary", "Accept-Encoding")
-		zw, _ = gzip.NewWriterLevel(w, gzip.BestSpeed)
-		out = zw
-	}
+	out, finish := s.compressed(w, r)
 	bw := bufio.NewWriterSize(out, 32<<10)
 	bw.Write(hb[:len(hb)-1])
 	bw.WriteString(`,"points":[`)
@@ -273,11 +276,7 @@ func (s *Server) streamJSON(w http.ResponseWriter, r *http.Request, head seriesH
 	if err := bw.Flush(); err != nil {
 		return
 	}
-	if zw != nil {
-		if err := zw.Close(); err != nil {
-			s.log().Debug("finish gzip response", "err", err)
-		}
-	}
+	finish()
 }
 
 func parseSince(v string) (time.Time, error) {
@@ -300,10 +299,16 @@ func (s *Server) targets(w http.ResponseWriter, r *http.Request) {
 
 // stream sends one "point" event per tick with the verdict at that point:
 // compact (see CompactFields) unless ?format=full asks for the verbose
-// point. Clients reconnect by themselves (EventSource); the retry hint keeps
-// that quick.
+// point. ?instances=0 leaves per-instance detail out and ?target=NAME keeps
+// only that instance's. Clients reconnect by themselves (EventSource); the
+// retry hint keeps that quick.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	full := r.URL.Query().Get("format") == "full"
+	pick, code, err := s.parsePick(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), code)
+		return
+	}
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
@@ -329,6 +334,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return
 			}
+			p.Instances = pick.apply(p.Instances)
 			b, err := s.event(&enc, &p, full)
 			if err != nil {
 				s.log().Error("encode point", "err", err)

@@ -294,16 +294,7 @@ func TestSeriesWeight(t *testing.T) {
 	srv := httptest.NewServer((&Server{Ledger: l}).Handler())
 	defer srv.Close()
 	size := func(q string, gz bool) int {
-		req, _ := http.NewRequest("GET", srv.URL+"/api/v1/series?"+q, nil)
-		if gz {
-			req.Header.Set("Accept-Encoding", "gzip")
-		}
-		resp, err := http.DefaultTransport.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
+		_, b := rawGet(t, srv.URL+"/api/v1/series?"+q, gz)
 		return len(b)
 	}
 	for _, last := range []int{60, 300} {

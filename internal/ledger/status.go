@@ -109,3 +109,24 @@ func (l *Ledger) FailureReasons() []scrape.Reason {
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }
+
+// TargetMeta is what a table of instances needs of a target beside its
+// point, without the cost of a whole TargetStatus.
+type TargetMeta struct {
+	// ModelLabel is the target's configured "model" label; Model is the
+	// model name its exposition carries (either may be empty).
+	ModelLabel string
+	Model      string
+	LastError  string
+}
+
+// Meta returns every target's TargetMeta by name.
+func (l *Ledger) Meta() map[string]TargetMeta {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[string]TargetMeta, len(l.targets))
+	for name, t := range l.targets {
+		out[name] = TargetMeta{ModelLabel: t.info.Labels["model"], Model: t.model, LastError: t.lastErr}
+	}
+	return out
+}

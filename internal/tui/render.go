@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/diagnose"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 )
@@ -108,9 +109,28 @@ func Render(w io.Writer, snap *Snapshot, history []Tick, width int) {
 // RenderFrame is Render with the advice under the rates (none when adv is
 // nil).
 func RenderFrame(w io.Writer, snap *Snapshot, history []Tick, adv *AdviceResult, width int) {
+	Draw(w, Frame{Snap: snap, History: history, Advice: adv}, width)
+}
+
+// Frame is what one frame shows.
+type Frame struct {
+	Snap    *Snapshot
+	History []Tick // the points before Snap's, oldest first
+	Advice  *AdviceResult
+	// Table, when not nil, is /api/v1/instances: group lines and the
+	// worst instances replace the snapshot's list of every instance.
+	Table    *api.InstanceTable
+	TableErr error
+	// Height is the lines the frame may take (0: no limit); the table's
+	// rows fill what the rest leaves.
+	Height int
+}
+
+// Draw writes one frame no wider than width columns.
+func Draw(w io.Writer, f Frame, width int) {
 	width = max(width, MinWidth)
 	var b bytes.Buffer
-	render(&b, snap, history, adv, width)
+	render(&b, f, width)
 	for line := range strings.Lines(b.String()) {
 		io.WriteString(w, clip(strings.TrimSuffix(line, "\n"), width)+"\n")
 	}
@@ -133,14 +153,19 @@ func stageViews(p *ledger.Point) [3]stageView {
 	}
 }
 
-func render(w io.Writer, snap *Snapshot, history []Tick, adv *AdviceResult, width int) {
+func render(w *bytes.Buffer, f Frame, width int) {
+	snap, history, adv := f.Snap, f.History, f.Advice
 	p := snap.Point
 	win := fmt.Sprintf("%gs", snap.Window)
 	fmt.Fprintf(w, "ptdmon  %s  window W=%s  B_request %s\n", snap.Time.Local().Format("15:04:05"), win, bReq(snap))
 	if snap.KVRequest.Bytes <= 0 {
 		fmt.Fprintln(w, "  KV req/s absent: set -kv-bytes-per-request or -model-config")
 	}
-	if down, n, first := allDown(snap); down {
+	down, n, first := allDown(snap)
+	if f.Table != nil {
+		down, n, first = tableAllDown(f.Table)
+	}
+	if down {
 		fmt.Fprintf(w, "ALL %d TARGETS DOWN\n", n)
 		for _, l := range wrap(first, width-2) {
 			fmt.Fprintf(w, "  %s\n", l)
@@ -215,7 +240,18 @@ func render(w io.Writer, snap *Snapshot, history []Tick, adv *AdviceResult, widt
 		num(p.Prefill.Running, ""), num(p.Prefill.Waiting, ""), num(p.Prefill.Queues.Bootstrap, ""), num(p.Prefill.Queues.Inflight, ""), num(p.Prefill.KVUsage, "%"))
 	fmt.Fprintf(w, "Decode   running %s  waiting %s  prealloc %s  transfer %s  KV usage %s\n",
 		num(p.Decode.Running, ""), num(p.Decode.Waiting, ""), num(p.Decode.Queues.Prealloc, ""), num(p.Decode.Queues.Transfer, ""), num(p.Decode.KVUsage, "%"))
-	instances(w, snap, win)
+	switch {
+	case f.TableErr != nil:
+		fmt.Fprintf(w, "\ninstances: %v\n", f.TableErr)
+	case f.Table != nil:
+		left := 0
+		if f.Height > 0 {
+			left = max(f.Height-bytes.Count(w.Bytes(), []byte("\n")), 1)
+		}
+		fleet(w, f.Table, win, width, left)
+	default:
+		instances(w, snap, win)
+	}
 }
 
 // instances writes the per-instance table; notes (errors, absences) go on
@@ -234,7 +270,7 @@ func instances(w io.Writer, snap *Snapshot, win string) {
 	}
 	nameW = min(nameW, 20)
 	kv := byteColumn(kvs)
-	fmt.Fprintf(w, "\n%-*s %-7s %-6s %-4s %8s %12s %5s %5s\n", nameW, "instance", "role", "engine", "up", "req/s "+win, "KV B/s "+win, "run", "wait")
+	instanceHead(w, nameW, "up", 4, win)
 	var notes []string
 	for i, in := range p.Instances {
 		up := "up"
@@ -248,12 +284,22 @@ func instances(w io.Writer, snap *Snapshot, win string) {
 		if note != "" {
 			notes = append(notes, in.Target+": "+note)
 		}
-		fmt.Fprintf(w, "%-*s %-7s %-6s %-4s %8s %12s %5s %5s\n", nameW, clip(in.Target, nameW), in.Role, in.Engine, up,
-			num(in.Window, "/s"), kv[i], num(in.Running, ""), num(in.Waiting, ""))
+		instanceRow(w, nameW, &in, up, 4, kv[i])
 	}
 	for _, n := range notes {
 		fmt.Fprintf(w, "  %s\n", n)
 	}
+}
+
+// instanceHead and instanceRow write the instance table: state is "up" or
+// a status, in a column stateW wide.
+func instanceHead(w io.Writer, nameW int, state string, stateW int, win string) {
+	fmt.Fprintf(w, "\n%-*s %-7s %-6s %-*s %8s %12s %5s %5s\n", nameW, "instance", "role", "engine", stateW, state, "req/s "+win, "KV B/s "+win, "run", "wait")
+}
+
+func instanceRow(w io.Writer, nameW int, in *ledger.InstancePoint, state string, stateW int, kv string) {
+	fmt.Fprintf(w, "%-*s %-7s %-6s %-*s %8s %12s %5s %5s\n", nameW, clip(in.Target, nameW), in.Role, in.Engine, stateW, state,
+		num(in.Window, "/s"), kv, num(in.Running, ""), num(in.Waiting, ""))
 }
 
 // allDown reports whether every target is down, how many there are, and

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/ptdmon/ptdmon/internal/api"
 )
 
 // Options configure Run.
@@ -17,6 +19,7 @@ type Options struct {
 	Interval time.Duration
 	Once     bool // one frame, no screen control
 	Width    int  // 0: the terminal's, else $COLUMNS, else 80
+	Height   int  // 0: the terminal's, else $LINES, else no limit
 }
 
 // historyLen is how many points the sparklines keep.
@@ -39,21 +42,30 @@ func Run(ctx context.Context, o Options) error {
 		}
 		defer scr.Close()
 	}
-	cols := func() int {
-		switch {
-		case o.Width > 0:
-			return o.Width
-		case tty:
-			w, _ := Size(out)
-			return w
+	// size is the frame's width and height: the flags', else the
+	// terminal's, else $COLUMNS and $LINES, else 80 columns and no limit
+	// on the lines (a file or a pipe scrolls).
+	size := func() (w, h int) {
+		w, h = envInt("COLUMNS", 80), envInt("LINES", 0)
+		if tty {
+			w, h = Size(out)
 		}
-		return envColumns()
+		if o.Width > 0 {
+			w = o.Width
+		}
+		if o.Height > 0 {
+			h = o.Height
+		}
+		return w, h
 	}
 	tk := time.NewTicker(o.Interval)
 	defer tk.Stop()
 	var frame bytes.Buffer
 	for {
-		snap, err := o.Client.Snapshot(ctx)
+		// The stages without the instances, and only the instances that
+		// fit on the screen: a refresh costs the same at 16 instances or
+		// 5,000.
+		snap, err := o.Client.Stages(ctx)
 		frame.Reset()
 		switch {
 		case err != nil && o.Once:
@@ -67,7 +79,13 @@ func Run(ctx context.Context, o Options) error {
 				past = history[:len(history)-1]
 			}
 			a, aerr := o.Client.Advice(ctx)
-			RenderFrame(&frame, snap, past, &AdviceResult{a, aerr}, cols())
+			w, h := size()
+			rows := h // at most one a line
+			if h <= 0 {
+				rows = api.DefaultInstanceLimit
+			}
+			t, terr := o.Client.Instances(ctx, rows)
+			Draw(&frame, Frame{Snap: snap, History: past, Advice: &AdviceResult{a, aerr}, Table: t, TableErr: terr, Height: h}, w)
 		}
 		if scr != nil {
 			scr.Draw(frame.Bytes())
@@ -114,11 +132,12 @@ func advance(history []Tick, snap *Snapshot) []Tick {
 	return history
 }
 
-// envColumns is $COLUMNS, else 80: the width when stdout is not a terminal.
-func envColumns() int {
+// envInt is $name when it is a positive integer, else def: the width
+// ($COLUMNS) and height ($LINES) when stdout is not a terminal.
+func envInt(name string, def int) int {
 	var n int
-	if _, err := fmt.Sscan(os.Getenv("COLUMNS"), &n); err == nil && n > 0 {
+	if _, err := fmt.Sscan(os.Getenv(name), &n); err == nil && n > 0 {
 		return n
 	}
-	return 80
+	return def
 }
