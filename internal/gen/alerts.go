@@ -72,8 +72,10 @@ func alertRules(n Names) []Rule {
 			"KV transfer ({{ $labels.path }} path) moves fewer requests/s than prefill completes",
 			"KV-bound (KV trails prefill, or prefilled requests keep the prefill KV cache full, while decode has room): look at the prefill inflight and decode transfer queues and the connector's link; if they are flat, check that B_request matches the model, sequence length and KV dtype of this run."),
 		alert("PTDDecodeLagging",
-			"("+lags("decode", "kv")+" or ("+lags("decode", "prefill")+
-				fmt.Sprintf(` unless on (path, model) %s{stage="kv"})`, rate)+
+			// With decode pinned, anything trailing the stage before it is
+			// decode's doing: decode trailing KV or prefill, KV trailing
+			// prefill (pull connectors), or a full prefill KV cache.
+			"("+lags("decode", "kv")+" or "+lags("decode", "prefill")+
 				" or "+lags("kv", "prefill")+" or "+prefillKVFull+") and on (path, model) "+decodeFull,
 			"2m", "warning",
 			"Decode ({{ $labels.path }} path) is at its batch limit and holds the pipeline back",

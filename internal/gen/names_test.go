@@ -293,9 +293,9 @@ func TestRulesFollowAdapterTables(t *testing.T) {
 	}
 	text := strings.Join(all, "\n")
 	for _, want := range []string{
-		`sum without (ptd_part, reason) (max without (tp) (last_over_time(toy:done_total{ptd_role!="", lora="", reason!="cancel"}[1s] offset 1s)))`,
+		`sum without (ptd_part, reason) (max without (tp) (last_over_time(toy:done_total{ptd_role!="", lora="", reason!="cancel"}[2s] offset 1s)))`,
 		`max without (tp) (last_over_time(toy:active{ptd_role!="", lora=""}[2s]))`,
-		`1024 * sum without (ptd_part, reason) (max without (tp) (last_over_time(toy:link_kib_sum{ptd_role!="", lora=""}[1s] offset 1s)))`,
+		`1024 * sum without (ptd_part, reason) (max without (tp) (last_over_time(toy:link_kib_sum{ptd_role!="", lora=""}[2s] offset 1s)))`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("rules lack %s", want)

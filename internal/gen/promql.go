@@ -38,15 +38,17 @@ const (
 	gaugeWindow = "2s"
 )
 
-// lastScrape reads the one sample of each counter series scraped in the
-// interval that ended one interval ago. Samples carry their scrape's start
-// time, rule evaluations a fixed grid of the same period, so every
-// evaluation sees exactly the next scrape of every target (a later window
-// would alias: a scrape still in flight at the evaluation would be seen a
-// step late, and its rate read as 0 and then twice). The delay (one
-// interval) exceeds the scrape timeout, so the sample is committed.
+// lastScrape reads each counter series' newest sample among the scrapes
+// of the two intervals that ended one interval ago. Samples carry their
+// scrape's start time, rule evaluations a fixed grid of the same period,
+// so every evaluation sees the next scrape of every target (read at the
+// evaluation's own time, a scrape still in flight would be seen a step
+// late, and its instant rate read as 0 and then twice). The delay (one
+// interval) exceeds the scrape timeout, so the sample is committed; the
+// second interval covers scrape-time jitter (VictoriaMetrics stamps the
+// actual time) and a failed scrape, whose step then shows in the next one.
 func lastScrape(selector string) string {
-	return fmt.Sprintf("last_over_time(%s[%s] offset %s)", selector, scrapeInterval, scrapeInterval)
+	return fmt.Sprintf("last_over_time(%s[%s] offset %s)", selector, gaugeWindow, scrapeInterval)
 }
 
 // lastGauge reads a gauge's newest sample.

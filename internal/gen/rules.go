@@ -199,19 +199,31 @@ func engineKVRules(n Names, w, kvSource string) []Rule {
 	if len(out) == 0 {
 		return nil
 	}
-	return append(out, processRates(n.ProcessKVBytes, n.TargetKVBytes, w, "source")...)
+	out = append(out, processRates(n.ProcessKVBytes, n.TargetKVBytes, w, "source")...)
+	// The path's sum reads the processes too, not the target rates: the KV
+	// curve divides it by B_request, one more step of the chain.
+	for i, fn := range []string{"irate", "rate"} {
+		e := sumBy("sum", "model", fmt.Sprintf(`label_replace(%s, "model", "$1", "model_name", "(.*)")`, sumBy("sum", "model_name", rangeFn(fn, n.ProcessKVBytes, w))))
+		out = append(out, record(n.PathKVBytes[i], e, "path", pathEngines))
+	}
+	return out
 }
 
-// processRates are the target-level rates of per-process counters. Instant:
-// each process's last step, added per target. Windowed: the mean of the
-// target's last W instant rates, which is its increase over W divided by W,
-// read from one series per target rather than one per process.
+// processRates are the target-level rates of per-process counters, added
+// per target: the instant rate is each process's last step; the windowed
+// one its increase over W divided by W, since the recorded samples lie on
+// the evaluation grid (Prometheus 2's range includes the sample W before,
+// so nothing is extrapolated). Both read the process series directly: a
+// chain of recordings is as long as the slowest rule engine needs it to be
+// (vmalert sees each recording it wrote back a step late).
 func processRates(process string, target [2]string, w string, keep ...string) []Rule {
 	p := []string{"path", pathEngines}
 	by := strings.Join(append([]string{engineBy}, keep...), ", ")
-	instant := toTargetLabels("sum", sumBy("sum", by, rangeFn("irate", process, w)), keep...)
-	windowed := rangeFn("avg_over_time", sel(target[0], `path="`+pathEngines+`"`), w)
-	return []Rule{record(target[0], instant, p...), record(target[1], windowed, p...)}
+	var out []Rule
+	for i, fn := range []string{"irate", "rate"} {
+		out = append(out, record(target[i], toTargetLabels("sum", sumBy("sum", by, rangeFn(fn, process, w)), keep...), p...))
+	}
+	return out
 }
 
 // engineGaugeRules record the engines' gauges per target: running, the
@@ -401,12 +413,13 @@ func stageRequestRules(n Names) []Rule {
 	return out
 }
 
-// stageKVRules add the KV bytes of every instance and divide by B_request.
+// stageKVRules add the KV bytes of ptdmon's instances (engineKVRules those
+// of the engines) and divide each path's by its B_request.
 func stageKVRules(n Names) []Rule {
 	var out []Rule
 	for i := range 2 {
 		out = append(out,
-			record(n.PathKVBytes[i], sumBy("sum", stageBy, n.TargetKVBytes[i])),
+			record(n.PathKVBytes[i], sumBy("sum", stageBy, sel(n.TargetKVBytes[i], `path="`+pathPtdmon+`"`))),
 			// x / (y > 0): with B_request unset or 0 the KV rate is absent.
 			record(n.Stage[i], fmt.Sprintf("%s / on (path) group_left () (%s > 0)", n.PathKVBytes[i], n.KVRequestBytes), "stage", "kv"),
 		)
