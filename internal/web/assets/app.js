@@ -242,9 +242,12 @@ function wire() {
 
 async function main() {
   wire();
-  await loadSnapshot().catch(() => {});
+  // The table, B_request and the history load side by side: each is small.
   table.start();
-  await loadHistory({ secs: state.range }).catch((e) => console.error(e));
+  await Promise.all([
+    loadSnapshot().catch(() => {}),
+    loadHistory({ secs: state.range }).catch((e) => console.error(e)),
+  ]);
   state.loaded = state.range;
   table.setMode(state.mode, state.window);
   render();
