@@ -24,7 +24,7 @@ func runTop(args []string, stdout, stderr io.Writer) int {
 	every := fs.Duration("interval", time.Second, "refresh interval")
 	once := fs.Bool("once", false, "print one frame and exit (no screen control)")
 	width := fs.Int("width", 0, "width in columns (default: the terminal's, else $COLUMNS, else 80)")
-	height := fs.Int("height", 0, "height in lines, which sets how many instances are listed (default: the terminal's, else $LINES, else 24)")
+	height := fs.Int("height", 0, "height in lines, which sets how many instances are listed (default: the terminal's, else $LINES; not a terminal: the worst 50)")
 	return c.Run(args, func([]string) error {
 		u, err := tui.BaseURL(*base)
 		if err != nil {

@@ -23,10 +23,13 @@ const (
 // queued when its waiting requests exceed max(QueuedFactor×median,
 // median+QueuedMargin) of its peers, and slow when its windowed req/s is
 // below SlowFraction of its peers' median while it has work.
+// Stalled and slow also need the instance's completions over its window
+// to be less likely than Significance at its peers' median rate.
 const (
 	QueuedFactor = 2.0
 	QueuedMargin = 3.0
 	SlowFraction = 0.5
+	Significance = 1e-4
 )
 
 // Statuses of an instance, worst first: sort=outlier orders by them.
@@ -38,7 +41,17 @@ const (
 	StatusOK      = "ok"
 )
 
-var statusRank = map[string]int{StatusDown: 0, StatusStalled: 1, StatusQueued: 2, StatusSlow: 3, StatusOK: 4}
+// statusOrder lists the statuses worst first: an instance's rank is its
+// status' index.
+var statusOrder = [...]string{StatusDown, StatusStalled, StatusQueued, StatusSlow, StatusOK}
+
+const (
+	rankDown = iota
+	rankStalled
+	rankQueued
+	rankSlow
+	rankOK
+)
 
 // whyNoneUp is the reason of a group's sum when no instance of it is up.
 const whyNoneUp = "no instance of the group is up"
@@ -219,7 +232,7 @@ type inst struct {
 	model    string
 	lastErr  string
 	status   string
-	rank     int // statusRank[status]
+	rank     int // status' index in statusOrder
 	flags    []string
 	severity float64 // orders instances within their status, larger first
 	byName   int     // position in name order, the tie-break
@@ -232,6 +245,7 @@ type peerKey struct{ group, role string }
 
 type peerStats struct {
 	waiting, window []float64
+	total           float64 // the windowed req/s of them all
 	medWaiting      ledger.Num
 	medWindow       ledger.Num
 }
@@ -277,6 +291,7 @@ func RankInstances(p *ledger.Point, meta map[string]ledger.TargetMeta, groupOf d
 		}
 		if ip.Window.OK() {
 			ps.window = append(ps.window, ip.Window.V)
+			ps.total += ip.Window.V
 		}
 	}
 	for _, ps := range peers {
@@ -320,10 +335,11 @@ func RankInstances(p *ledger.Point, meta map[string]ledger.TargetMeta, groupOf d
 // classify sets in's status, flags and severity.
 func classify(in *inst, ps *peerStats, window float64) {
 	ip := in.p
-	in.status, in.rank = StatusOK, statusRank[StatusOK]
-	flag := func(status, f string, sev float64) {
-		if r := statusRank[status]; r < in.rank {
-			in.status, in.rank, in.severity = status, r, sev
+	in.rank = rankOK
+	defer func() { in.status = statusOrder[in.rank] }()
+	flag := func(r int, f string, sev float64) {
+		if r < in.rank {
+			in.rank, in.severity = r, sev
 		}
 		in.flags = append(in.flags, f)
 	}
@@ -332,28 +348,57 @@ func classify(in *inst, ps *peerStats, window float64) {
 		if in.lastErr != "" {
 			why = "last scrape failed: " + in.lastErr
 		}
-		flag(StatusDown, "down: "+why, 0)
+		flag(rankDown, "down: "+why, 0)
 		return
 	}
 	work := val(ip.Running) + val(ip.Waiting)
-	if ip.Window.OK() && ip.Window.V == 0 && work > 0 {
-		flag(StatusStalled, fmt.Sprintf("stalled: %s running, %s waiting, 0 completions over %g s",
-			count(ip.Running), count(ip.Waiting), window), work)
+	// A rate over less than half of W (a target just added or back from
+	// a restart) is too short to call a silence a stall, or slow.
+	span := ip.WindowTo.Sub(ip.WindowFrom).Seconds()
+	if span < window/2 || !ip.Window.OK() || ps == nil {
+		work = 0 // neither stalled nor slow
 	}
-	if ps == nil {
-		return
+	// Completions are counts: over a few seconds, an instance serving a
+	// fraction of a request per second completes none or one by chance.
+	// Stalled and slow are flagged only when so few completions would be
+	// that rare at the peers' median rate (a Poisson count, which varies
+	// more than a batch that completes steadily does).
+	var expect float64
+	if ps != nil && ps.medWindow.OK() {
+		expect = ps.medWindow.V * span
 	}
-	if m := ps.medWaiting; ip.Waiting.OK() && m.OK() {
+	done := math.Round(val(ip.Window) * span)
+	switch {
+	case work == 0:
+	case ip.Window.V == 0 && ps.total == 0:
+		flag(rankStalled, fmt.Sprintf("stalled: 0 completions in %.3g s on every %s %s instance", span, in.group, ip.Role), work)
+	case ip.Window.V == 0 && poissonAtMost(0, expect) < Significance:
+		flag(rankStalled, fmt.Sprintf("stalled: 0 completions in %.3g s, peers' median %.3g", span, expect), work)
+	case ip.Window.V < SlowFraction*ps.medWindow.V && poissonAtMost(done, expect) < Significance:
+		flag(rankSlow, fmt.Sprintf("slow: %.3g req/s over %.3g s, peers' median %.3g", ip.Window.V, span, ps.medWindow.V),
+			1-ip.Window.V/ps.medWindow.V)
+	}
+	if m := ps.medWaiting; ps != nil && ip.Waiting.OK() && m.OK() {
 		if lim := max(QueuedFactor*m.V, m.V+QueuedMargin); ip.Waiting.V > lim {
-			flag(StatusQueued, fmt.Sprintf("queued: %g waiting, over %g (its peers' median %g)", ip.Waiting.V, lim, m.V), ip.Waiting.V)
+			flag(rankQueued, fmt.Sprintf("queued: %g waiting, over %g (peers' median %g)", ip.Waiting.V, lim, m.V), ip.Waiting.V)
 		}
 	}
-	if m := ps.medWindow; in.status != StatusStalled && work > 0 && ip.Window.OK() && m.OK() && m.V > 0 {
-		if ip.Window.V < SlowFraction*m.V {
-			flag(StatusSlow, fmt.Sprintf("slow: %.3g req/s over %g s, under %g× its peers' median %.3g", ip.Window.V, window, SlowFraction, m.V),
-				1-ip.Window.V/m.V)
-		}
+}
+
+// poissonAtMost is P(X ≤ c) for X ~ Poisson(lambda).
+func poissonAtMost(c, lambda float64) float64 {
+	switch {
+	case lambda <= 0:
+		return 1
+	case lambda >= 200 && c < lambda/2:
+		return 0 // below 1e-14: no need to add the terms
 	}
+	sum := 0.0
+	for k := 0.0; k <= c; k++ {
+		lg, _ := math.Lgamma(k + 1)
+		sum += math.Exp(-lambda + k*math.Log(lambda) - lg)
+	}
+	return min(sum, 1)
 }
 
 func val(n ledger.Num) float64 {
@@ -361,13 +406,6 @@ func val(n ledger.Num) float64 {
 		return n.V
 	}
 	return 0
-}
-
-func count(n ledger.Num) string {
-	if !n.OK() {
-		return "unknown"
-	}
-	return strconv.FormatFloat(n.V, 'g', -1, 64)
 }
 
 // median of vs (reordered), absent when vs is empty.

@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strings"
@@ -18,7 +19,8 @@ const whyDown = "target down: connection refused"
 
 // upInst is an up instance with its windowed rate, running and waiting.
 func upInst(name, role, eng string, window, running, waiting float64) ledger.InstancePoint {
-	return ledger.InstancePoint{Target: name, Role: role, Engine: eng, Up: true,
+	to := time.Unix(1700000000, 0)
+	return ledger.InstancePoint{Target: name, Role: role, Engine: eng, Up: true, WindowFrom: to.Add(-5 * time.Second), WindowTo: to,
 		Instant: ledger.Val(window), Window: ledger.Val(window), Running: ledger.Val(running), Waiting: ledger.Val(waiting),
 		KVUsage: ledger.Val(0.5), KVBytes: ledger.Absent("no KV connector"), KVBytesW: ledger.Absent("no KV connector")}
 }
@@ -56,10 +58,11 @@ func statuses(tb InstanceTable) map[string]string {
 }
 
 func TestOutlierRules(t *testing.T) {
-	// Four peers of one group and role; p3 is the one under test.
+	// Four peers of one group and role at 20 req/s over 5 s (100
+	// completions expected); p3 is the one under test.
 	peers := func(w3, run3, wait3 float64, others ...float64) *ledger.Point {
 		ins := []ledger.InstancePoint{}
-		for i, w := range []float64{2, 2, 2} {
+		for i, w := range []float64{20, 20, 20} {
 			wait := 2.0
 			if len(others) > 0 {
 				wait = others[i]
@@ -89,24 +92,52 @@ func TestOutlierRules(t *testing.T) {
 		})
 	}
 	ok4 := map[string]string{"p0": StatusOK, "p1": StatusOK, "p2": StatusOK, "p3": StatusOK}
-	f("a steady group has no outlier", peers(2, 4, 2), ok4, "")
+	f("a steady group has no outlier", peers(20, 4, 2), ok4, "")
 	f("idle: no work and no completions is not stalled", peers(0, 0, 0), map[string]string{"p3": StatusOK}, "")
 	f("stalled: work and no completions over W", peers(0, 3, 1), map[string]string{"p3": StatusStalled},
-		"stalled: 3 running, 1 waiting, 0 completions over 5 s")
+		"stalled: 0 completions in 5 s, peers' median 100")
 	f("stalled with only waiting requests", peers(0, 0, 1), map[string]string{"p3": StatusStalled}, "")
+	short := peers(0, 3, 1)
+	short.Instances[3].WindowFrom = short.Instances[3].WindowTo.Add(-2 * time.Second)
+	f("a window under W/2 is too short for a stall", short, map[string]string{"p3": StatusOK}, "")
+	short.Instances[3].WindowFrom = short.Instances[3].WindowTo.Add(-2500 * time.Millisecond)
+	f("a window of W/2 is long enough", short, map[string]string{"p3": StatusStalled}, "stalled: 0 completions in 2.5 s, peers' median 50")
 	// Waiting 2,2,2,x: median 2, threshold max(4, 5) = 5.
-	f("queued: exactly the threshold is not", peers(2, 4, 5), map[string]string{"p3": StatusOK}, "")
-	f("queued: over max(2×median, median+3)", peers(2, 4, 6), map[string]string{"p3": StatusQueued}, "queued: 6 waiting, over 5")
+	f("queued: exactly the threshold is not", peers(20, 4, 5), map[string]string{"p3": StatusOK}, "")
+	f("queued: over max(2×median, median+3)", peers(20, 4, 6), map[string]string{"p3": StatusQueued}, "queued: 6 waiting, over 5")
 	// Waiting 0,0,0,x: median 0, threshold 3.
-	f("queued: a median of 0 needs more than 3", peers(2, 4, 3, 0, 0, 0), map[string]string{"p3": StatusOK}, "")
-	f("queued: 4 over a median of 0", peers(2, 4, 4, 0, 0, 0), map[string]string{"p3": StatusQueued}, "")
-	// Windows 2,2,2,x: median 2, slow under 1.
-	f("slow: half the median is not", peers(1, 4, 2), map[string]string{"p3": StatusOK}, "")
-	f("slow: under half the median", peers(0.99, 4, 2), map[string]string{"p3": StatusSlow}, "slow: 0.99 req/s")
-	f("slow needs work", peers(0.5, 0, 0), map[string]string{"p3": StatusOK}, "")
+	f("queued: a median of 0 needs more than 3", peers(20, 4, 3, 0, 0, 0), map[string]string{"p3": StatusOK}, "")
+	f("queued: 4 over a median of 0", peers(20, 4, 4, 0, 0, 0), map[string]string{"p3": StatusQueued}, "")
+	// Windows 20,20,20,x: median 20, slow under 10.
+	f("slow: half the median is not", peers(10, 4, 2), map[string]string{"p3": StatusOK}, "")
+	f("slow: under half the median", peers(9.9, 4, 2), map[string]string{"p3": StatusSlow}, "slow: 9.9 req/s over 5 s, peers' median 20")
+	f("slow needs work", peers(5, 0, 0), map[string]string{"p3": StatusOK}, "")
 	f("stalled outranks queued", peers(0, 4, 9), map[string]string{"p3": StatusStalled}, "queued: 9 waiting")
-	f("queued outranks slow", peers(0.5, 4, 9), map[string]string{"p3": StatusQueued}, "slow: 0.5 req/s")
-	f("down, with the scrape error", point(upInst("p0", "prefill", "vllm", 2, 4, 2), downInst("p1", "prefill", "vllm")),
+	f("queued outranks slow", peers(5, 4, 9), map[string]string{"p3": StatusQueued}, "slow: 5 req/s")
+	// At 0.4 req/s over 5 s the peers' median completes 2 requests:
+	// none is what one instance in e^2 ≈ 7 shows by chance.
+	low := func(w3 float64) *ledger.Point {
+		return point(upInst("p0", "decode", "vllm", 0.4, 2, 0), upInst("p1", "decode", "vllm", 0.4, 2, 0),
+			upInst("p2", "decode", "vllm", 0.4, 2, 0), upInst("p3", "decode", "vllm", w3, 2, 0))
+	}
+	f("no completion at a low rate is chance, not a stall", low(0), map[string]string{"p3": StatusOK}, "")
+	silent := low(0)
+	for i := range silent.Instances {
+		silent.Instances[i].Window = ledger.Val(0)
+	}
+	f("a whole silent group is stalled", silent, map[string]string{"p0": StatusStalled, "p3": StatusStalled},
+		"stalled: 0 completions in 5 s on every vllm decode instance")
+	// Median 2 req/s over 5 s: 10 expected; 4 completions (0.8 req/s)
+	// happen with probability 0.029, 1 (0.2 req/s) with 5e-4, 0.4 of 10
+	// with 1e-4 — below the 1e-4 only at 0 (4.5e-5).
+	mid := func(w3 float64) *ledger.Point {
+		return point(upInst("p0", "prefill", "vllm", 2, 4, 0), upInst("p1", "prefill", "vllm", 2, 4, 0),
+			upInst("p2", "prefill", "vllm", 2, 4, 0), upInst("p3", "prefill", "vllm", w3, 4, 0))
+	}
+	f("slow: under half the median but likely by chance", mid(0.8), map[string]string{"p3": StatusOK}, "")
+	f("slow: one completion of ten expected is still chance", mid(0.2), map[string]string{"p3": StatusOK}, "")
+	f("stalled: none of ten expected is not", mid(0), map[string]string{"p3": StatusStalled}, "")
+	f("down, with the scrape error", point(upInst("p0", "prefill", "vllm", 20, 4, 2), downInst("p1", "prefill", "vllm")),
 		map[string]string{"p0": StatusOK, "p1": StatusDown}, "down: last scrape failed: dial tcp: connection refused")
 	// Peers are the same verdict group and role: decode at 0.2 req/s is
 	// not slow beside prefill at 2, and an SGLang prefill is not compared
@@ -128,20 +159,20 @@ func TestOutlierRules(t *testing.T) {
 }
 
 // fleet is one outlier of each kind among ok instances, in two groups.
-// vLLM prefill windows over its up instances are 0, 0, 0.2, 2, 2, 2, 2.2
-// (median 2: v-p4 at 0.2 is slow) and its waiting 1 or 2 (median 1, no
-// one over 4); vLLM decode waiting is 0, 0, 0, 9, 20 (median 0: over 3 is
-// queued).
+// vLLM prefill windows over its up instances are 0, 0, 2, 20, 20, 20, 22
+// req/s over 5 s (median 20, 100 completions expected: v-p4's 10 is slow,
+// no completion is a stall) and its waiting 1 or 2 (median 1, no one over
+// 4); vLLM decode waiting is 0, 0, 0, 9, 20 (median 0: over 3 is queued).
 func fleet() (*ledger.Point, map[string]ledger.TargetMeta) {
 	p := point(
-		upInst("v-p0", "prefill", "vllm", 2, 4, 1),
-		upInst("v-p1", "prefill", "vllm", 2.2, 4, 1),
-		upInst("v-p2", "prefill", "vllm", 0, 3, 1),   // stalled, 4 requests
-		upInst("v-p3", "prefill", "vllm", 0, 1, 1),   // stalled, 2 requests
-		upInst("v-p4", "prefill", "vllm", 0.2, 4, 2), // slow
+		upInst("v-p0", "prefill", "vllm", 20, 4, 1),
+		upInst("v-p1", "prefill", "vllm", 22, 4, 1),
+		upInst("v-p2", "prefill", "vllm", 0, 3, 1), // stalled, 4 requests
+		upInst("v-p3", "prefill", "vllm", 0, 1, 1), // stalled, 2 requests
+		upInst("v-p4", "prefill", "vllm", 2, 4, 2), // slow
 		downInst("v-p5", "prefill", "vllm"),
-		upInst("v-p6", "prefill", "vllm", 2, 4, 1),
-		upInst("v-p7", "prefill", "vllm", 2, 4, 1),
+		upInst("v-p6", "prefill", "vllm", 20, 4, 1),
+		upInst("v-p7", "prefill", "vllm", 20, 4, 1),
 		upInst("v-d0", "decode", "vllm", 1, 8, 20), // queued
 		upInst("v-d1", "decode", "vllm", 1, 8, 0),
 		upInst("v-d2", "decode", "vllm", 1, 8, 0),
@@ -204,7 +235,7 @@ func TestRankInstances(t *testing.T) {
 		"s-d1", "s-p0", "v-d1", "v-d2", "v-d4", "s-d0", "v-p5"}, 16) // absent last
 	f("sort=waiting&order=asc&limit=3", []string{"s-d1", "s-p0", "v-d1"}, 16)
 	f("sort=waiting&order=asc&offset=14", []string{"s-d0", "v-p5"}, 16) // absent last in either order
-	f("sort=requests_per_second_window&status=up&limit=4", []string{"s-d1", "s-p0", "v-p1", "v-p0"}, 14)
+	f("sort=requests_per_second_window&status=up&limit=4", []string{"v-p1", "v-p0", "v-p6", "v-p7"}, 14)
 	f("sort=name&limit=3", []string{"s-d0", "s-d1", "s-p0"}, 16)
 	f("sort=status&limit=3", []string{"s-d0", "v-p5", "v-p2"}, 16)
 	f("sort=model&q=llama", []string{"v-p0", "v-p5", "v-p1"}, 3)
@@ -232,15 +263,15 @@ func TestInstanceGroups(t *testing.T) {
 	if vp.Key["group"] != "vllm" || vp.Key["role"] != "prefill" || vp.Instances != 8 || vp.Up != 7 || vp.Down != 1 || vp.Stalled != 2 || vp.Flagged != 4 {
 		t.Errorf("vllm/prefill: %+v", vp)
 	}
-	// Up instances' windows 2, 2.2, 0, 0, 0.2, 2, 2: sum 8.4, median 2;
+	// Up instances' windows 20, 22, 0, 0, 2, 20, 20: sum 84, median 20;
 	// waiting 1,1,1,1,2,1,1 = 8; running 4,4,3,1,4,4,4 = 24.
 	f := func(name string, got *float64, want float64) {
 		if got == nil || *got < want-1e-9 || *got > want+1e-9 {
 			t.Errorf("vllm/prefill %s = %v, want %g", name, got, want)
 		}
 	}
-	f("window", vp.Window, 8.4)
-	f("median", vp.WindowMedian, 2)
+	f("window", vp.Window, 84)
+	f("median", vp.WindowMedian, 20)
 	f("waiting", vp.Waiting, 8)
 	f("running", vp.Running, 24)
 	f("usage max", vp.KVUsageMax, 0.5)
@@ -343,4 +374,21 @@ func bigFleet(n int) (*ledger.Point, map[string]ledger.TargetMeta) {
 	// In name order, as the ledger's points are.
 	slices.SortFunc(ins, func(a, b ledger.InstancePoint) int { return strings.Compare(a.Target, b.Target) })
 	return point(ins...), meta
+}
+
+// TestPoissonAtMost against closed forms and sums in exact rationals.
+func TestPoissonAtMost(t *testing.T) {
+	f := func(c, lambda, want float64) {
+		t.Helper()
+		if got := poissonAtMost(c, lambda); math.Abs(got-want) > 1e-9*max(want, 1e-300) && math.Abs(got-want) > 1e-15 {
+			t.Errorf("P(X ≤ %g | λ=%g) = %g, want %g", c, lambda, got, want)
+		}
+	}
+	f(0, 10, math.Exp(-10))
+	f(1, 10, 11*math.Exp(-10))
+	f(4, 10, math.Exp(-10)*(1+10+50+1000.0/6+10000.0/24)) // 0.0292527
+	f(200, 3, 1)
+	f(0, 0, 1)
+	f(50, 100, 2.4015922356168156e-08) // e^-100 Σ 100^k/k! for k ≤ 50, summed in exact rationals
+	f(100, 300, 0)
 }

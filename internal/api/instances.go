@@ -62,20 +62,18 @@ func instanceValues(ip *ledger.InstancePoint) (jsonRaw, map[string]string, error
 	if err != nil {
 		return nil, nil, err
 	}
-	var a struct {
-		Absent map[string]string `json:"absent"`
+	// The "absent" object is the encoding's last key, and its key cannot
+	// appear unescaped inside a string before it.
+	key := []byte(`,"absent":`)
+	i := bytes.LastIndex(b, key)
+	if i < 0 {
+		return b, nil, nil
 	}
-	if err := json.Unmarshal(b, &a); err != nil {
-		return nil, nil, err
+	var why map[string]string
+	if err := json.Unmarshal(b[i+len(key):len(b)-1], &why); err != nil {
+		return nil, nil, fmt.Errorf("read the absent values' reasons: %w", err)
 	}
-	if len(a.Absent) > 0 {
-		// The "absent" object is the encoding's last key, and its key
-		// cannot appear unescaped inside a string before it.
-		if i := bytes.LastIndex(b, []byte(`,"absent":`)); i > 0 {
-			b = append(b[:i:i], '}')
-		}
-	}
-	return b, a.Absent, nil
+	return append(b[:i:i], '}'), why, nil
 }
 
 // compressed returns the writer of the response body, gzip-compressed when

@@ -19,10 +19,10 @@ import (
 	"github.com/ptdmon/ptdmon/internal/scrape"
 )
 
-// fleetLedger is n vLLM and SGLang instances over 8 ticks: every 50th is
-// down and every 50th (offset by 7) stalled, with requests running and a
-// completion counter that stops.
-func fleetLedger(t *testing.T, n int) (*ledger.Ledger, []string, []string) {
+// fleetLedger is n vLLM and SGLang instances over 8 ticks completing 5
+// req/s each: every 50th is down and every 50th (offset by 7) stalled,
+// with requests running and a completion counter that stops.
+func fleetLedger(t testing.TB, n int) (*ledger.Ledger, []string, []string) {
 	t.Helper()
 	l := ledger.New(ledger.Config{KVRequest: ledger.KVRequest{Bytes: 1 << 30, Source: "flag"}, Window: 5 * time.Second})
 	infos := make([]engine.Target, n)
@@ -47,7 +47,7 @@ func fleetLedger(t *testing.T, n int) (*ledger.Ledger, []string, []string) {
 				l.Record(ledger.Scrape{Target: in.Name, Time: now, Err: errors.New("dial tcp 10.0.0.1:8000: connect: connection refused"), Reason: scrape.ReasonRefused})
 				continue
 			}
-			done := 100 + 2*float64(k)
+			done := 100 + 5*float64(k)
 			if i%50 == 7 {
 				done = 100
 			}
@@ -81,6 +81,7 @@ func TestTopAtFleetSize(t *testing.T) {
 	if err := Run(t.Context(), Options{Client: c, Out: &out, Once: true, Width: width, Height: height, Interval: time.Second}); err != nil {
 		t.Fatal(err)
 	}
+	frameBytes := sent.Load()
 	frame := out.String()
 	lines := strings.Split(strings.TrimSuffix(frame, "\n"), "\n")
 	if len(lines) > height {
@@ -95,7 +96,8 @@ func TestTopAtFleetSize(t *testing.T) {
 		"vllm/prefill", "vllm/decode", "sglang/prefill", "sglang/decode",
 		fmt.Sprintf("400 instances: %d down, %d stalled, 0 queued, 0 slow; the worst", len(down), len(stalled)),
 		slices.Min(down) + ": dial tcp 10.0.0.1:8000: connect: connection refused",
-		"stalled: 4 running, 1 waiting, 0 completions over 5 s",
+		// Samples 1 s apart inside W = 5 s: 4 s, 20 completions at 5 req/s.
+		"stalled: 0 completions in 4 s, peers' median 20",
 	} {
 		if !strings.Contains(frame, want) {
 			t.Errorf("frame lacks %q:\n%s", want, frame)
@@ -121,9 +123,17 @@ func TestTopAtFleetSize(t *testing.T) {
 			t.Errorf("row %d is %q, want a %s instance", i, r, want)
 		}
 	}
+	// Into a pipe with no height, the worst 50.
+	t.Setenv("LINES", "")
+	var piped bytes.Buffer
+	if err := Run(t.Context(), Options{Client: c, Out: &piped, Once: true, Width: width, Interval: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(piped.String(), " ok "); n != 50-len(down)-len(stalled) || !strings.Contains(piped.String(), "the worst 50 shown") {
+		t.Errorf("piped frame: %d ok rows, want the worst 50 in all:\n%s", n, piped.String())
+	}
 	// A frame reads the history, the stages, the advice and one page of
 	// instances: far less than the snapshot of every instance.
-	frameBytes := sent.Load()
 	_, full := fetchSize(t, srv.URL+"/api/v1/snapshot")
 	t.Logf("one frame: %d B; the full snapshot alone: %d B", frameBytes, full)
 	if frameBytes > 64<<10 || frameBytes*4 > int64(full) {
@@ -171,7 +181,7 @@ func TestDrawFleetTable(t *testing.T) {
 		Groups: []api.InstanceGroup{{ID: "vllm/decode", Instances: 300, Up: 299, Down: 1, Stalled: 1, Flagged: 2, Window: &w}},
 		Rows: []api.InstanceRow{
 			row("d-b", "down", "down: last scrape failed: GET http://d-b/metrics: Get \"http://d-b/metrics\": connection refused"),
-			row("d-a", "stalled", "stalled: 3 running, 7 waiting, 0 completions over 5 s"),
+			row("d-a", "stalled", "stalled: 0 completions in 5 s, peers' median 12"),
 			row("d-c", "ok"), row("d-d", "ok"), row("d-e", "ok"), row("d-f", "ok"), row("d-g", "ok"),
 		}}
 	f := func(height int, wantRows []string, want ...string) {
@@ -201,7 +211,7 @@ func TestDrawFleetTable(t *testing.T) {
 	Draw(&top, Frame{Snap: &s}, 80)
 	base := strings.Count(top.String(), "\n") - 2 // the frame without its (empty) instance table
 	f(0, []string{"d-b", "d-a", "d-c", "d-d", "d-e", "d-f", "d-g"}, "300 instances: 1 down, 1 stalled, 0 queued, 0 slow; the worst 7 shown",
-		"  d-b: GET http://d-b/metrics: connection refused", "  d-a: stalled: 3 running, 7 waiting", "vllm/decode")
+		"  d-b: GET http://d-b/metrics: connection refused", "  d-a: stalled: 0 completions in 5 s, peers' median 12", "vllm/decode")
 	// The group lines (3), counts (2) and table head (2) take 7 lines;
 	// 2 flagged rows take 4 more, each ok row 1.
 	f(base+7+4+2, []string{"d-b", "d-a", "d-c", "d-d"}, "the worst 4 shown")
@@ -219,5 +229,39 @@ func TestTableAllDown(t *testing.T) {
 	Draw(&b, Frame{Snap: &s, Table: table}, 80)
 	if !strings.Contains(b.String(), "ALL 2 TARGETS DOWN\n  p0: GET http://p0/metrics: connection refused\n") {
 		t.Errorf("frame:\n%s", b.String())
+	}
+}
+
+// BenchmarkDrawFleet5000 draws one 80×50 frame of a 5,000-instance fleet
+// from what the API serves for it: the render time of top's refresh.
+func BenchmarkDrawFleet5000(b *testing.B) {
+	l, _, _ := fleetLedger(b, 5000)
+	srv := httptest.NewServer((&api.Server{Ledger: l}).Handler())
+	defer srv.Close()
+	c := &Client{Base: srv.URL, HTTP: srv.Client()}
+	snap, err := c.Stages(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	hist, err := c.History(b.Context(), time.Time{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, aerr := c.Advice(b.Context())
+	const height = 50
+	table, err := c.Instances(b.Context(), height)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := Frame{Snap: snap, History: hist, Advice: &AdviceResult{a, aerr}, Table: table, Height: height}
+	var out bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		out.Reset()
+		Draw(&out, f, 80)
+	}
+	b.SetBytes(int64(out.Len()))
+	if n := strings.Count(out.String(), "\n"); n > height {
+		b.Fatalf("%d lines", n)
 	}
 }

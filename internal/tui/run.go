@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/ptdmon/ptdmon/internal/api"
 )
 
 // Options configure Run.
@@ -17,7 +19,7 @@ type Options struct {
 	Interval time.Duration
 	Once     bool // one frame, no screen control
 	Width    int  // 0: the terminal's, else $COLUMNS, else 80
-	Height   int  // 0: the terminal's, else $LINES, else 24
+	Height   int  // 0: the terminal's, else $LINES, else no limit
 }
 
 // historyLen is how many points the sparklines keep.
@@ -41,9 +43,10 @@ func Run(ctx context.Context, o Options) error {
 		defer scr.Close()
 	}
 	// size is the frame's width and height: the flags', else the
-	// terminal's, else $COLUMNS and $LINES, else 80×24.
+	// terminal's, else $COLUMNS and $LINES, else 80 columns and no limit
+	// on the lines (a file or a pipe scrolls).
 	size := func() (w, h int) {
-		w, h = envInt("COLUMNS", 80), envInt("LINES", 24)
+		w, h = envInt("COLUMNS", 80), envInt("LINES", 0)
 		if tty {
 			w, h = Size(out)
 		}
@@ -77,7 +80,11 @@ func Run(ctx context.Context, o Options) error {
 			}
 			a, aerr := o.Client.Advice(ctx)
 			w, h := size()
-			t, terr := o.Client.Instances(ctx, h)
+			rows := h // at most one a line
+			if h <= 0 {
+				rows = api.DefaultInstanceLimit
+			}
+			t, terr := o.Client.Instances(ctx, rows)
 			Draw(&frame, Frame{Snap: snap, History: past, Advice: &AdviceResult{a, aerr}, Table: t, TableErr: terr, Height: h}, w)
 		}
 		if scr != nil {
