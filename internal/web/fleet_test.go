@@ -33,6 +33,9 @@ type fleet struct {
 	url                         string
 	names                       []string
 	down, stalled, queued, slow string
+	// remove takes an instance out of the ledger's targets, as a
+	// configuration reload does.
+	remove func(name string)
 }
 
 // fleetSizes are the instances per engine and role.
@@ -62,6 +65,9 @@ func startFleet(t *testing.T, ctx context.Context) *fleet {
 	}
 	l := ledger.New(ledger.Config{KVRequest: ledger.KVRequest{Bytes: fleetBReq, Source: "flag"}, Window: 5 * time.Second})
 	l.SetTargets(infos)
+	f.remove = func(name string) {
+		l.SetTargets(slices.DeleteFunc(slices.Clone(infos), func(in engine.Target) bool { return in.Name == name }))
+	}
 	start := time.Now().Add(-60 * time.Second)
 	feed := func(now time.Time) {
 		el := now.Sub(start).Seconds()
@@ -350,6 +356,45 @@ func TestFleetTableInChromium(t *testing.T) {
 		t.Errorf("picked %s: points per curve %v, want no decode", pick, c)
 	}
 	time.Sleep(1500 * time.Millisecond)
+
+	// Paused, the table asks for nothing; resumed, it polls again.
+	polls := func() int {
+		n := 0
+		for _, u := range net.requests() {
+			if strings.HasPrefix(u, "/api/v1/instances?") {
+				n++
+			}
+		}
+		return n
+	}
+	b.eval(t, `(() => { document.getElementById("pause").click(); return ""; })()`)
+	time.Sleep(1200 * time.Millisecond) // a poll in flight finishes
+	before := polls()
+	time.Sleep(2500 * time.Millisecond)
+	if n := polls(); n != before {
+		t.Errorf("paused, the table polled %d times in 2.5 s", n-before)
+	}
+	// An instance that leaves between the table's poll and the click: the
+	// charts go back to the whole deployment and say why.
+	typeInto(t, b, "fleet-q", "vllm-p002")
+	b.eval(t, `(() => { document.getElementById("pause").click(); return ""; })()`)
+	b.waitTable(t, "filter vllm-p002", func(s tableState) bool { return len(s.List) == 1 && s.List[0].Name == "vllm-p002" })
+	if polls() == before {
+		t.Error("resumed, the table did not poll")
+	}
+	b.eval(t, `(() => { document.getElementById("pause").click(); return ""; })()`)
+	f.remove("vllm-p002")
+	b.eval(t, `(() => { document.querySelector('#instances tbody.list tr[data-target="vllm-p002"]').click(); return ""; })()`)
+	var filterText string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if filterText = b.eval(t, `document.getElementById("filter").textContent`); strings.Contains(filterText, "no longer known") {
+			break
+		}
+	}
+	if !strings.Contains(filterText, "vllm-p002 is no longer known") || b.eval(t, `document.documentElement.dataset.filter`) != "" {
+		t.Errorf("after picking a removed instance the charts say %q (filter %q)", filterText, b.eval(t, `document.documentElement.dataset.filter`))
+	}
+	b.eval(t, `(() => { document.getElementById("pause").click(); return ""; })()`)
 
 	// What the browser asked for.
 	urls := net.requests()

@@ -119,8 +119,9 @@ async function pick(target) {
   const gen = ++state.gen;
   if (state.es) state.es.close();
   state.es = null;
-  // The store keeps the held points' stage values until the new history
-  // arrives; only the picked instance's curves wait for it.
+  // The held points have no row for the picked instance (or only the
+  // previous one's): the store is refilled from the new scope's history,
+  // and keeps the held points if that fails.
   const held = store.pts;
   store.pts = [];
   try {
@@ -128,6 +129,12 @@ async function pick(target) {
   } catch (e) {
     console.error(e);
     if (gen === state.gen && !store.pts.length) store.pts = held;
+    if (gen === state.gen && target && e.status === 404) {
+      // The instance left the ledger between the table's poll and the click.
+      await pick(null);
+      $("filter").textContent = `${target} is no longer known; charts show the whole deployment`;
+      return;
+    }
   }
   if (gen !== state.gen) return;
   document.documentElement.dataset.picked = target || "";
@@ -140,7 +147,7 @@ async function pick(target) {
 async function loadHistory({ secs, sinceMs } = {}, gen = state.gen) {
   const q = sinceMs ? `since=${sinceMs}` : `last=${secs}`;
   const r = await fetch(`/api/v1/series?format=compact&${q}&${scope()}`);
-  if (!r.ok) throw new Error(`series: ${r.status}`);
+  if (!r.ok) throw Object.assign(new Error(`series: ${r.status} ${(await r.text()).trim()}`), { status: r.status });
   const s = await r.json();
   if (gen !== state.gen) return; // another instance was picked meanwhile
   setFields(s.fields);
