@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -112,9 +113,11 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 
 	// Clicking a prefill instance's row filters the charts to it: its own
-	// prefill and KV rates, and a gap (not a zero) for decode.
-	prefillRow := b.eval(t, `(() => { const tr = [...document.querySelectorAll("#instances tbody tr")].find((r) => r.children[1].textContent === "prefill"); tr.click(); return tr.dataset.target; })()`)
-	one := b.state(t)
+	// prefill and KV rates, and a gap (not a zero) for decode. The page
+	// then fetches that instance's history, so the charts change once it
+	// has arrived.
+	prefillRow := b.eval(t, `(() => { const tr = [...document.querySelectorAll("#instances tbody.list tr[data-target]")].find((r) => r.children[1].textContent === "prefill"); tr.click(); return tr.dataset.target; })()`)
+	one := b.waitReady(t, len(want), func(s pageState) bool { return s.Picked == prefillRow })
 	if c := one.counts(); c[0] == 0 || c[1] == 0 || c[2] != 0 {
 		t.Errorf("filtered to %s: points per curve %v, want prefill and KV only", prefillRow, c)
 	}
@@ -219,7 +222,8 @@ const stateJS = `(() => { try {
     Head: document.getElementById("verdict-head").textContent,
     Badge: document.getElementById("conn").textContent,
     Evidence: [...document.querySelectorAll("#verdict-evidence li")].map((li) => li.textContent),
-    Rows: [...document.querySelectorAll("#instances tbody tr")].map((tr) => tr.dataset.target),
+    Rows: [...document.querySelectorAll("#instances tbody.list tr[data-target]")].map((tr) => tr.dataset.target),
+    Picked: root.dataset.picked || "",
     Big: ["big-p", "big-k", "big-d"].map((id) => document.querySelector("#" + id + " .v").textContent),
     Units: ["big-p", "big-k", "big-d"].map((id) => document.querySelector("#" + id + " .u").textContent),
     Pixels: px,
@@ -228,6 +232,7 @@ const stateJS = `(() => { try {
 
 type pageState struct {
 	Ready, SSE, Points, Labels, Stage, Head, Badge, Error string
+	Picked                                                string // the instance the charts show
 	Verdicts                                              string // the verdict band's stages, oldest first
 	Evidence, Rows, Big, Units                            []string
 	Pixels                                                map[string]int
@@ -393,6 +398,19 @@ func (b *browser) exceptions() []string {
 	return out
 }
 
+func runEval[T any](b *browser, js string) (T, error) {
+	return chromedp.Run(b.ctx, chromedp.Evaluate[T](js))
+}
+
+func enableNetwork(b *browser) error {
+	_, err := chromedp.Call(b.ctx, network.Enable, network.EnableParams{})
+	return err
+}
+
+func navigate(b *browser, url string) error {
+	return chromedp.Do(b.ctx, chromedp.Navigate(url))
+}
+
 func (b *browser) eval(t *testing.T, js string) string {
 	t.Helper()
 	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](js))
@@ -446,14 +464,49 @@ func (b *browser) screenshot(t *testing.T) []byte {
 	return r.Data
 }
 
-// netLog follows the Network domain: bytes per URL and the stream's
-// messages.
+// screenshotOf is a PNG of the page from the top of the element that
+// matches sel, 1280 px wide and up to 1400 px tall.
+func (b *browser) screenshotOf(t *testing.T, sel string) []byte {
+	t.Helper()
+	type box struct{ Top, Height float64 }
+	r, err := runEval[box](b, fmt.Sprintf(`(() => { const r = document.querySelector(%q).getBoundingClientRect(); return { Top: r.top + scrollY, Height: r.height }; })()`, sel))
+	must(t, err)
+	yes := true
+	shot, err := chromedp.Call(b.ctx, page.CaptureScreenshot, page.CaptureScreenshotParams{
+		Format: page.CaptureScreenshotFormatPng, CaptureBeyondViewport: &yes,
+		Clip: &page.Viewport{Y: r.Top - 8, Width: 1280, Height: math.Min(r.Height+16, 1400), Scale: 0.7},
+	})
+	must(t, err)
+	return shot.Data
+}
+
+// netLog follows the Network domain: the requests made, bytes per URL and
+// the stream's messages.
 type netLog struct {
 	mu       sync.Mutex
+	reqs     []string // path?query of every request, in order
 	urls     map[network.RequestID]string
 	bytes    map[network.RequestID]float64
 	events   int
 	maxEvent int
+	// Running totals, for rates over a span (mark).
+	responseBytes float64
+	streamBytes   int
+}
+
+// netMark is netLog's totals at one instant.
+type netMark struct {
+	at            time.Time
+	responseBytes float64
+	streamBytes   int
+	events        int
+	requests      int
+}
+
+func (l *netLog) mark() netMark {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return netMark{at: time.Now(), responseBytes: l.responseBytes, streamBytes: l.streamBytes, events: l.events, requests: len(l.reqs)}
 }
 
 type loadStats struct {
@@ -479,13 +532,17 @@ func (b *browser) watchNetwork() *netLog {
 		case *network.EventRequestWillBeSent:
 			if e.Request != nil {
 				l.urls[e.RequestID] = e.Request.URL
+				l.reqs = append(l.reqs, pathOf(e.Request.URL))
 			}
 		case *network.EventLoadingFinished:
 			l.bytes[e.RequestID] = e.EncodedDataLength
+			l.responseBytes += e.EncodedDataLength
 		case *network.EventEventSourceMessageReceived:
 			l.events++
 			// The event on the wire: its fields plus the SSE framing.
-			if n := len(e.Data) + len("event: point\nid: 1795953179491\ndata: \n\n"); n > l.maxEvent {
+			n := len(e.Data) + len("event: point\nid: 1795953179491\ndata: \n\n")
+			l.streamBytes += n
+			if n > l.maxEvent {
 				l.maxEvent = n
 			}
 		}
@@ -498,16 +555,28 @@ func (l *netLog) loaded() loadStats {
 	defer l.mu.Unlock()
 	s := loadStats{byURL: map[string]float64{}}
 	for id, n := range l.bytes {
-		u := l.urls[id]
-		if i := strings.Index(u, "://"); i >= 0 {
-			if j := strings.Index(u[i+3:], "/"); j >= 0 {
-				u = u[i+3+j:]
-			}
-		}
+		u := pathOf(l.urls[id])
 		s.byURL[u] += n
 		s.total += n
 	}
 	return s
+}
+
+// pathOf cuts the scheme and host off a URL.
+func pathOf(u string) string {
+	if i := strings.Index(u, "://"); i >= 0 {
+		if j := strings.Index(u[i+3:], "/"); j >= 0 {
+			return u[i+3+j:]
+		}
+	}
+	return u
+}
+
+// requests returns path?query of every request made so far.
+func (l *netLog) requests() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.reqs)
 }
 
 func (l *netLog) stream() (int, int) {

@@ -1,5 +1,10 @@
 // ptdmon dashboard: history from /api/v1/series, then one point per tick
 // from /api/v1/stream. No framework; uPlot draws the charts.
+//
+// Per-instance data never travels unless it is on screen: the charts load
+// and stream the stage-level points only (instances=0), or those plus the
+// one picked instance (target=NAME); the table asks /api/v1/instances for
+// the rows it shows.
 import { Decoder, Store, setFields, pos, reason } from "./store.js";
 import { Charts } from "./charts.js";
 import { Table } from "./table.js";
@@ -19,11 +24,19 @@ const state = {
   bytesPerRequest: 0,
   window: 5,
   loaded: 0, // seconds of history fetched
+  gen: 0, // bumped when the picked instance changes; older loads are dropped
+  es: null, // the event stream
 };
 const store = new Store(3600);
 const band = new VerdictBand();
 const charts = new Charts($("charts"), band);
-const table = new Table($("instances"), (t) => pick(state.filter === t ? null : t));
+const table = new Table($("instances"),
+  { q: $("fleet-q"), status: $("fleet-status"), by: $("fleet-by"), counts: $("fleet-counts"), total: $("fleet-total"), note: $("fleet-note") },
+  (t) => pick(state.filter === t ? null : t), () => state.paused);
+
+// scope is the query that limits the history and the stream to what the
+// charts show.
+const scope = () => (state.filter ? "target=" + encodeURIComponent(state.filter) : "instances=0");
 
 function ctx() {
   return { mode: state.mode, filter: state.filter, bytesPerRequest: state.bytesPerRequest, window: state.window };
@@ -34,7 +47,6 @@ function render() {
   if (!last) return;
   const pts = store.since(last.t - state.range);
   charts.update(pts, ctx());
-  table.update(last, ctx());
   renderTop(last);
   document.documentElement.dataset.points = String(pts.length);
   document.documentElement.dataset.ready = "1";
@@ -95,21 +107,49 @@ function renderVerdict(v) {
   }));
 }
 
-function pick(target) {
+// pick shows one instance (or, with null, the whole deployment) in the
+// charts: its history replaces what the charts hold, and the stream follows
+// it alone.
+async function pick(target) {
   state.filter = target;
   $("filter").textContent = target ? `Charts show instance ${target}` : "Charts show the whole deployment";
   $("clear-filter").hidden = !target;
   document.documentElement.dataset.filter = target || "";
+  table.setPicked(target);
+  const gen = ++state.gen;
+  if (state.es) state.es.close();
+  state.es = null;
+  // The held points have no row for the picked instance (or only the
+  // previous one's): the store is refilled from the new scope's history,
+  // and keeps the held points if that fails.
+  const held = store.pts;
+  store.pts = [];
+  try {
+    await loadHistory({ secs: Math.max(state.range, state.loaded) }, gen);
+  } catch (e) {
+    console.error(e);
+    if (gen === state.gen && !store.pts.length) store.pts = held;
+    if (gen === state.gen && target && e.status === 404) {
+      // The instance left the ledger between the table's poll and the click.
+      await pick(null);
+      $("filter").textContent = `${target} is no longer known; charts show the whole deployment`;
+      return;
+    }
+  }
+  if (gen !== state.gen) return;
+  document.documentElement.dataset.picked = target || "";
   render();
+  connect();
 }
 
 // loadHistory fetches the points of the last `secs` seconds (or those after
 // `sinceMs`) in the compact encoding.
-async function loadHistory({ secs, sinceMs } = {}) {
+async function loadHistory({ secs, sinceMs } = {}, gen = state.gen) {
   const q = sinceMs ? `since=${sinceMs}` : `last=${secs}`;
-  const r = await fetch(`/api/v1/series?format=compact&${q}`);
-  if (!r.ok) throw new Error(`series: ${r.status}`);
+  const r = await fetch(`/api/v1/series?format=compact&${q}&${scope()}`);
+  if (!r.ok) throw Object.assign(new Error(`series: ${r.status} ${(await r.text()).trim()}`), { status: r.status });
   const s = await r.json();
+  if (gen !== state.gen) return; // another instance was picked meanwhile
   setFields(s.fields);
   state.window = s.window_seconds;
   const dec = new Decoder();
@@ -125,29 +165,22 @@ async function loadHistory({ secs, sinceMs } = {}) {
   }
 }
 
+// loadSnapshot reads B_request and its source (the snapshot without its
+// instances: the table brings those it shows).
 async function loadSnapshot() {
-  const r = await fetch("/api/v1/snapshot");
+  const r = await fetch("/api/v1/snapshot?instances=0");
   if (!r.ok) return;
   const s = await r.json();
   const kv = s.kv_request_bytes || {};
   state.bytesPerRequest = kv.bytes || 0;
   $("breq").textContent = kv.bytes ? `${f.bytes(kv.bytes)} (${kv.bytes.toLocaleString()} bytes)` : "not set";
   $("breq-src").textContent = kv.source || "unset";
-  table.setTargets(s.targets);
-}
-
-async function pollTargets() {
-  if (!state.paused && document.visibilityState === "visible") {
-    try {
-      const r = await fetch("/api/v1/targets");
-      if (r.ok) table.setTargets(await r.json());
-    } catch { /* the stream's status line already says we are offline */ }
-  }
-  setTimeout(pollTargets, 5000);
 }
 
 function connect() {
-  const es = new EventSource("/api/v1/stream");
+  const gen = state.gen;
+  const es = new EventSource("/api/v1/stream?" + scope());
+  state.es = es;
   let dec = new Decoder();
   let broken = false;
   es.onopen = async () => {
@@ -157,7 +190,7 @@ function connect() {
     if (broken) {
       broken = false;
       const last = store.latest();
-      if (last) await loadHistory({ sinceMs: Math.floor(last.t * 1000) }).catch(() => {});
+      if (last) await loadHistory({ sinceMs: Math.floor(last.t * 1000) }, gen).catch(() => {});
     }
   };
   es.onerror = () => {
@@ -166,6 +199,7 @@ function connect() {
     document.documentElement.dataset.sse = "reconnecting";
   };
   es.addEventListener("point", (ev) => {
+    if (gen !== state.gen) return;
     const pt = dec.decode(JSON.parse(ev.data));
     if (pt.v) band.addPoint(pt.t, pt.v.stage);
     if (store.add(pt) && !state.paused) render();
@@ -190,6 +224,7 @@ function wire() {
     b.addEventListener("click", () => {
       state.mode = b.dataset.mode;
       for (const o of document.querySelectorAll("[data-mode]")) o.classList.toggle("on", o === b);
+      table.setMode(state.mode, state.window);
       render();
     });
   }
@@ -206,7 +241,7 @@ function wire() {
     $("pause").textContent = state.paused ? "Resume" : "Pause";
     $("pause").classList.toggle("on", state.paused);
     document.documentElement.dataset.paused = state.paused ? "1" : "";
-    if (!state.paused) render();
+    if (!state.paused) { render(); table.refresh(); }
   });
   $("csv").addEventListener("click", csv);
   $("clear-filter").addEventListener("click", () => pick(null));
@@ -214,12 +249,16 @@ function wire() {
 
 async function main() {
   wire();
-  await loadSnapshot().catch(() => {});
-  await loadHistory({ secs: state.range }).catch((e) => console.error(e));
+  // The table, B_request and the history load side by side: each is small.
+  table.start();
+  await Promise.all([
+    loadSnapshot().catch(() => {}),
+    loadHistory({ secs: state.range }).catch((e) => console.error(e)),
+  ]);
   state.loaded = state.range;
+  table.setMode(state.mode, state.window);
   render();
   connect();
-  setTimeout(pollTargets, 5000);
   startAdvice($("advice"), () => state.paused);
 }
 
