@@ -69,6 +69,7 @@ func groupPoints(w []ledger.Point, name string, of GroupOf, bytesPerRequest floa
 		p := &w[i]
 		g := &out[i]
 		g.Time = p.Time
+		g.Instances = groupInstances(p.Instances, name, of)
 		var st [2]struct {
 			rate, rateW, running, waiting, usage sumN
 			q                                    [4]sumN
@@ -82,7 +83,6 @@ func groupPoints(w []ledger.Point, name string, of GroupOf, bytesPerRequest floa
 			if of(ip) != name {
 				continue
 			}
-			g.Instances = append(g.Instances, *ip)
 			if exports[ip.Target] {
 				kvN++
 				if ip.KVBytesW.OK() {
@@ -177,4 +177,35 @@ func (s *sumN) mean() ledger.Num {
 		return ledger.Val(s.v / float64(s.n))
 	}
 	return ledger.Absent(s.why)
+}
+
+// groupInstances returns the instances of group name, which the verdict
+// only reads. Where they are one run of the point's instances (one group,
+// or targets listed group by group) that run is returned as is, capped so
+// nothing can append into the point: at thousands of instances a copy per
+// point and group was most of a verdict's cost.
+func groupInstances(all []ledger.InstancePoint, name string, of GroupOf) []ledger.InstancePoint {
+	first, last, n := -1, -1, 0
+	for j := range all {
+		if of(&all[j]) == name {
+			if first < 0 {
+				first = j
+			}
+			last = j
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	if n == last-first+1 {
+		return all[first : last+1 : last+1]
+	}
+	out := make([]ledger.InstancePoint, 0, n)
+	for j := range all {
+		if of(&all[j]) == name {
+			out = append(out, all[j])
+		}
+	}
+	return out
 }

@@ -49,29 +49,38 @@ func holdAcrossRestart(pts []ledger.Point, first int, name string, v Verdict, cf
 // the window pts[first:] for at least two consecutive points, having been
 // up before; it returns the instance and when it went down.
 func restartIn(pts []ledger.Point, first int, name string, of GroupOf) (string, time.Time, bool) {
-	wasUp := map[string]bool{}
-	downRun := map[string]int{}
-	downAt := map[string]time.Time{}
+	// One entry per instance, updated in place: at thousands of instances
+	// a map write per instance and point was most of a verdict's cost.
+	type seen struct {
+		wasUp  bool
+		run    int // consecutive down points, after having been up
+		downAt time.Time
+	}
+	states := map[string]*seen{}
 	for i := range pts {
 		for j := range pts[i].Instances {
 			ip := &pts[i].Instances[j]
 			if of(ip) != name {
 				continue
 			}
+			st := states[ip.Target]
+			if st == nil {
+				st = &seen{}
+				states[ip.Target] = st
+			}
 			if ip.Up {
-				wasUp[ip.Target] = true
-				downRun[ip.Target] = 0
+				st.wasUp, st.run = true, 0
 				continue
 			}
-			if !wasUp[ip.Target] {
+			if !st.wasUp {
 				continue
 			}
-			if downRun[ip.Target] == 0 {
-				downAt[ip.Target] = pts[i].Time
+			if st.run == 0 {
+				st.downAt = pts[i].Time
 			}
-			downRun[ip.Target]++
-			if downRun[ip.Target] >= 2 && !downAt[ip.Target].Before(pts[first].Time) {
-				return ip.Target, downAt[ip.Target], true
+			st.run++
+			if st.run >= 2 && !st.downAt.Before(pts[first].Time) {
+				return ip.Target, st.downAt, true
 			}
 		}
 	}
