@@ -31,14 +31,14 @@ func (c *Client) get(ctx context.Context, path string, v any) error {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return fmt.Errorf("GET %s: %w", req.URL, err)
+		return fmt.Errorf("GET %s: %w", req.URL.Redacted(), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", req.URL, resp.Status)
+		return fmt.Errorf("GET %s: %s", req.URL.Redacted(), resp.Status)
 	}
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-		return fmt.Errorf("GET %s: %w", req.URL, err)
+		return fmt.Errorf("GET %s: %w", req.URL.Redacted(), err)
 	}
 	return nil
 }
@@ -63,6 +63,15 @@ func (c *Client) History(ctx context.Context, since time.Time) ([]Tick, error) {
 		return nil, err
 	}
 	return markVerdicts(s.Points, s.Verdicts), nil
+}
+
+// redacted is base with any password replaced, for messages.
+func redacted(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return base
+	}
+	return u.Redacted()
 }
 
 // BaseURL accepts what people type for a running ptdmon — a URL, or

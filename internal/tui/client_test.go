@@ -1,6 +1,9 @@
 package tui
 
 import (
+	"context"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
@@ -88,4 +91,30 @@ func stripTimes(p ledger.Point) ledger.Point {
 	}
 	p.Instances = in
 	return p
+}
+
+// TestErrorsHidePassword: a -url with a password never shows it, whether
+// the server answers with an error or nothing listens.
+func TestErrorsHidePassword(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "no", http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL
+	closed.Close()
+	for _, base := range []string{srv.URL, closedURL} {
+		base = strings.Replace(base, "http://", "http://watcher:s3cret@", 1)
+		c := &Client{Base: base, HTTP: &http.Client{Timeout: 5 * time.Second}}
+		_, err := c.Snapshot(context.Background())
+		runErr := Run(context.Background(), Options{Client: c, Out: io.Discard, Once: true})
+		for _, e := range []error{err, runErr} {
+			if e == nil {
+				t.Fatalf("%s: no error", base)
+			}
+			if strings.Contains(e.Error(), "s3cret") || !strings.Contains(e.Error(), "watcher:xxxxx@") {
+				t.Errorf("error shows the password or not the redacted URL: %v", e)
+			}
+		}
+	}
 }

@@ -31,7 +31,7 @@ const historyLen = 600
 func Run(ctx context.Context, o Options) error {
 	history, err := o.Client.History(ctx, time.Time{})
 	if err != nil {
-		return fmt.Errorf("%w (is ptdmon serve or demo running at %s?)", err, o.Client.Base)
+		return fmt.Errorf("%w (is ptdmon serve or demo running at %s?)", err, redacted(o.Client.Base))
 	}
 	out, _ := o.Out.(*os.File)
 	tty := out != nil && IsTerminal(out)
