@@ -141,7 +141,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 			Logger:    log,
 			Pprof:     *pprof,
 			Ready: func(addr string) {
-				fmt.Fprintf(stdout, "ptdmon: serving on http://%s/\n", addr)
+				fmt.Fprintf(stdout, "ptdmon: serving on %s://%s/\n", service.Scheme(cfg.WebConfigFile), addr)
 			},
 		})
 		if errors.Is(err, service.ErrSetup) {

@@ -85,7 +85,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		errc <- toolkit.Serve(ln, srv, &toolkit.FlagConfig{WebConfigFile: &webCfg}, log)
 	}()
 	addr := ln.Addr().String()
-	log.Info("ptdmon collecting", "listen", "http://"+addr+"/", "targets", len(targets), "interval", cfg.Interval.Duration, "window", cfg.Window.Duration)
+	log.Info("ptdmon collecting", "listen", Scheme(cfg.WebConfigFile)+"://"+addr+"/", "targets", len(targets), "interval", cfg.Interval.Duration, "window", cfg.Window.Duration)
 	if opts.Ready != nil {
 		opts.Ready(addr)
 	}
