@@ -199,14 +199,7 @@ func engineKVRules(n Names, w, kvSource string) []Rule {
 	if len(out) == 0 {
 		return nil
 	}
-	out = append(out, processRates(n.ProcessKVBytes, n.TargetKVBytes, w, "source")...)
-	// The path's sum reads the processes too, not the target rates: the KV
-	// curve divides it by B_request, one more step of the chain.
-	for i, fn := range []string{"irate", "rate"} {
-		e := sumBy("sum", "model", fmt.Sprintf(`label_replace(%s, "model", "$1", "model_name", "(.*)")`, sumBy("sum", "model_name", rangeFn(fn, n.ProcessKVBytes, w))))
-		out = append(out, record(n.PathKVBytes[i], e, "path", pathEngines))
-	}
-	return out
+	return append(out, processRates(n.ProcessKVBytes, n.TargetKVBytes, w, "source")...)
 }
 
 // processRates are the target-level rates of per-process counters, added
@@ -413,15 +406,18 @@ func stageRequestRules(n Names) []Rule {
 	return out
 }
 
-// stageKVRules add the KV bytes of ptdmon's instances (engineKVRules those
-// of the engines) and divide each path's by its B_request.
+// stageKVRules add the KV bytes of every instance and divide by B_request.
+// The KV curve adds the target rates itself rather than reading the path's
+// sum: vmalert sees each recording it wrote back a step late, and one more
+// step left the curve mostly absent there.
 func stageKVRules(n Names) []Rule {
 	var out []Rule
 	for i := range 2 {
+		sum := sumBy("sum", stageBy, n.TargetKVBytes[i])
 		out = append(out,
-			record(n.PathKVBytes[i], sumBy("sum", stageBy, sel(n.TargetKVBytes[i], `path="`+pathPtdmon+`"`))),
+			record(n.PathKVBytes[i], sum),
 			// x / (y > 0): with B_request unset or 0 the KV rate is absent.
-			record(n.Stage[i], fmt.Sprintf("%s / on (path) group_left () (%s > 0)", n.PathKVBytes[i], n.KVRequestBytes), "stage", "kv"),
+			record(n.Stage[i], fmt.Sprintf("%s / on (path) group_left () (%s > 0)", sum, n.KVRequestBytes), "stage", "kv"),
 		)
 	}
 	return out
