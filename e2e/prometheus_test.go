@@ -302,10 +302,16 @@ type sample struct {
 	v float64
 }
 
-// queryMatrix runs a range-vector instant query and returns the raw
-// samples of each series (the recorded evaluations, with their evaluation
-// timestamps).
-func queryMatrix(t *testing.T, promURL, q string, at time.Time) [][]sample {
+// promResult is one series of a Prometheus instant query's answer: Value
+// for an instant vector, Values for a range vector.
+type promResult struct {
+	Metric map[string]string
+	Value  [2]any
+	Values [][2]any
+}
+
+// instantQuery runs an instant query at time at and returns its series.
+func instantQuery(t *testing.T, promURL, q string, at time.Time) []promResult {
 	t.Helper()
 	v := url.Values{"query": {q}, "time": {strconv.FormatFloat(float64(at.UnixMilli())/1e3, 'f', 3, 64)}}
 	resp, err := http.Get(promURL + "/api/v1/query?" + v.Encode())
@@ -316,27 +322,36 @@ func queryMatrix(t *testing.T, promURL, q string, at time.Time) [][]sample {
 	var r struct {
 		Status string
 		Error  string
-		Data   struct {
-			Result []struct {
-				Metric map[string]string
-				Values [][2]any
-			}
-		}
+		Data   struct{ Result []promResult }
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Status != "success" {
 		t.Fatalf("query %s: %v %s", q, err, r.Error)
 	}
+	return r.Data.Result
+}
+
+// promSample decodes one [timestamp, "value"] pair of a query's answer.
+func promSample(t *testing.T, q string, pair [2]any) sample {
+	t.Helper()
+	ts, _ := pair[0].(float64)
+	s, _ := pair[1].(string)
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("query %s: value %q", q, s)
+	}
+	return sample{time.UnixMilli(int64(math.Round(ts * 1e3))), f}
+}
+
+// queryMatrix runs a range-vector instant query and returns the raw
+// samples of each series (the recorded evaluations, with their evaluation
+// timestamps).
+func queryMatrix(t *testing.T, promURL, q string, at time.Time) [][]sample {
+	t.Helper()
 	var out [][]sample
-	for _, res := range r.Data.Result {
+	for _, res := range instantQuery(t, promURL, q, at) {
 		var ss []sample
 		for _, pair := range res.Values {
-			ts, _ := pair[0].(float64)
-			s, _ := pair[1].(string)
-			f, err := strconv.ParseFloat(s, 64)
-			if err != nil {
-				t.Fatalf("query %s: value %q", q, s)
-			}
-			ss = append(ss, sample{time.UnixMilli(int64(math.Round(ts * 1e3))), f})
+			ss = append(ss, promSample(t, q, pair))
 		}
 		out = append(out, ss)
 	}

@@ -2,10 +2,7 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"math"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -138,33 +135,9 @@ type vecSample struct {
 // queryVector runs an instant query at time at.
 func queryVector(t *testing.T, promURL, q string, at time.Time) []vecSample {
 	t.Helper()
-	v := url.Values{"query": {q}, "time": {strconv.FormatFloat(float64(at.UnixMilli())/1e3, 'f', 3, 64)}}
-	resp, err := http.Get(promURL + "/api/v1/query?" + v.Encode())
-	if err != nil {
-		t.Fatalf("query %s: %v", q, err)
-	}
-	defer resp.Body.Close()
-	var r struct {
-		Status string
-		Error  string
-		Data   struct {
-			Result []struct {
-				Metric map[string]string
-				Value  [2]any
-			}
-		}
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Status != "success" {
-		t.Fatalf("query %s: %v %s", q, err, r.Error)
-	}
 	var out []vecSample
-	for _, res := range r.Data.Result {
-		s, _ := res.Value[1].(string)
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			t.Fatalf("query %s: value %q", q, s)
-		}
-		out = append(out, vecSample{res.Metric, f})
+	for _, res := range instantQuery(t, promURL, q, at) {
+		out = append(out, vecSample{res.Metric, promSample(t, q, res.Value).v})
 	}
 	return out
 }
