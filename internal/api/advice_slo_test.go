@@ -131,16 +131,7 @@ func TestAdviceSLO(t *testing.T) {
 // TestAdviceSLOAbsent: without thresholds, and for a role whose engines
 // export no histogram, the attainment is absent with the reason.
 func TestAdviceSLOAbsent(t *testing.T) {
-	sc, err := sim.LoadScenario("decode-bound")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, _, _, err := advicetest.Run(sc, 1, 20*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer((&Server{Ledger: l}).Handler())
-	defer srv.Close()
+	srv := simulatedServer(t, "decode-bound", 1, 20*time.Second)
 	resp, err := http.Get(srv.URL + "/api/v1/advice")
 	if err != nil {
 		t.Fatal(err)

@@ -24,16 +24,7 @@ import (
 // load from the learned capacity, decode stays unknown with the reason,
 // and /metrics exports the same numbers (and nothing for unknowns).
 func TestAdviceEndpoint(t *testing.T) {
-	sc, err := sim.LoadScenario("prefill-bound")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, _, _, err := advicetest.Run(sc, 2, 150*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer((&Server{Ledger: l}).Handler())
-	defer srv.Close()
+	srv := simulatedServer(t, "prefill-bound", 2, 150*time.Second)
 	get := func(path string) (int, []byte) {
 		t.Helper()
 		resp, err := http.Get(srv.URL + path)
@@ -138,4 +129,21 @@ func TestAdviceEndpoint(t *testing.T) {
 			t.Errorf("%s: %d %s", bad, code, b)
 		}
 	}
+}
+
+// simulatedServer serves, over loopback HTTP, the ledger of a simulated run
+// of the built-in scenario name.
+func simulatedServer(t *testing.T, name string, seed int64, d time.Duration) *httptest.Server {
+	t.Helper()
+	sc, err := sim.LoadScenario(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _, _, err := advicetest.Run(sc, seed, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer((&Server{Ledger: l}).Handler())
+	t.Cleanup(srv.Close)
+	return srv
 }
