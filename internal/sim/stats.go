@@ -3,7 +3,7 @@ package sim
 import (
 	"sort"
 
-	"github.com/ptdmon/ptdmon/internal/kvstats"
+	"github.com/ptdmon/ptdmon/internal/sim/kvstats"
 )
 
 // Histogram is a cumulative Prometheus-style histogram with fixed bounds.
