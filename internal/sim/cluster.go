@@ -129,13 +129,11 @@ func Start(ctx context.Context, sc Scenario, opts Options) (*Cluster, error) {
 
 func (c *Cluster) serve(li *liveInstance, ln net.Listener) {
 	mux := http.NewServeMux()
-	if li.info.Engine == EngineTRTLLM {
-		// trtllm-serve: Prometheus text at /prometheus/metrics, JSON
-		// iteration stats (drained on read) at /metrics.
-		mux.HandleFunc("GET /prometheus/metrics", func(w http.ResponseWriter, r *http.Request) { c.serveMetrics(li, w, r) })
+	prof := c.model.byName[li.info.Name].grp.prof
+	mux.HandleFunc("GET "+prof.metricsPath(), func(w http.ResponseWriter, r *http.Request) { c.serveMetrics(li, w, r) })
+	if prof.IterationStats {
+		// trtllm-serve: JSON iteration stats (drained on read) at /metrics.
 		mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) { c.serveIterStats(li, w, r) })
-	} else {
-		mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) { c.serveMetrics(li, w, r) })
 	}
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
@@ -341,15 +339,12 @@ func malformed(body []byte) []byte {
 	return append(out, "{broken=\"\n"...)
 }
 
-// Targets lists the instances' scrape endpoints (TensorRT-LLM:
-// /prometheus/metrics; its /metrics is JSON).
+// Targets lists the instances' scrape endpoints, at their profile's
+// metrics path (TensorRT-LLM: /prometheus/metrics; its /metrics is JSON).
 func (c *Cluster) Targets() []ptd.Target {
 	out := make([]ptd.Target, 0, len(c.insts))
 	for _, li := range c.insts {
-		path := "/metrics"
-		if li.info.Engine == EngineTRTLLM {
-			path = "/prometheus/metrics"
-		}
+		path := c.model.byName[li.info.Name].grp.prof.metricsPath()
 		out = append(out, ptd.Target{Name: li.info.Name, URL: "http://" + li.addr + path,
 			Role: ptd.Role(li.info.Role), Engine: ptd.Engine(li.info.Engine)})
 	}

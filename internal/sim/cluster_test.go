@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	ptd "github.com/ptdmon/ptdmon/internal/engine"
 )
 
 type fakeClock struct {
@@ -80,7 +82,7 @@ func TestClusterServesTruthfulCounters(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", tg.Name, err)
 			}
-			got := exportedCounts(t, string(tg.Engine), string(tg.Role), parseExpo(t, body))
+			got := exportedCounts(t, tg.Engine, string(tg.Role), parseExpo(t, body))
 			want := roleCounts(string(tg.Role), tr.Instance(tg.Name).Exported)
 			if got != want {
 				t.Errorf("t=%v %s: exposition %+v != truth %+v", at, tg.Name, got, want)
@@ -143,7 +145,7 @@ func TestClusterRestartOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := exportedCounts(t, EngineVLLM, RolePrefill, parseExpo(t, body))
+	before := exportedCounts(t, ptd.VLLM, RolePrefill, parseExpo(t, body))
 	if before.PrefillCompleted == 0 {
 		t.Fatal("no traffic before restart")
 	}
@@ -164,7 +166,7 @@ func TestClusterRestartOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatalf("instance did not come back on its port: %v", err)
 	}
-	after := exportedCounts(t, EngineVLLM, RolePrefill, parseExpo(t, body))
+	after := exportedCounts(t, ptd.VLLM, RolePrefill, parseExpo(t, body))
 	tr = c.TruthAt(clk.Now()).Instance("vllm-p0")
 	if after.PrefillCompleted >= before.PrefillCompleted || after.KVBytes >= tr.KVBytes {
 		t.Fatalf("counters did not restart from 0: before %+v after %+v", before, after)

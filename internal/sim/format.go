@@ -2,11 +2,10 @@ package sim
 
 import "strings"
 
-// Format renders one instance's /metrics in the wire format of one engine.
-// A new engine (e.g. TensorRT-LLM) is a new Format; the model does not change.
+// Format renders one instance's /metrics in the wire format of one engine;
+// it is part of the engine's Profile. A new engine is a new Profile; the
+// model does not change.
 type Format interface {
-	// Engine is the engine name used in targets ("vllm", "sglang", "trtllm").
-	Engine() string
 	// ContentType is the Content-Type header the engine sends.
 	ContentType() string
 	// Render appends the exposition of v to dst. It must not retain v.
@@ -25,26 +24,6 @@ type InstanceView struct {
 
 // textContentType is what prometheus_client's generate_latest sends.
 const textContentType = "text/plain; version=0.0.4; charset=utf-8"
-
-func formatFor(engine string) Format {
-	switch engine {
-	case EngineSGLang:
-		return sglangFormat{}
-	case EngineTRTLLM:
-		return trtllmFormat{}
-	default:
-		return vllmFormat{}
-	}
-}
-
-// FormatFor returns the Format of an engine name, or nil.
-func FormatFor(engine string) Format {
-	switch engine {
-	case EngineVLLM, EngineSGLang, EngineTRTLLM:
-		return formatFor(engine)
-	}
-	return nil
-}
 
 // label is one name="value" pair; label sets are kept sorted by name because
 // prometheus_client prints them sorted.

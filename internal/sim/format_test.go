@@ -12,6 +12,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	ptd "github.com/ptdmon/ptdmon/internal/engine"
 )
 
 // fixtureDir holds real excerpts from users' reports; each file's first
@@ -79,10 +80,10 @@ func TestFixtureFamiliesMatch(t *testing.T) {
 	sim := simOutputs(t)
 	simShapes := map[string]map[string][]famShape{} // engine -> family -> shapes seen
 	for eng, bodies := range sim {
-		simShapes[eng] = map[string][]famShape{}
+		simShapes[string(eng)] = map[string][]famShape{}
 		for _, b := range bodies {
 			for n, s := range shapes(parseExpo(t, b)) {
-				simShapes[eng][n] = append(simShapes[eng][n], s)
+				simShapes[string(eng)][n] = append(simShapes[eng][n], s)
 			}
 		}
 	}
@@ -100,12 +101,12 @@ func TestFixtureFamiliesMatch(t *testing.T) {
 	checked := 0
 	for _, f := range files {
 		base := filepath.Base(f)
-		var eng string
+		var eng ptd.Engine
 		switch {
 		case strings.HasPrefix(base, "vllm_"):
-			eng = EngineVLLM
+			eng = ptd.VLLM
 		case strings.HasPrefix(base, "sglang_"):
-			eng = EngineSGLang
+			eng = ptd.SGLang
 		default:
 			t.Logf("%s: no simulator format for this engine (TensorRT-LLM), skipped", base)
 			continue
@@ -120,7 +121,7 @@ func TestFixtureFamiliesMatch(t *testing.T) {
 		for name, fs := range shapes(parseExpo(t, data)) {
 			checked++
 			if deprecated[name] {
-				if _, ok := simShapes[eng][name]; ok {
+				if _, ok := simShapes[string(eng)][name]; ok {
 					t.Errorf("%s: %s is listed as deprecated but the simulator emits it", base, name)
 				}
 				continue
@@ -136,7 +137,7 @@ func TestFixtureFamiliesMatch(t *testing.T) {
 					}
 				}
 			}
-			got, ok := simShapes[eng][simName]
+			got, ok := simShapes[string(eng)][simName]
 			if !ok {
 				t.Errorf("%s: family %s (%v) not emitted by the simulator", base, simName, want.typ)
 				continue
@@ -223,11 +224,11 @@ func TestPythonClientTextDetails(t *testing.T) {
 				if strings.HasSuffix(m[1], "_created") {
 					created = true
 				}
-				if eng == EngineVLLM && !slices.Contains(names, "engine") && !slices.Contains(names, "model_name") {
+				if eng == string(ptd.VLLM) && !slices.Contains(names, "engine") && !slices.Contains(names, "model_name") {
 					t.Fatalf("vllm sample without engine/model_name: %q", line)
 				}
 			}
-			if created != (eng == EngineVLLM) {
+			if created != (eng == string(ptd.VLLM)) {
 				t.Fatalf("%s: _created present=%v", eng, created)
 			}
 		}

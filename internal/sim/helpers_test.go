@@ -10,6 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	ptd "github.com/ptdmon/ptdmon/internal/engine"
 )
 
 var testEpoch = time.Unix(1753795326, 935294600)
@@ -77,12 +78,12 @@ func sumHist(fams map[string]*dto.MetricFamily, name string) (sum float64, count
 // exportedCounts computes, from one scrape, the three numbers ptdmon derives
 // (docs/design.md#the-three-curves): completions of the instance's role, KV bytes and KV transfers
 // as its connector counts them. ok=false means a series is absent.
-func exportedCounts(t testing.TB, engine, role string, fams map[string]*dto.MetricFamily) Counts {
+func exportedCounts(t testing.TB, eng ptd.Engine, role string, fams map[string]*dto.MetricFamily) Counts {
 	t.Helper()
 	var c Counts
 	var done float64
-	switch engine {
-	case EngineVLLM:
+	switch eng {
+	case ptd.VLLM:
 		v, ok := sumCounter(fams, "vllm:request_success_total", "finished_reason", "abort", "error")
 		if !ok {
 			t.Fatal("vllm:request_success_total missing")
@@ -96,7 +97,7 @@ func exportedCounts(t testing.TB, engine, role string, fams map[string]*dto.Metr
 		} else {
 			t.Fatal("no KV connector family")
 		}
-	case EngineSGLang:
+	case ptd.SGLang:
 		v, _ := sumCounter(fams, "sglang:num_requests_total", "")
 		done = v
 		if s, n, ok := sumHist(fams, "sglang:kv_transfer_total_mb"); ok {

@@ -82,20 +82,16 @@ func (t *trtInstance) sync(in *instance) {
 
 func trtBlocks(tokens int) int { return (tokens + trtTokensPerBlock - 1) / trtTokensPerBlock }
 
-// trtPrefillDone runs prefillDone with vLLM's hand-off: trtllm-serve
+// trtPrefillDone runs prefillDone (the profile's hand-off: trtllm-serve
 // disaggregated sends the context-only request first and hands it to a gen
-// worker once the ctx worker answered, as vLLM's proxy does. The model is
-// single-threaded, so the group's engine name is swapped for the call.
+// worker once the ctx worker answered) and records the context iteration.
 func (m *Model) trtPrefillDone(p *engine) {
 	batch := append([]*request(nil), p.batch...)
 	var latency int64
 	if len(batch) > 0 {
 		latency = m.now - batch[0].pStart
 	}
-	g := p.inst.grp
-	g.spec.Engine = EngineVLLM
 	m.prefillDone(p)
-	g.spec.Engine = EngineTRTLLM
 
 	t := p.inst.trt
 	t.sync(p.inst)

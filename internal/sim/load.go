@@ -113,21 +113,17 @@ func (sc Scenario) LoadModel() Load {
 	return out
 }
 
+// gating follows from the engine's profile (decode-slot for an engine
+// without one: the scenario is invalid anyway).
 func (g Group) gating() string {
-	if g.Engine == EngineSGLang {
+	if p := profileFor(g.Engine); p != nil && p.PreallocFirst {
 		return GatingPrealloc
 	}
 	return GatingDecodeSlot
 }
 
 func (g Group) load(sc Scenario) GroupLoad {
-	conn := g.Connector
-	switch {
-	case conn == "" && g.Engine == EngineSGLang:
-		conn = ConnectorMooncake
-	case conn == "" && g.Engine == EngineTRTLLM:
-		conn = ConnectorUCX
-	}
+	conn := profileFor(g.Engine).connector(g.Connector)
 	gl := GroupLoad{Group: g.Name, Engine: g.Engine, Connector: conn, Gating: g.gating(), Rate: g.Rate}
 	nP := float64(g.Prefill.Instances * max(g.Prefill.DP, 1))
 	nD := float64(g.Decode.Instances * max(g.Decode.DP, 1))

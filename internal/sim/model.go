@@ -34,6 +34,7 @@ type Model struct {
 type group struct {
 	idx      int
 	spec     Group
+	prof     *Profile  // the engine's behaviour and format
 	prefill  []*engine // all engines of all prefill instances
 	decode   []*engine
 	rrP, rrD int
@@ -62,7 +63,7 @@ type engine struct {
 	stats *EngineStats
 
 	// Prefill side.
-	bootstrap  []*request // SGLang: waiting for decode pre-allocation
+	bootstrap  []*request // PreallocFirst: waiting for decode pre-allocation
 	waiting    []*request
 	batch      []*request // being prefilled
 	busy       bool
@@ -100,7 +101,7 @@ type request struct {
 	queued    int64 // entered prefill waiting
 	pStart    int64
 	pEnd      int64
-	dSubmit   int64 // handed to decode (vLLM) / arrival (SGLang)
+	dSubmit   int64 // handed to decode (after prefill, or at arrival with PreallocFirst)
 	xferStart int64
 	dReady    int64
 	dStart    int64
@@ -169,13 +170,9 @@ func NewModel(sc Scenario, seed int64, epoch time.Time) (*Model, error) {
 	}
 	pid := 900
 	for gi, gs := range sc.Groups {
-		if gs.Engine == EngineSGLang && gs.Connector == "" {
-			gs.Connector = ConnectorMooncake
-		}
-		if gs.Engine == EngineTRTLLM && gs.Connector == "" {
-			gs.Connector = ConnectorUCX
-		}
-		g := &group{idx: gi, spec: gs}
+		prof := profileFor(gs.Engine) // Validate made sure there is one
+		gs.Connector = prof.connector(gs.Connector)
+		g := &group{idx: gi, spec: gs, prof: prof}
 		m.groups = append(m.groups, g)
 		mk := func(role string, n, dp int) {
 			if dp <= 0 {
@@ -188,10 +185,10 @@ func NewModel(sc Scenario, seed int64, epoch time.Time) (*Model, error) {
 			for i := 0; i < n; i++ {
 				in := &instance{
 					name: fmt.Sprintf("%s-%s%d", gs.Name, letter, i), role: role, grp: g,
-					upAt: []int64{0}, pidBase: pid, formatter: formatFor(gs.Engine),
+					upAt: []int64{0}, pidBase: pid, formatter: prof.Format,
 				}
 				pid += 16
-				if gs.Engine == EngineTRTLLM {
+				if prof.IterationStats {
 					in.trt = newTRTInstance()
 				}
 				for k := 0; k < dp; k++ {
@@ -227,7 +224,7 @@ func (m *Model) newStats(in *instance, k int) *EngineStats {
 	up := in.upAt[len(in.upAt)-1]
 	created := float64(m.epoch.Add(time.Duration(up)).UnixNano())/1e9 + float64(k)*1e-4
 	pid := in.pidBase + k + in.restarts*3
-	return newEngineStats(in.grp.spec.Engine, k, in.grp.spec.Transfer.Threads, created, pid)
+	return newEngineStats(in.grp.prof, k, in.grp.spec.Transfer.Threads, created, pid)
 }
 
 func (m *Model) schedule(e *event) {
@@ -355,11 +352,6 @@ func decodeLoad(e *engine) int {
 	return len(e.prealloc) + len(e.receiving) + len(e.ready) + len(e.running)
 }
 
-// preallocFirst reports whether decode reserves KV space before prefill runs
-// (SGLang's bootstrap handshake) rather than after (vLLM's proxy hands the
-// request to decode once prefill returns).
-func (g *group) preallocFirst() bool { return g.spec.Engine == EngineSGLang }
-
 func (m *Model) arrive(g *group) {
 	m.nextReqID++
 	r := &request{id: m.nextReqID, grp: g, arrival: m.now}
@@ -370,7 +362,7 @@ func (m *Model) arrive(g *group) {
 		return
 	}
 	r.p, r.pGen = p, p.gen
-	if g.preallocFirst() {
+	if g.prof.PreallocFirst {
 		d := pick(g.decode, &g.rrD, decodeLoad)
 		if d == nil {
 			m.dropped++
@@ -397,7 +389,7 @@ func (m *Model) kickAlloc(d *engine) {
 		d.dSlots++
 		r.dSlot = true
 		d.receiving = append(d.receiving, r)
-		if r.grp.preallocFirst() {
+		if r.grp.prof.PreallocFirst {
 			// Bootstrap done: the prefill side may now schedule it.
 			p := r.p
 			p.bootstrap = remove(p.bootstrap, r)
@@ -405,7 +397,7 @@ func (m *Model) kickAlloc(d *engine) {
 			p.waiting = append(p.waiting, r)
 			m.kickPrefill(p)
 		} else {
-			// vLLM: prefill is done and its KV is parked; send it now.
+			// Prefill is done and its KV is parked; send it now.
 			r.p.xferQ = append(r.p.xferQ, r)
 			m.kickTransfer(r.p)
 		}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	ptd "github.com/ptdmon/ptdmon/internal/engine"
 )
 
 type window struct {
@@ -215,7 +217,7 @@ func TestExpositionMatchesTruth(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := exportedCounts(t, in.Engine, in.Role, parseExpo(t, body))
+			got := exportedCounts(t, ptd.Engine(in.Engine), in.Role, parseExpo(t, body))
 			want := roleCounts(in.Role, tr.Instance(in.Name).Exported)
 			if got != want {
 				t.Errorf("t=%v %s: exposition %+v, truth %+v", at, in.Name, got, want)
@@ -249,7 +251,7 @@ func TestModelRestart(t *testing.T) {
 	m.AdvanceTo(19 * time.Second)
 	before := m.TruthAt(m.Now()).Instance(name)
 	body, _, _ := m.Exposition(name, nil)
-	pre := exportedCounts(t, EngineVLLM, RolePrefill, parseExpo(t, body))
+	pre := exportedCounts(t, ptd.VLLM, RolePrefill, parseExpo(t, body))
 	if pre.PrefillCompleted == 0 || pre.KVBytes == 0 || pre.PrefillCompleted != before.PrefillCompleted {
 		t.Fatalf("before restart: exposition %+v truth %+v", pre, before.Counts)
 	}
@@ -269,7 +271,7 @@ func TestModelRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	fams := parseExpo(t, body)
-	post := exportedCounts(t, EngineVLLM, RolePrefill, fams)
+	post := exportedCounts(t, ptd.VLLM, RolePrefill, fams)
 	if post.PrefillCompleted != 0 || post.KVBytes != 0 {
 		t.Fatalf("counters right after restart = %+v, want 0", post)
 	}
@@ -281,7 +283,7 @@ func TestModelRestart(t *testing.T) {
 	m.AdvanceTo(35 * time.Second)
 	tr := m.TruthAt(m.Now()).Instance(name)
 	body, _, _ = m.Exposition(name, nil)
-	post = exportedCounts(t, EngineVLLM, RolePrefill, parseExpo(t, body))
+	post = exportedCounts(t, ptd.VLLM, RolePrefill, parseExpo(t, body))
 	if tr.Restarts != 1 || !tr.Up {
 		t.Fatalf("truth restarts=%d up=%v", tr.Restarts, tr.Up)
 	}
@@ -298,7 +300,7 @@ func TestModelRestart(t *testing.T) {
 	// for copies the dead prefill never finished.
 	var failed float64
 	for _, in := range m.Instances() {
-		if in.Role == RoleDecode && in.Engine == EngineVLLM {
+		if in.Role == RoleDecode && in.Engine == string(ptd.VLLM) {
 			b, _, _ := m.Exposition(in.Name, nil)
 			v, _ := sumCounter(parseExpo(t, b), "vllm:flagcx_num_failed_recvs_total", "")
 			failed += v

@@ -3,6 +3,8 @@ package sim
 import (
 	"errors"
 	"time"
+
+	ptd "github.com/ptdmon/ptdmon/internal/engine"
 )
 
 // Overrides are command-line values that, when set (non-zero), replace the
@@ -69,7 +71,7 @@ func (o Overrides) Apply(sc *Scenario) error {
 				g.Decode.KVSlots = o.DecodeBatch
 			}
 		}
-		if o.VLLMConnector != "" && g.Engine == EngineVLLM {
+		if o.VLLMConnector != "" && g.Engine == string(ptd.VLLM) {
 			g.Connector = o.VLLMConnector
 		}
 	}

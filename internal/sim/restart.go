@@ -83,7 +83,7 @@ func (m *Model) killPrefill(p *engine) {
 }
 
 func (m *Model) countRecvFailure(d *engine) {
-	if d.inst.grp.spec.Engine == EngineSGLang {
+	if d.inst.grp.prof.EngineCountsKVFailures {
 		d.stats.TransferFailed++
 	} else {
 		d.stats.kv.Thread(0).RecordFailedRecv()
@@ -104,24 +104,24 @@ func (m *Model) killDecode(d *engine) {
 				continue
 			}
 			touched[p] = true
-			sglang := p.inst.grp.spec.Engine == EngineSGLang
+			prof := p.inst.grp.prof
 			switch {
 			case contains(p.bootstrap, r):
 				p.bootstrap = remove(p.bootstrap, r)
-				if sglang {
+				if prof.EngineCountsKVFailures {
 					p.stats.BootstrapFailed++
 				}
 			case contains(p.waiting, r):
 				p.waiting = remove(p.waiting, r)
-				if sglang {
+				if prof.EngineCountsKVFailures {
 					p.stats.BootstrapFailed++
 				}
 			case contains(p.xferQ, r):
 				p.xferQ = remove(p.xferQ, r)
 				m.failOnPrefill(p, r)
 				p.inflight--
-			case li == 0 && !sglang && r.pSlot:
-				// vLLM: prefilled KV parked on P waiting for this decode to
+			case li == 0 && !prof.PreallocFirst && r.pSlot:
+				// Prefilled KV parked on P waiting for this decode to
 				// allocate; it will never be pulled, so it expires.
 				p.stats.kv.Thread(0).RecordExpiredReq()
 				m.releasePrefillSlot(p, r)

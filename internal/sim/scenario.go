@@ -2,17 +2,27 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	ptd "github.com/ptdmon/ptdmon/internal/engine"
 )
 
-// Engine formats and roles used across the package.
+// Engine names as a Group's Engine field spells them, for callers outside
+// the simulator; the names and their behaviour belong to the engine
+// package and the profiles (profile.go).
+//
+// Deprecated: use ptd.VLLM, ptd.SGLang and ptd.TensorRTLLM.
 const (
-	EngineVLLM   = "vllm"
-	EngineSGLang = "sglang"
-	EngineTRTLLM = "trtllm"
+	EngineVLLM   = string(ptd.VLLM)
+	EngineSGLang = string(ptd.SGLang)
+	EngineTRTLLM = string(ptd.TensorRTLLM)
+)
 
+// Roles and KV connectors used across the package.
+const (
 	RolePrefill = "prefill"
 	RoleDecode  = "decode"
 
@@ -57,8 +67,8 @@ type Scenario struct {
 // instances (a P/D pair never mixes engines).
 type Group struct {
 	Name      string  `yaml:"name" json:"name"`           // instance name prefix
-	Engine    string  `yaml:"engine" json:"engine"`       // vllm | sglang | trtllm
-	Connector string  `yaml:"connector" json:"connector"` // vllm: flagcx | nixl; sglang: mooncake; trtllm: ucx
+	Engine    string  `yaml:"engine" json:"engine"`       // an engine with a Profile: vllm | sglang | trtllm
+	Connector string  `yaml:"connector" json:"connector"` // one of its profile's: vllm: flagcx | nixl; sglang: mooncake; trtllm: ucx
 	Rate      float64 `yaml:"rate" json:"rate"`           // Poisson arrivals, requests/s
 	// Burst makes the arrivals bursty at the same mean rate.
 	Burst BurstSpec `yaml:"burst" json:"burst,omitzero"`
@@ -170,13 +180,13 @@ func (g Group) CapacityPerEngine(sc Scenario) (prefill, kv, decode float64) {
 
 func baseScenario() Scenario {
 	vllm := Group{
-		Name: "vllm", Engine: EngineVLLM, Connector: ConnectorFlagCX, Rate: 4,
+		Name: "vllm", Engine: string(ptd.VLLM), Connector: ConnectorFlagCX, Rate: 4,
 		Prefill:  PrefillSpec{Instances: 2, DP: 1, TokensPerSec: 24576, MaxBatch: 4, KVSlots: 60},
 		Transfer: TransferSpec{BandwidthBytesPerSec: 8 * float64(1<<30), Threads: 4},
 		Decode:   DecodeSpec{Instances: 2, DP: 1, StepTime: 25 * time.Millisecond, MaxBatch: 32, KVSlots: 60},
 	}
 	sgl := vllm
-	sgl.Name, sgl.Engine, sgl.Connector, sgl.Rate = "sglang", EngineSGLang, ConnectorMooncake, 2
+	sgl.Name, sgl.Engine, sgl.Connector, sgl.Rate = "sglang", string(ptd.SGLang), ConnectorMooncake, 2
 	sgl.Prefill.Instances, sgl.Decode.Instances = 1, 1
 	return Scenario{
 		Model:             "meta-llama/Llama-3.1-8B-Instruct",
@@ -236,7 +246,7 @@ var builtins = map[string]func() Scenario{
 	"trtllm": func() Scenario {
 		sc := baseScenario()
 		trt := sc.Groups[0]
-		trt.Name, trt.Engine, trt.Connector, trt.Rate = "trt", EngineTRTLLM, ConnectorUCX, 3
+		trt.Name, trt.Engine, trt.Connector, trt.Rate = "trt", string(ptd.TensorRTLLM), ConnectorUCX, 3
 		trt.Prefill.Instances, trt.Prefill.DP = 1, 2 // one ctx worker, attention DP 2
 		trt.Decode.Instances = 1
 		sc.Groups = []Group{sc.Groups[0], trt}
@@ -350,24 +360,16 @@ func (sc Scenario) Validate() error {
 			return bad(p+".name", "duplicate group name %q", g.Name)
 		}
 		names[g.Name] = true
-		switch g.Engine {
-		case EngineVLLM:
-			if g.Connector != ConnectorFlagCX && g.Connector != ConnectorNIXL {
-				return bad(p+".connector", "vllm needs flagcx or nixl, got %q", g.Connector)
-			}
-		case EngineSGLang:
-			if g.Connector != "" && g.Connector != ConnectorMooncake {
-				return bad(p+".connector", "sglang uses mooncake, got %q", g.Connector)
-			}
-		case EngineTRTLLM:
-			if g.Connector != "" && g.Connector != ConnectorUCX {
-				return bad(p+".connector", "trtllm uses ucx, got %q", g.Connector)
-			}
-			if g.TRTLLM.IterStatsInterval < 0 || g.TRTLLM.IterStatsMax < 0 {
-				return bad(p+".trtllm.iter_stats_interval", "iter_stats_interval and iter_stats_max must be >= 0")
-			}
-		default:
-			return bad(p+".engine", "must be vllm, sglang or trtllm, got %q", g.Engine)
+		prof := profileFor(g.Engine)
+		switch {
+		case prof == nil:
+			return bad(p+".engine", "must be %s, got %q", orList(profileEngines()), g.Engine)
+		case prof.ConnectorRequired && !slices.Contains(prof.Connectors, g.Connector):
+			return bad(p+".connector", "%s needs %s, got %q", g.Engine, orList(prof.Connectors), g.Connector)
+		case g.Connector != "" && !slices.Contains(prof.Connectors, g.Connector):
+			return bad(p+".connector", "%s uses %s, got %q", g.Engine, orList(prof.Connectors), g.Connector)
+		case prof.IterationStats && (g.TRTLLM.IterStatsInterval < 0 || g.TRTLLM.IterStatsMax < 0):
+			return bad(p+".trtllm.iter_stats_interval", "iter_stats_interval and iter_stats_max must be >= 0")
 		}
 		if g.Rate < 0 {
 			return bad(p+".rate", "must be >= 0")

@@ -96,14 +96,7 @@ func lineMsg(name, msg string) string {
 
 func fillGroupDefaults(g *Group, d Group) {
 	g.Engine = cmp.Or(g.Engine, d.Engine)
-	if g.Connector == "" {
-		switch g.Engine {
-		case EngineVLLM:
-			g.Connector = ConnectorFlagCX
-		case EngineSGLang:
-			g.Connector = ConnectorMooncake
-		}
-	}
+	g.Connector = profileFor(g.Engine).connector(g.Connector)
 	g.Prefill.Instances = cmp.Or(g.Prefill.Instances, d.Prefill.Instances)
 	g.Prefill.TokensPerSec = cmp.Or(g.Prefill.TokensPerSec, d.Prefill.TokensPerSec)
 	g.Prefill.MaxBatch = cmp.Or(g.Prefill.MaxBatch, d.Prefill.MaxBatch)

@@ -30,7 +30,7 @@ func (m *Model) decodeStep(d *engine) {
 	spec := d.inst.grp.spec.Decode
 	step := float64(spec.StepTime) / 1e9
 	s := d.stats
-	sglang := d.inst.grp.spec.Engine == EngineSGLang
+	split := d.inst.grp.prof.SplitLegs
 	d.busyNs += int64(spec.StepTime)
 	d.occNs += float64(spec.StepTime) * float64(len(d.running)) / float64(spec.MaxBatch)
 
@@ -42,11 +42,11 @@ func (m *Model) decodeStep(d *engine) {
 		s.GenTokens++
 		if r.generated == 1 {
 			r.firstTok = m.now
-			if sglang {
-				s.TTFT.observe(float64(m.now-r.arrival) / 1e9)
-			} else {
+			if split { // the decode leg started when it was handed over
 				s.TTFT.observe(float64(m.now-r.dSubmit) / 1e9)
 				s.PromptTokens += uint64(m.sc.InputTokens)
+			} else {
+				s.TTFT.observe(float64(m.now-r.arrival) / 1e9)
 			}
 		} else {
 			gaps++
@@ -80,7 +80,7 @@ func (m *Model) decodeFinished(d *engine, r *request) {
 	if r.stop {
 		reason = reasonStop
 	}
-	if d.inst.grp.spec.Engine == EngineSGLang {
+	if !d.inst.grp.prof.SplitLegs {
 		s.Requests++
 		s.PromptTokens += uint64(m.sc.InputTokens)
 		s.E2E.observe(float64(m.now-r.arrival) / 1e9)

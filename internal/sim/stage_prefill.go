@@ -42,29 +42,31 @@ func (m *Model) prefillDone(p *engine) {
 			continue
 		}
 		p.inflight++
-		if g.spec.Engine == EngineVLLM {
-			m.vllmPrefillFinished(p, r)
-			d := pick(g.decode, &g.rrD, decodeLoad)
-			if d == nil {
-				// No decode to hand it to: the KV expires on prefill.
-				p.stats.kv.Thread(0).RecordExpiredReq()
-				m.releasePrefillSlot(p, r)
-				continue
-			}
-			r.d, r.dGen, r.dSubmit = d, d.gen, m.now
-			d.prealloc = append(d.prealloc, r)
-			m.kickAlloc(d)
-		} else {
-			p.xferQ = append(p.xferQ, r)
+		if g.prof.SplitLegs {
+			m.prefillLegFinished(p, r)
 		}
+		if g.prof.PreallocFirst { // its decode slot is waiting: push the KV
+			p.xferQ = append(p.xferQ, r)
+			continue
+		}
+		d := pick(g.decode, &g.rrD, decodeLoad)
+		if d == nil {
+			// No decode to hand it to: the KV expires on prefill.
+			p.stats.kv.Thread(0).RecordExpiredReq()
+			m.releasePrefillSlot(p, r)
+			continue
+		}
+		r.d, r.dGen, r.dSubmit = d, d.gen, m.now
+		d.prealloc = append(d.prealloc, r)
+		m.kickAlloc(d)
 	}
 	m.kickTransfer(p)
 	m.kickPrefill(p)
 }
 
-// vllmPrefillFinished: the proxy sent the prefill leg with max_tokens=1, so
-// the request finishes on P right after its single token.
-func (m *Model) vllmPrefillFinished(p *engine, r *request) {
+// prefillLegFinished: the router sent the prefill leg with max_tokens=1,
+// so it finishes on P right after its single token (Profile.SplitLegs).
+func (m *Model) prefillLegFinished(p *engine, r *request) {
 	s := p.stats
 	s.Finished[reasonLength]++
 	s.PromptTokens += uint64(m.sc.InputTokens)
@@ -96,7 +98,7 @@ func (m *Model) failOnPrefill(p *engine, r *request) {
 		r.pSlot = false
 		p.slotsUsed--
 	}
-	if p.inst.grp.spec.Engine == EngineSGLang {
+	if p.inst.grp.prof.EngineCountsKVFailures {
 		p.stats.TransferFailed++
 	} else {
 		p.stats.kv.Thread(0).RecordFailedTransfer()

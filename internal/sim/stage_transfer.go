@@ -58,32 +58,22 @@ func (m *Model) transferDone(p *engine, th int, r *request) {
 	bytes := m.sc.KVBytesPerRequest
 	dur := time.Duration(m.now - r.xferStart)
 	descs := g.descriptors(m.sc)
-	secs := dur.Seconds()
 
-	// The side whose connector counts the copy records it: FlagCX and SGLang
-	// (Mooncake) on the pushing prefill, NIXL on the pulling decode.
+	// The side whose connector counts the copy records it: FlagCX, Mooncake
+	// and UCX on the pushing prefill, NIXL on the pulling decode.
 	exporter := p
 	if g.spec.Connector == ConnectorNIXL {
 		exporter = d
 	}
 	exporter.stats.kv.Thread(th%exporter.stats.kv.Threads()).RecordTransfer(dur, bytes, descs)
 	exporter.inst.truth.addKV(m.now, bytes)
-	switch g.spec.Engine {
-	case EngineVLLM:
-		es := exporter.stats
-		es.XferTime.observe(secs)
-		es.XferBytes.observe(float64(bytes))
-		es.XferDescs.observe(float64(descs))
-		es.PostTime.observe(0.0005)
-	case EngineSGLang:
+	if g.prof.OnTransfer != nil {
+		g.prof.OnTransfer(exporter.stats, p.stats, Transfer{Bytes: bytes, Duration: dur, Descriptors: descs})
+	}
+	if !g.prof.SplitLegs {
+		// One request spans both engines: the prefill side streams it back
+		// (and its tokenizer counts it) only once the KV has been sent.
 		es := p.stats
-		mb := float64(bytes) / (1 << 20)
-		es.KVMB.observe(mb)
-		es.KVLatencyMs.observe(secs * 1e3)
-		es.KVSpeedGBs.observe(float64(bytes) / 1e9 / secs)
-		es.LastKVMB, es.LastKVMs, es.LastKVGB = mb, secs*1e3, float64(bytes)/1e9/secs
-		// SGLang's prefill streams the request back (and its tokenizer counts
-		// it) only once the KV has been sent.
 		es.Requests++
 		es.PromptTokens += uint64(m.sc.InputTokens)
 		es.GenTokens++

@@ -28,9 +28,10 @@ func (h *Histogram) observeN(v float64, n uint64) {
 	if n == 0 {
 		return
 	}
-	// Bucket i holds v <= bounds[i] (Prometheus "le").
-	i := sort.SearchFloat64s(h.tbl.bounds, v)
-	h.counts[i] += n
+	if h.tbl != nil { // a histogram without buckets keeps sum and count
+		// Bucket i holds v <= bounds[i] (Prometheus "le").
+		h.counts[sort.SearchFloat64s(h.tbl.bounds, v)] += n
+	}
 	h.sum += v * float64(n)
 	h.count += n
 }
@@ -76,7 +77,7 @@ type EngineStats struct {
 	BootstrapFailed uint64
 	TransferFailed  uint64
 
-	// Request histograms (bucket tables depend on the engine).
+	// Request histograms (bucket layouts from the engine's profile).
 	TTFT, ITL, E2E                Histogram
 	QueueTime, PrefillTime        Histogram
 	DecodeTime, InferenceTime     Histogram
@@ -90,30 +91,10 @@ type EngineStats struct {
 	kv *kvstats.Stats
 }
 
-func newEngineStats(engine string, index, threads int, created float64, pid int) *EngineStats {
+func newEngineStats(p *Profile, index, threads int, created float64, pid int) *EngineStats {
 	es := &EngineStats{Index: index, PID: pid, Created: created, kv: kvstats.New(threads)}
-	switch engine {
-	case EngineSGLang:
-		es.TTFT = newHistogram(sglangTTFTBuckets)
-		es.ITL = newHistogram(sglangITLBuckets)
-		es.E2E = newHistogram(sglangE2EBuckets)
-		es.KVMB = newHistogram(sglangKVMBBuckets)
-		es.KVLatencyMs = newHistogram(sglangKVLatencyBuckets)
-		es.KVSpeedGBs = newHistogram(sglangKVSpeedBuckets)
-	default:
-		es.TTFT = newHistogram(vllmTTFTBuckets)
-		es.ITL = newHistogram(vllmITLBuckets)
-		es.E2E = newHistogram(vllmRequestLatencyBuckets)
-		es.QueueTime = newHistogram(vllmRequestLatencyBuckets)
-		es.PrefillTime = newHistogram(vllmRequestLatencyBuckets)
-		es.DecodeTime = newHistogram(vllmRequestLatencyBuckets)
-		es.InferenceTime = newHistogram(vllmRequestLatencyBuckets)
-		es.PromptLen = newHistogram(vllmTokenBuckets)
-		es.GenLen = newHistogram(vllmTokenBuckets)
-		es.XferTime = newHistogram(vllmXferTimeBuckets)
-		es.PostTime = newHistogram(vllmPostTimeBuckets)
-		es.XferBytes = newHistogram(vllmXferBytesBuckets)
-		es.XferDescs = newHistogram(vllmDescriptorBuckets)
+	if p.Histograms != nil {
+		p.Histograms(es)
 	}
 	return es
 }

@@ -15,6 +15,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	ptd "github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/reqtrace"
 )
 
@@ -30,7 +31,7 @@ func trtScenario(t testing.TB) Scenario {
 // trtGroup returns the index of the scenario's TensorRT-LLM group.
 func trtGroup(t testing.TB, sc Scenario) int {
 	for i, g := range sc.Groups {
-		if g.Engine == EngineTRTLLM {
+		if g.Engine == string(ptd.TensorRTLLM) {
 			return i
 		}
 	}
@@ -61,7 +62,7 @@ func TestTRTLLMExpositionMatchesTruth(t *testing.T) {
 			m.AdvanceTo(at)
 			tr := m.TruthAt(at)
 			for _, in := range m.Instances() {
-				if in.Engine != EngineTRTLLM {
+				if in.Engine != string(ptd.TensorRTLLM) {
 					continue
 				}
 				body, f, err := m.Exposition(in.Name, nil)
@@ -71,7 +72,7 @@ func TestTRTLLMExpositionMatchesTruth(t *testing.T) {
 					}
 					continue
 				}
-				if err != nil || f.Engine() != EngineTRTLLM {
+				if err != nil || f != (trtllmFormat{}) {
 					t.Fatalf("%s: %v %v", in.Name, err, f)
 				}
 				fams := parseExpo(t, body)
@@ -192,7 +193,7 @@ func TestTRTLLMIterationStats(t *testing.T) {
 	sums := map[string]*acc{}
 	engines := map[string]int{}
 	for _, in := range m.Instances() {
-		if in.Engine == EngineTRTLLM {
+		if in.Engine == string(ptd.TensorRTLLM) {
 			sums[in.Name] = &acc{alloc: map[int]int64{}}
 			engines[in.Name] = in.Engines
 		}
@@ -351,7 +352,7 @@ func TestTRTLLMOverHTTP(t *testing.T) {
 	clk.Set(testEpoch.Add(30 * time.Second))
 	trt := c.Targets()[:0]
 	for _, tg := range c.Targets() {
-		if tg.Engine == EngineTRTLLM {
+		if tg.Engine == ptd.TensorRTLLM {
 			trt = append(trt, tg)
 			if !strings.HasSuffix(tg.URL, "/prometheus/metrics") {
 				t.Fatalf("TensorRT-LLM target %s", tg.URL)

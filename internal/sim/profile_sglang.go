@@ -2,7 +2,58 @@ package sim
 
 import (
 	"strconv"
+
+	ptd "github.com/ptdmon/ptdmon/internal/engine"
 )
+
+// SGLang with its Mooncake transfer engine: the router sends the request to
+// P and D at once; D pre-allocates the KV before P may prefill (the
+// bootstrap handshake), P pushes the KV and returns the request once it has
+// left, and the engine counts failed transfers and bootstraps itself.
+func init() {
+	RegisterProfile(Profile{
+		Engine:                 ptd.SGLang,
+		Format:                 sglangFormat{},
+		Connectors:             []string{ConnectorMooncake},
+		PreallocFirst:          true,
+		EngineCountsKVFailures: true,
+		Histograms:             sglangHistograms,
+		OnTransfer:             sglangTransfer,
+	})
+}
+
+// sglangHistograms are the bucket layouts of SGLang's
+// observability/metrics_collector.py.
+func sglangHistograms(es *EngineStats) {
+	es.TTFT = newHistogram(sglangTTFTBuckets)
+	es.ITL = newHistogram(sglangITLBuckets)
+	es.E2E = newHistogram(sglangE2EBuckets)
+	es.KVMB = newHistogram(sglangKVMBBuckets)
+	es.KVLatencyMs = newHistogram(sglangKVLatencyBuckets)
+	es.KVSpeedGBs = newHistogram(sglangKVSpeedBuckets)
+}
+
+// Bucket boundaries of SGLang's observability/metrics_collector.py.
+var (
+	sglangTTFTBuckets = newTable(0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400)
+	sglangE2EBuckets  = newTable(0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400, 800)
+	sglangITLBuckets  = newTable(0.002, 0.004, 0.006, 0.008, 0.010, 0.015, 0.020, 0.025, 0.030, 0.035,
+		0.040, 0.060, 0.080, 0.100, 0.200, 0.400, 0.600, 0.800, 1.000, 2.000, 4.000, 6.000, 8.000)
+	sglangKVMBBuckets      = newTable(1, 5, 10, 50, 100, 500, 1000, 5000, 10000)
+	sglangKVLatencyBuckets = newTable(1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000)
+	sglangKVSpeedBuckets   = newTable(0.1, 0.5, 1, 5, 10, 25, 50, 100, 200, 400)
+)
+
+// sglangTransfer: the prefill side observes each request's KV size,
+// latency and speed (and, before 2026, kept the last one in gauges).
+func sglangTransfer(_, prefill *EngineStats, x Transfer) {
+	secs := x.Duration.Seconds()
+	mb := float64(x.Bytes) / (1 << 20)
+	prefill.KVMB.observe(mb)
+	prefill.KVLatencyMs.observe(secs * 1e3)
+	prefill.KVSpeedGBs.observe(float64(x.Bytes) / 1e9 / secs)
+	prefill.LastKVMB, prefill.LastKVMs, prefill.LastKVGB = mb, secs*1e3, float64(x.Bytes)/1e9/secs
+}
 
 // sglangFormat prints what SGLang's /metrics prints: prometheus_client in
 // multiprocess mode (no _created; gauges without multiprocess_mode get a pid
@@ -12,7 +63,6 @@ import (
 // histograms, failure counters) — so a fresh or restarted server lacks them.
 type sglangFormat struct{}
 
-func (sglangFormat) Engine() string      { return EngineSGLang }
 func (sglangFormat) ContentType() string { return textContentType }
 
 type sglGauge struct {

@@ -2,7 +2,75 @@ package sim
 
 import (
 	"strconv"
+
+	ptd "github.com/ptdmon/ptdmon/internal/engine"
 )
+
+// vLLM V1 behind a disaggregation proxy, with FlagCX or NIXL moving the KV:
+// the proxy sends the prefill leg (max_tokens=1) to P, then the request to
+// D, whose connector pulls or receives the KV once it has a slot for it.
+func init() {
+	RegisterProfile(Profile{
+		Engine:            ptd.VLLM,
+		Format:            vllmFormat{},
+		Connectors:        []string{ConnectorFlagCX, ConnectorNIXL},
+		ConnectorRequired: true,
+		SplitLegs:         true,
+		Histograms:        vllmHistograms,
+		OnTransfer:        vllmTransfer,
+	})
+}
+
+// vllmHistograms are the bucket layouts of vLLM's collectors
+// (v1/metrics/loggers.py and the KV connectors' stats).
+func vllmHistograms(es *EngineStats) {
+	es.TTFT = newHistogram(vllmTTFTBuckets)
+	es.ITL = newHistogram(vllmITLBuckets)
+	es.E2E = newHistogram(vllmRequestLatencyBuckets)
+	es.QueueTime = newHistogram(vllmRequestLatencyBuckets)
+	es.PrefillTime = newHistogram(vllmRequestLatencyBuckets)
+	es.DecodeTime = newHistogram(vllmRequestLatencyBuckets)
+	es.InferenceTime = newHistogram(vllmRequestLatencyBuckets)
+	es.PromptLen = newHistogram(vllmTokenBuckets)
+	es.GenLen = newHistogram(vllmTokenBuckets)
+	es.XferTime = newHistogram(vllmXferTimeBuckets)
+	es.PostTime = newHistogram(vllmPostTimeBuckets)
+	es.XferBytes = newHistogram(vllmXferBytesBuckets)
+	es.XferDescs = newHistogram(vllmDescriptorBuckets)
+}
+
+// Bucket boundaries of vLLM's v1/metrics/loggers.py and of its KV
+// connectors' stats (kv_connector nixl/stats.py, FlagCX flagcx_stats.py).
+var (
+	vllmTTFTBuckets = newTable(0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5,
+		0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0)
+	vllmITLBuckets = newTable(0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75,
+		1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0)
+	vllmRequestLatencyBuckets = newTable(0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0,
+		20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0)
+	// build_1_2_5_buckets(max_model_len=131072).
+	vllmTokenBuckets = newTable(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000,
+		20000, 50000, 100000)
+	vllmXferTimeBuckets  = newTable(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 5.0)
+	vllmPostTimeBuckets  = newTable(0.001, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 5.0)
+	vllmXferBytesBuckets = func() *bucketTable { // 2**(10+i) for i in range(1, 25, 2): 2 KiB .. 8 GiB
+		var b []float64
+		for i := 1; i < 25; i += 2 {
+			b = append(b, float64(int64(1)<<(10+i)))
+		}
+		return newTable(b...)
+	}()
+	vllmDescriptorBuckets = newTable(10, 20, 30, 50, 75, 100, 200, 400, 1000, 2000, 4000, 10000, 20000, 50000)
+)
+
+// vllmTransfer: the KV connector's stats observe every copy on the side
+// that counts it.
+func vllmTransfer(exporter, _ *EngineStats, x Transfer) {
+	exporter.XferTime.observe(x.Duration.Seconds())
+	exporter.XferBytes.observe(float64(x.Bytes))
+	exporter.XferDescs.observe(float64(x.Descriptors))
+	exporter.PostTime.observe(0.0005)
+}
 
 // vllmFormat prints what a single-API-server vLLM V1 prints: Python
 // prometheus_client in single-process mode, so every counter and histogram
@@ -11,7 +79,6 @@ import (
 // finished_reason values are pre-created at 0.
 type vllmFormat struct{}
 
-func (vllmFormat) Engine() string      { return EngineVLLM }
 func (vllmFormat) ContentType() string { return textContentType }
 
 type vllmGauge struct {

@@ -1,5 +1,25 @@
 package sim
 
+import ptd "github.com/ptdmon/ptdmon/internal/engine"
+
+// TensorRT-LLM workers behind trtllm-serve disaggregated, with the UCX cache
+// transceiver: the disaggregated server sends the context-only request to a
+// ctx worker and hands it to a gen worker once that answered, as vLLM's
+// proxy does. A worker serves its Prometheus text at /prometheus/metrics
+// and its JSON iteration statistics at /metrics.
+func init() {
+	RegisterProfile(Profile{
+		Engine:         ptd.TensorRTLLM,
+		Format:         trtllmFormat{},
+		Connectors:     []string{ConnectorUCX},
+		MetricsPath:    "/prometheus/metrics",
+		IterationStats: true,
+		SplitLegs:      true,
+		// The simulator gives its histograms vLLM's layouts.
+		Histograms: vllmHistograms,
+	})
+}
+
 // trtllmFormat prints what a trtllm-serve worker serves at
 // /prometheus/metrics (docs/engines.md#tensorrt-llm): prometheus_client in multiprocess
 // mode (no _created; histograms as _sum, buckets, _count), one registry per
@@ -12,7 +32,6 @@ package sim
 // stats at /metrics are in iterstats.go.
 type trtllmFormat struct{}
 
-func (trtllmFormat) Engine() string      { return EngineTRTLLM }
 func (trtllmFormat) ContentType() string { return textContentType }
 
 type trtHist struct {
