@@ -19,7 +19,7 @@ import (
 // engine's name from internal/engine, so an engine registered there plus a
 // profile here can be simulated with no other change.
 type Profile struct {
-	// Engine is the adapter's engine name (ptd.VLLM, …).
+	// Engine is the adapter's engine name (engine.VLLM, …).
 	Engine ptd.Engine
 	// Format writes the engine's Prometheus exposition.
 	Format Format
@@ -80,7 +80,7 @@ var profiles struct {
 }
 
 // RegisterProfile adds an engine's profile. It panics on a bad profile, as
-// ptd.Register does: profiles are registered at init, so a mistake shows
+// engine.Register does: profiles are registered at init, so a mistake shows
 // up in every test.
 func RegisterProfile(p Profile) {
 	if p.Engine == ptd.EngineAuto || p.Format == nil || len(p.Connectors) == 0 {

@@ -14,7 +14,7 @@ import (
 // the simulator; the names and their behaviour belong to the engine
 // package and the profiles (profile.go).
 //
-// Deprecated: use ptd.VLLM, ptd.SGLang and ptd.TensorRTLLM.
+// Deprecated: use engine.VLLM, engine.SGLang and engine.TensorRTLLM.
 const (
 	EngineVLLM   = string(ptd.VLLM)
 	EngineSGLang = string(ptd.SGLang)
