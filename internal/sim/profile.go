@@ -86,6 +86,9 @@ func RegisterProfile(p Profile) {
 	if p.Engine == ptd.EngineAuto || p.Format == nil || len(p.Connectors) == 0 {
 		panic("sim: a profile needs an engine name, a format and at least one connector")
 	}
+	if p.IterationStats && p.metricsPath() == "/metrics" {
+		panic("sim: iteration statistics take /metrics; the exposition needs another MetricsPath")
+	}
 	profiles.Lock()
 	defer profiles.Unlock()
 	if _, dup := profiles.m[p.Engine]; dup {
