@@ -46,7 +46,7 @@ type Options struct {
 
 func (o *Options) defaults() {
 	if o.Window <= 0 {
-		o.Window = 5 * time.Second
+		o.Window = ledger.DefaultWindow
 	}
 	if o.MinQueue <= 0 {
 		o.MinQueue = 1

@@ -47,6 +47,10 @@ type KVRequest struct {
 	Detail any `json:"detail,omitempty"`
 }
 
+// DefaultWindow is W, the span of the windowed rates, unless configured
+// (docs/design.md#instant-and-windowed-rates).
+const DefaultWindow = 5 * time.Second
+
 // KVRequestUnset is the source of a B_request that is not set.
 const KVRequestUnset = "unset"
 
@@ -55,7 +59,7 @@ func (c *Config) defaults() {
 		c.Interval = time.Second
 	}
 	if c.Window <= 0 {
-		c.Window = 5 * time.Second
+		c.Window = DefaultWindow
 	}
 	if c.StaleAfter <= 0 {
 		c.StaleAfter = 2*c.Interval + time.Second
