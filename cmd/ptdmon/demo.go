@@ -10,7 +10,6 @@ import (
 	"github.com/ptdmon/ptdmon/internal/cli"
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
-	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/service"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
@@ -67,7 +66,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 			cfg.Listen = "127.0.0.1:0"
 		}
 		return service.Run(ctx, cfg, service.Options{
-			KVRequest: ledger.KVRequest{Bytes: float64(cluster.BytesPerRequest()), Source: kvsize.SourceSimulator},
+			KVRequest: kvsize.Request{Bytes: cluster.BytesPerRequest(), Source: kvsize.SourceSimulator},
 			Logger:    log,
 			Ready: func(addr string) {
 				fmt.Fprintf(stdout, "ptdmon demo: open http://%s/\n", addr)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
-	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 )
 
 // TestVerdictTimeline checks /api/v1/series' verdict spans against the
@@ -16,7 +16,7 @@ import (
 // that the spans tile the points without gaps.
 func TestVerdictTimeline(t *testing.T) {
 	l, _ := cluster16(t, 60)
-	s := &Server{Ledger: withKV(l, ledger.KVRequest{Bytes: bReq, Source: "flag"})}
+	s := &Server{Ledger: withKV(l, kvsize.Request{Bytes: bReq, Source: "flag"})}
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	for _, format := range []string{"full", "compact"} {

@@ -27,7 +27,7 @@ func (s *Server) diagnoseConfig(cfg ledger.Config) diagnose.Config {
 		d.Window = cfg.Window
 	}
 	if d.BytesPerRequest <= 0 {
-		d.BytesPerRequest = cfg.KVRequest.Bytes
+		d.BytesPerRequest = float64(cfg.KVRequest.Bytes)
 	}
 	return d
 }

@@ -132,7 +132,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	cfg := c.Ledger.Config()
 	if cfg.KVRequest.Bytes > 0 {
-		ch <- prometheus.MustNewConstMetric(kvReqDesc, prometheus.GaugeValue, cfg.KVRequest.Bytes)
+		ch <- prometheus.MustNewConstMetric(kvReqDesc, prometheus.GaugeValue, float64(cfg.KVRequest.Bytes))
 	}
 	p, ok := c.Ledger.Latest()
 	if !ok {
