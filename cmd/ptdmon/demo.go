@@ -30,7 +30,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		file     = fs.String("scenario-file", "", "YAML scenario (overrides -scenario; see docs/sim.md)")
 		seed     = fs.Int64("seed", 1, "random seed of the simulated traffic")
 		interval = fs.Duration("interval", time.Second, "scrape interval")
-		window   = fs.Duration("window", 5*time.Second, "window W of the windowed rates")
+		window   = fs.Duration("window", config.DefaultWindow, "window W of the windowed rates")
 		duration = fs.Duration("duration", 0, "stop after this long (0 = until interrupted)")
 	)
 	applyAdvice := adviceFlags(fs)
