@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/config"
-	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/service"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
@@ -51,7 +51,7 @@ func runPtdmon(t *testing.T, ctx context.Context, cfg *config.Config, bytesPerRe
 	go func() {
 		defer wg.Done()
 		err := service.Run(sctx, cfg, service.Options{
-			KVRequest: ledger.KVRequest{Bytes: float64(bytesPerReq), Source: "simulator"},
+			KVRequest: kvsize.Request{Bytes: bytesPerReq, Source: "simulator"},
 			Logger:    quietLog(),
 			Ready:     func(addr string) { ready <- addr },
 		})

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/gen"
-	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/service"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
@@ -126,7 +126,7 @@ func TestPrometheusBothPaths(t *testing.T) {
 	go func() {
 		defer svcWG.Done()
 		err := service.Run(svcCtx, cfg, service.Options{
-			KVRequest: ledger.KVRequest{Bytes: float64(bytesPerReq), Source: "simulator"},
+			KVRequest: kvsize.Request{Bytes: bytesPerReq, Source: "simulator"},
 			Logger:    quietLog(),
 			Ready:     func(addr string) { ready <- addr },
 		})

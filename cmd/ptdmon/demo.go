@@ -10,7 +10,6 @@ import (
 	"github.com/ptdmon/ptdmon/internal/cli"
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
-	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/service"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
@@ -31,7 +30,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		file     = fs.String("scenario-file", "", "YAML scenario (overrides -scenario; see docs/sim.md)")
 		seed     = fs.Int64("seed", 1, "random seed of the simulated traffic")
 		interval = fs.Duration("interval", time.Second, "scrape interval")
-		window   = fs.Duration("window", 5*time.Second, "window W of the windowed rates")
+		window   = fs.Duration("window", config.DefaultWindow, "window W of the windowed rates")
 		duration = fs.Duration("duration", 0, "stop after this long (0 = until interrupted)")
 	)
 	applyAdvice := adviceFlags(fs)
@@ -67,7 +66,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 			cfg.Listen = "127.0.0.1:0"
 		}
 		return service.Run(ctx, cfg, service.Options{
-			KVRequest: ledger.KVRequest{Bytes: float64(cluster.BytesPerRequest()), Source: kvsize.SourceSimulator},
+			KVRequest: kvsize.Request{Bytes: cluster.BytesPerRequest(), Source: kvsize.SourceSimulator},
 			Logger:    log,
 			Ready: func(addr string) {
 				fmt.Fprintf(stdout, "ptdmon demo: open http://%s/\n", addr)

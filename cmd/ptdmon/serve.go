@@ -12,7 +12,6 @@ import (
 	"github.com/ptdmon/ptdmon/internal/cli"
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
-	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/service"
 )
 
@@ -154,18 +153,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 
 // bRequest settles B_request from the configuration; source says who gave
 // kv_bytes_per_request when it is set.
-func bRequest(cfg *config.Config, source string) (ledger.KVRequest, error) {
-	r, err := kvsize.Resolve(cfg.KVBytesPerRequest, source, cfg.Model.Config, kvsize.Options{
+func bRequest(cfg *config.Config, source string) (kvsize.Request, error) {
+	return kvsize.Resolve(cfg.KVBytesPerRequest, source, cfg.Model.Config, kvsize.Options{
 		SeqLen: cfg.Model.SeqLen, KVDtype: cfg.Model.KVDtype, TP: cfg.Model.TP, WindowMode: cfg.Model.WindowMode,
 	})
-	if err != nil {
-		return ledger.KVRequest{}, err
-	}
-	kv := ledger.KVRequest{Bytes: float64(r.Bytes), Source: r.Source}
-	if r.Detail != nil {
-		kv.Detail = *r.Detail
-	}
-	return kv, nil
 }
 
 // adviceFlags defines the SLO thresholds and the headroom of the advice;

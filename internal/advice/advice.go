@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/stage"
 )
 
 // DefaultHeadroom leaves a fifth of every stage's capacity unused.
@@ -120,7 +121,7 @@ func slope(xs, ys []float64) float64 {
 
 // StageAdvice is the instance count of one stage.
 type StageAdvice struct {
-	Stage string `json:"stage"`
+	Stage stage.Stage `json:"stage"`
 	// Instances is the smallest count whose learned capacity carries the
 	// target at the headroom.
 	Instances ledger.Num `json:"instances"`
@@ -170,8 +171,8 @@ type Advice struct {
 	RatioBound string `json:"pd_bound,omitempty"`
 	// Short lists the stages whose current capacity is below the target
 	// at the headroom.
-	Short      []string   `json:"short,omitempty"`
-	Capacities []Capacity `json:"capacities"`
+	Short      []stage.Stage `json:"short,omitempty"`
+	Capacities []Capacity    `json:"capacities"`
 }
 
 // MarshalJSON adds the reasons of absent values.
@@ -200,7 +201,7 @@ func Advise(caps []Capacity, d Demand, headroom float64) (Advice, error) {
 		}
 	}
 	if a.KV.Links.OK() && a.KV.Links.V > float64(a.KV.Current) {
-		a.Short = append(a.Short, StageKV)
+		a.Short = append(a.Short, stage.KV)
 	}
 	switch {
 	case a.Prefill.Instances.OK() && a.Decode.Instances.OK():
@@ -238,7 +239,7 @@ func sizeStage(c Capacity, target ledger.Num, h float64) StageAdvice {
 		s.Instances = ledger.Absent(c.PerInstance.Why)
 		s.Utilisation = s.Instances
 	case c.PerInstance.V <= 0:
-		s.Instances = ledger.Absent(c.Stage + " sustained no requests while saturated")
+		s.Instances = ledger.Absent(string(c.Stage) + " sustained no requests while saturated")
 		s.Utilisation = s.Instances
 	default:
 		n := need(target.V, c.PerInstance.V, h)

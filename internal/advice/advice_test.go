@@ -10,6 +10,7 @@ import (
 	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/stage"
 )
 
 // Below saturation nothing is learned: every capacity is absent with the
@@ -31,7 +32,7 @@ func learnsNothing(t *testing.T, name string) {
 	pts, _ := run(t, sc, 1, 150*time.Second)
 	caps := Learn(pts, Options{})
 	for _, c := range caps {
-		if c.PerInstance.OK() || !strings.Contains(c.PerInstance.Why, "not known until "+c.Stage+" saturates") {
+		if c.PerInstance.OK() || !strings.Contains(c.PerInstance.Why, "not known until "+string(c.Stage)+" saturates") {
 			t.Errorf("%s: %v, want absent until it saturates", c.Stage, c.PerInstance)
 		}
 		if !c.AtLeast.OK() || c.AtLeast.V <= 0 || c.AtLeast.V > trueCapacity(t, sc, c.Stage)*1.1 {
@@ -61,14 +62,14 @@ func learnsNothing(t *testing.T, name string) {
 }
 
 func TestAdviseMath(t *testing.T) {
-	cap := func(stage string, per float64, n int) Capacity {
-		c := Capacity{Stage: stage, Instances: n, PerInstance: ledger.Val(per), AtLeast: ledger.Absent("x")}
-		if stage == StageKV {
+	cap := func(which stage.Stage, per float64, n int) Capacity {
+		c := Capacity{Stage: which, Instances: n, PerInstance: ledger.Val(per), AtLeast: ledger.Absent("x")}
+		if which == stage.KV {
 			c.Bytes = ledger.Val(per * 1e9)
 		}
 		return c
 	}
-	caps := []Capacity{cap(StagePrefill, 3, 2), cap(StageKV, 8, 2), cap(StageDecode, 5, 2)}
+	caps := []Capacity{cap(stage.Prefill, 3, 2), cap(stage.KV, 8, 2), cap(stage.Decode, 5, 2)}
 	f := func(rate, headroom, wantP, wantD, wantLinks float64, short string) {
 		t.Helper()
 		d := Demand{Target: ledger.Val(rate), BytesPerRequest: ledger.Val(1e9)}
@@ -79,7 +80,11 @@ func TestAdviseMath(t *testing.T) {
 		if a.Prefill.Instances.V != wantP || a.Decode.Instances.V != wantD || a.KV.Links.V != wantLinks {
 			t.Errorf("%g req/s at %g: P %v D %v links %v, want %g %g %g", rate, headroom, a.Prefill.Instances, a.Decode.Instances, a.KV.Links, wantP, wantD, wantLinks)
 		}
-		if got := strings.Join(a.Short, ","); got != short {
+		var got []string
+		for _, s := range a.Short {
+			got = append(got, string(s))
+		}
+		if got := strings.Join(got, ","); got != short {
 			t.Errorf("%g req/s: short %q, want %q", rate, got, short)
 		}
 		if want := rate * 1e9 / (1 - headroom); math.Abs(a.KV.BytesPerSecond.V-want) > 1e-6*want {
@@ -93,7 +98,7 @@ func TestAdviseMath(t *testing.T) {
 	f(20, 0.2, 9, 5, 4, "prefill,decode,kv") // 20/6.4 → 4 links
 	// Decode unknown, bounded by what it carried: the ratio is bounded.
 	half := append([]Capacity(nil), caps...)
-	half[2] = Capacity{Stage: StageDecode, Instances: 2, PerInstance: ledger.Absent("not known"), AtLeast: ledger.Val(2)}
+	half[2] = Capacity{Stage: stage.Decode, Instances: 2, PerInstance: ledger.Absent("not known"), AtLeast: ledger.Val(2)}
 	a, err := Advise(half, Demand{Target: ledger.Val(6), BytesPerRequest: ledger.Val(1e9)}, 0.2)
 	if err != nil {
 		t.Fatal(err)

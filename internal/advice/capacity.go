@@ -11,13 +11,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/ledger"
-)
-
-// Stage names, as in the exported metrics' stage label.
-const (
-	StagePrefill = "prefill"
-	StageKV      = "kv"
-	StageDecode  = "decode"
+	"github.com/ptdmon/ptdmon/internal/stage"
 )
 
 // Options are the thresholds of the saturation test.
@@ -46,7 +40,7 @@ type Options struct {
 
 func (o *Options) defaults() {
 	if o.Window <= 0 {
-		o.Window = 5 * time.Second
+		o.Window = ledger.DefaultWindow
 	}
 	if o.MinQueue <= 0 {
 		o.MinQueue = 1
@@ -67,7 +61,7 @@ func (o *Options) defaults() {
 
 // Capacity is what one stage was seen to sustain while saturated.
 type Capacity struct {
-	Stage string `json:"stage"`
+	Stage stage.Stage `json:"stage"`
 	// PerInstance is requests/s of one instance (for kv: one link, an
 	// instance whose connector moved bytes) at saturation: the mean over
 	// saturated windows.
@@ -366,8 +360,6 @@ func kvLinks(p ledger.Point) int {
 	return n
 }
 
-var stageNames = [3]string{StagePrefill, StageKV, StageDecode}
-
 // Capacities returns what is known so far of each stage: prefill, kv, decode.
 func (l *Learner) Capacities() []Capacity {
 	out := make([]Capacity, 3)
@@ -380,7 +372,7 @@ func (l *Learner) Capacities() []Capacity {
 func (l *Learner) capacity(i int) Capacity {
 	s := &l.st[i]
 	c := Capacity{
-		Stage: stageNames[i], Samples: s.rate.n, Saturated: s.saturated.Seconds(),
+		Stage: stage.All[i], Samples: s.rate.n, Saturated: s.saturated.Seconds(),
 		From: s.from, To: s.to, Instances: s.instances,
 	}
 	if s.seenRate {
@@ -390,7 +382,7 @@ func (l *Learner) capacity(i int) Capacity {
 	}
 	if s.rate.n < l.opts.MinSamples {
 		why := fmt.Sprintf("not known until %s saturates: %d of %d saturated windows of %gs so far",
-			stageNames[i], s.rate.n, l.opts.MinSamples, l.opts.Window.Seconds())
+			stage.All[i], s.rate.n, l.opts.MinSamples, l.opts.Window.Seconds())
 		c.PerInstance, c.StdErr, c.Total, c.Tokens, c.Bytes = ledger.Absent(why), ledger.Absent(why), ledger.Absent(why), ledger.Absent(why), ledger.Absent(why)
 		c.Evidence = "never saturated long enough; " + saturationRule(i, l.opts)
 		return c
@@ -400,12 +392,12 @@ func (l *Learner) capacity(i int) Capacity {
 	if s.instances > 0 {
 		c.Total = ledger.Val(s.rate.mean * float64(s.instances))
 	} else {
-		c.Total = ledger.Absent("no " + stageNames[i] + " instance up now")
+		c.Total = ledger.Absent("no " + string(stage.All[i]) + " instance up now")
 	}
-	c.Tokens = meanOr(s.tokens, stageNames[i]+" token rate not exported")
+	c.Tokens = meanOr(s.tokens, string(stage.All[i])+" token rate not exported")
 	c.Bytes = meanOr(s.bytes, "no KV byte rate")
 	if i != 1 {
-		c.Bytes = ledger.Absent(stageNames[i] + " moves no KV bytes")
+		c.Bytes = ledger.Absent(string(stage.All[i]) + " moves no KV bytes")
 	}
 	if i == 1 {
 		c.Tokens = ledger.Absent("kv moves no tokens")

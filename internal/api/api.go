@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/metrics"
 	"github.com/ptdmon/ptdmon/internal/slo"
@@ -95,7 +96,7 @@ type Snapshot struct {
 	Time      time.Time             `json:"time"`
 	Interval  float64               `json:"interval_seconds"`
 	Window    float64               `json:"window_seconds"`
-	KVRequest ledger.KVRequest      `json:"kv_request_bytes"`
+	KVRequest kvsize.Request        `json:"kv_request_bytes"`
 	Point     *ledger.Point         `json:"point"`
 	Verdict   *diagnose.Verdict     `json:"verdict"`
 	Targets   []ledger.TargetStatus `json:"targets"`

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/scrape"
 )
@@ -25,7 +26,7 @@ const bReq = 1 << 30
 // the points have every kind of value and absence a real deployment has.
 func cluster16(t *testing.T, n int) (*ledger.Ledger, time.Time) {
 	t.Helper()
-	l := ledger.New(ledger.Config{KVRequest: ledger.KVRequest{Bytes: bReq}, Window: 5 * time.Second})
+	l := ledger.New(ledger.Config{KVRequest: kvsize.Request{Bytes: bReq}, Window: 5 * time.Second})
 	var infos []engine.Target
 	for _, eng := range []engine.Engine{engine.VLLM, engine.SGLang} {
 		for _, role := range []engine.Role{engine.Prefill, engine.Decode} {
@@ -80,7 +81,7 @@ func observe(in engine.Target, j int, el float64) *engine.Observation {
 
 func TestStreamEventUnder4KiB(t *testing.T) {
 	l, _ := cluster16(t, 40)
-	s := &Server{Ledger: withKV(l, ledger.KVRequest{Bytes: bReq, Source: "flag"})}
+	s := &Server{Ledger: withKV(l, kvsize.Request{Bytes: bReq, Source: "flag"})}
 	p, _ := l.Latest()
 	if len(p.Instances) != 16 {
 		t.Fatalf("%d instances, want 16", len(p.Instances))
@@ -142,7 +143,7 @@ func TestStreamEventUnder4KiB(t *testing.T) {
 
 func TestAPI(t *testing.T) {
 	l, _ := cluster16(t, 40)
-	srv := httptest.NewServer((&Server{Ledger: withKV(l, ledger.KVRequest{Bytes: bReq, Source: "flag"})}).Handler())
+	srv := httptest.NewServer((&Server{Ledger: withKV(l, kvsize.Request{Bytes: bReq, Source: "flag"})}).Handler())
 	defer srv.Close()
 
 	var snap struct {
@@ -309,7 +310,7 @@ func TestSeriesWeight(t *testing.T) {
 }
 
 // withKV sets B_request on the ledger, its one owner, and returns it.
-func withKV(l *ledger.Ledger, k ledger.KVRequest) *ledger.Ledger {
+func withKV(l *ledger.Ledger, k kvsize.Request) *ledger.Ledger {
 	l.SetKVRequest(k)
 	return l
 }

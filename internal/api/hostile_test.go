@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
@@ -35,7 +36,7 @@ func getBody(t *testing.T, url string) (int, string) {
 
 // A target at +Inf: every endpoint still answers a complete document.
 func TestInfiniteValuesKeepTheAPIWhole(t *testing.T) {
-	l := ledger.New(ledger.Config{KVRequest: ledger.KVRequest{Bytes: bReq}, Window: 5 * time.Second})
+	l := ledger.New(ledger.Config{KVRequest: kvsize.Request{Bytes: bReq}, Window: 5 * time.Second})
 	l.SetTargets([]engine.Target{{Name: "p0", Role: engine.Prefill, Engine: engine.VLLM}, {Name: "p1", Role: engine.Prefill, Engine: engine.VLLM}})
 	start := time.Now().Add(-10 * time.Second)
 	for k := range 10 {
@@ -74,7 +75,7 @@ func TestInfiniteValuesKeepTheAPIWhole(t *testing.T) {
 func TestEncodeErrorsAreAnsweredAndLogged(t *testing.T) {
 	l, _ := cluster16(t, 3)
 	var logged bytes.Buffer
-	s := &Server{Ledger: withKV(l, ledger.KVRequest{Bytes: bReq, Source: "flag", Detail: math.NaN()}), Logger: slog.New(slog.NewTextHandler(&logged, nil))}
+	s := &Server{Ledger: withKV(l, kvsize.Request{Bytes: bReq, Source: "flag", Detail: &kvsize.Result{TPWireFactor: math.NaN()}}), Logger: slog.New(slog.NewTextHandler(&logged, nil))}
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	code, b := getBody(t, srv.URL+"/api/v1/snapshot")

@@ -14,18 +14,18 @@ import (
 type VerdictSpan struct {
 	From     time.Time      `json:"from"` // first point of the run
 	To       time.Time      `json:"to"`   // last point of the run
-	Stage    diagnose.Stage `json:"stage"`
+	Class    diagnose.Class `json:"stage"`
 	Headline string         `json:"headline"`
-	// Groups is each group's stage where groups disagree, e.g.
+	// Groups is each group's class where groups disagree, e.g.
 	// {"vllm": "prefill", "sglang": "kv"}.
-	Groups map[string]diagnose.Stage `json:"groups,omitempty"`
+	Groups map[string]diagnose.Class `json:"groups,omitempty"`
 }
 
 // pastVerdict is what the timeline keeps of one point's verdict.
 type pastVerdict struct {
-	stage    diagnose.Stage
+	class    diagnose.Class
 	headline string
-	groups   map[string]diagnose.Stage
+	groups   map[string]diagnose.Class
 }
 
 // timelineCache remembers the verdict of every point it has seen, so a
@@ -44,11 +44,11 @@ func (c *timelineCache) get(t time.Time) (pastVerdict, bool) {
 }
 
 func (c *timelineCache) put(t time.Time, v *diagnose.Verdict) {
-	pv := pastVerdict{stage: v.Stage, headline: v.Headline}
-	if v.Stage == diagnose.Mixed {
-		pv.groups = make(map[string]diagnose.Stage, len(v.Groups))
+	pv := pastVerdict{class: v.Class, headline: v.Headline}
+	if v.Class == diagnose.Mixed {
+		pv.groups = make(map[string]diagnose.Class, len(v.Groups))
 		for _, g := range v.Groups {
-			pv.groups[g.Group] = g.Stage
+			pv.groups[g.Group] = g.Class
 		}
 	}
 	c.mu.Lock()
@@ -105,16 +105,16 @@ func (s *Server) timeline(pts []ledger.Point) []VerdictSpan {
 			c.put(t, &v)
 			pv, _ = c.get(t)
 		}
-		if n := len(out); n > 0 && out[n-1].Stage == pv.stage && sameGroups(out[n-1].Groups, pv.groups) {
+		if n := len(out); n > 0 && out[n-1].Class == pv.class && sameGroups(out[n-1].Groups, pv.groups) {
 			out[n-1].To = t
 			continue
 		}
-		out = append(out, VerdictSpan{From: t, To: t, Stage: pv.stage, Headline: pv.headline, Groups: pv.groups})
+		out = append(out, VerdictSpan{From: t, To: t, Class: pv.class, Headline: pv.headline, Groups: pv.groups})
 	}
 	return out
 }
 
-func sameGroups(a, b map[string]diagnose.Stage) bool {
+func sameGroups(a, b map[string]diagnose.Class) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
-	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 )
 
 // TestVerdictTimeline checks /api/v1/series' verdict spans against the
@@ -16,7 +16,7 @@ import (
 // that the spans tile the points without gaps.
 func TestVerdictTimeline(t *testing.T) {
 	l, _ := cluster16(t, 60)
-	s := &Server{Ledger: withKV(l, ledger.KVRequest{Bytes: bReq, Source: "flag"})}
+	s := &Server{Ledger: withKV(l, kvsize.Request{Bytes: bReq, Source: "flag"})}
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	for _, format := range []string{"full", "compact"} {
@@ -39,7 +39,7 @@ func TestVerdictTimeline(t *testing.T) {
 		}
 		cfg := s.diagnoseConfig(l.Config())
 		k := 0
-		stages := map[diagnose.Stage]bool{}
+		stages := map[diagnose.Class]bool{}
 		for _, p := range pts {
 			for k < len(body.Verdicts) && body.Verdicts[k].To.Before(p.Time) {
 				k++
@@ -51,8 +51,8 @@ func TestVerdictTimeline(t *testing.T) {
 			for len(win) > 0 && win[len(win)-1].Time.After(p.Time) {
 				win = win[:len(win)-1]
 			}
-			want := diagnose.Diagnose(win, cfg).Stage
-			if got := body.Verdicts[k].Stage; got != want {
+			want := diagnose.Diagnose(win, cfg).Class
+			if got := body.Verdicts[k].Class; got != want {
 				t.Errorf("%s: at %s the timeline says %s, diagnosing the window says %s", format, p.Time, got, want)
 			}
 			stages[want] = true
@@ -61,8 +61,8 @@ func TestVerdictTimeline(t *testing.T) {
 			t.Errorf("%s: the timeline should start with too little data and then reach a verdict: %v", format, stages)
 		}
 		for i := 1; i < len(body.Verdicts); i++ {
-			if body.Verdicts[i].Stage == body.Verdicts[i-1].Stage && body.Verdicts[i].Stage != diagnose.Mixed {
-				t.Errorf("%s: spans %d and %d have the same stage %s; they should be one", format, i-1, i, body.Verdicts[i].Stage)
+			if body.Verdicts[i].Class == body.Verdicts[i-1].Class && body.Verdicts[i].Class != diagnose.Mixed {
+				t.Errorf("%s: spans %d and %d have the same stage %s; they should be one", format, i-1, i, body.Verdicts[i].Class)
 			}
 		}
 	}

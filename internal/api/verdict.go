@@ -27,7 +27,7 @@ func (s *Server) diagnoseConfig(cfg ledger.Config) diagnose.Config {
 		d.Window = cfg.Window
 	}
 	if d.BytesPerRequest <= 0 {
-		d.BytesPerRequest = cfg.KVRequest.Bytes
+		d.BytesPerRequest = float64(cfg.KVRequest.Bytes)
 	}
 	return d
 }
@@ -64,7 +64,7 @@ func (s *Server) verdictAt(t time.Time) *diagnose.Verdict {
 // stage is the verdict's class now, for the ptd_bottleneck_stage metric.
 func (s *Server) stage() string {
 	if v := s.verdictAt(time.Time{}); v != nil {
-		return string(v.Stage)
+		return string(v.Class)
 	}
 	return string(diagnose.Insufficient)
 }

@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/scrape"
 	"github.com/ptdmon/ptdmon/internal/slo"
 )
@@ -134,7 +135,7 @@ func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
 const (
 	DefaultListen   = "127.0.0.1:9433"
 	DefaultInterval = time.Second
-	DefaultWindow   = 5 * time.Second
+	DefaultWindow   = ledger.DefaultWindow
 	DefaultHistory  = time.Hour
 )
 

@@ -30,7 +30,7 @@ func BenchmarkDiagnose(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if v := diagnose.Diagnose(pts, cfg); v.Stage == diagnose.Insufficient {
+		if v := diagnose.Diagnose(pts, cfg); v.Class == diagnose.Insufficient {
 			b.Fatal(v.Evidence)
 		}
 	}
@@ -66,7 +66,7 @@ func BenchmarkDiagnose5000(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if v := diagnose.Diagnose(pts, cfg); v.Stage == diagnose.Insufficient {
+		if v := diagnose.Diagnose(pts, cfg); v.Class == diagnose.Insufficient {
 			b.Fatal(v.Evidence)
 		}
 	}

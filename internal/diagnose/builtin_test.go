@@ -27,11 +27,11 @@ func TestBuiltinScenarios(t *testing.T) {
 				duration: 120 * time.Second, warmUp: 45 * time.Second, every: 5 * time.Second}
 			r.check = func(cp checkpoint) {
 				n++
-				if cp.verdict.Stage == want {
+				if cp.verdict.Class == want {
 					ok++
 					return
 				}
-				t.Logf("%v: %s %q %q", cp.at, cp.verdict.Stage, cp.verdict.Evidence, cp.verdict.Notes)
+				t.Logf("%v: %s %q %q", cp.at, cp.verdict.Class, cp.verdict.Evidence, cp.verdict.Notes)
 			}
 			if err := r.do(); err != nil {
 				t.Fatal(err)

@@ -28,14 +28,14 @@ func TestVerdictOnOtherClusters(t *testing.T) {
 		name    string
 		sc      func() sim.Scenario
 		iter    bool
-		want    diagnose.Stage
+		want    diagnose.Class
 		restart bool
 	}{
 		{"vLLM NIXL with one small, slow decode instance", func() sim.Scenario {
 			x := g("vllm", sim.EngineVLLM, sim.ConnectorNIXL, 1.6, 1, 1)
 			x.Decode.MaxBatch, x.Decode.StepTime = 8, 40*time.Millisecond
 			return base("slow-decode", x)
-		}, false, diagnose.Decode, false},
+		}, false, diagnose.DecodeBound, false},
 		{"vLLM FlagCX, SGLang and TensorRT-LLM all under capacity", func() sim.Scenario {
 			a := g("vllm", sim.EngineVLLM, sim.ConnectorFlagCX, 4, 2, 2)
 			b := g("sglang", sim.EngineSGLang, "", 2.5, 1, 1)
@@ -49,23 +49,23 @@ func TestVerdictOnOtherClusters(t *testing.T) {
 			sc := base("kv-restart", a)
 			sc.Restarts = []sim.Restart{{Instance: "vllm-p0", At: 35 * time.Second, Down: 4 * time.Second}}
 			return sc
-		}, false, diagnose.KV, true},
+		}, false, diagnose.KVBound, true},
 		{"FlagCX with DP 2 and slow links", func() sim.Scenario {
 			a := g("vllm", sim.EngineVLLM, sim.ConnectorFlagCX, 5, 1, 2)
 			a.Prefill.DP = 2
 			a.Transfer.BandwidthBytesPerSec = 1.2 * float64(1<<30)
 			return base("dp2-slow-links", a)
-		}, false, diagnose.KV, false},
+		}, false, diagnose.KVBound, false},
 		{"SGLang prefill-limited", func() sim.Scenario {
 			a := g("sglang", sim.EngineSGLang, "", 5, 1, 2)
 			return base("sglang-prefill", a)
-		}, false, diagnose.Prefill, false},
+		}, false, diagnose.PrefillBound, false},
 		{"TensorRT-LLM with iteration stats, decode-limited, beside a balanced SGLang group", func() sim.Scenario {
 			a := g("trt", sim.EngineTRTLLM, "", 3, 1, 1)
 			a.Decode.MaxBatch = 16
 			b := g("sglang", sim.EngineSGLang, "", 2, 1, 1)
 			return base("trt-decode", a, b)
-		}, true, diagnose.Decode, false},
+		}, true, diagnose.DecodeBound, false},
 	}
 	for i, tc := range cases {
 		if raceDetector && i%3 != 0 {
@@ -83,11 +83,11 @@ func TestVerdictOnOtherClusters(t *testing.T) {
 				warmUp: 50 * time.Second, every: 5 * time.Second}
 			r.check = func(cp checkpoint) {
 				n++
-				if cp.verdict.Stage == tc.want {
+				if cp.verdict.Class == tc.want {
 					ok++
 					return
 				}
-				t.Logf("%v: %s %q %q", cp.at, cp.verdict.Stage, cp.verdict.Evidence, cp.verdict.Notes)
+				t.Logf("%v: %s %q %q", cp.at, cp.verdict.Class, cp.verdict.Evidence, cp.verdict.Notes)
 			}
 			if err := r.do(); err != nil {
 				t.Fatal(err)
@@ -101,12 +101,12 @@ func TestVerdictOnOtherClusters(t *testing.T) {
 
 // verdictStage maps the load model's deployment bottleneck onto a verdict
 // class.
-func verdictStage(b string) diagnose.Stage {
+func verdictStage(b string) diagnose.Class {
 	switch b {
 	case sim.StageNone:
 		return diagnose.Balanced
 	case sim.Mixed:
 		return diagnose.Mixed
 	}
-	return diagnose.Stage(b)
+	return diagnose.Class(b)
 }

@@ -10,28 +10,31 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/stage"
 )
 
-// Stage is the verdict's class.
-type Stage string
+// Class is what a verdict says: which stage limits the deployment, or why
+// no one stage is named. A class that names a stage has the stage's name
+// (package stage); the API and the exported metrics write it under "stage".
+type Class string
 
-// The verdict classes, upstream to downstream.
+// The verdict classes; the bound ones upstream to downstream.
 const (
-	Insufficient Stage = "insufficient" // not enough data to say
-	Balanced     Stage = "balanced"
-	Prefill      Stage = "prefill"
-	KV           Stage = "kv"
-	Admission    Stage = "admission" // decode pre-allocation (SGLang bootstrap/prealloc)
-	Decode       Stage = "decode"
-	Mixed        Stage = "mixed" // groups are limited by different stages
+	Insufficient   Class = "insufficient" // not enough data to say
+	Balanced       Class = "balanced"
+	PrefillBound         = Class(stage.Prefill)
+	KVBound              = Class(stage.KV)
+	AdmissionBound Class = "admission" // decode pre-allocation (SGLang bootstrap/prealloc), a part of decode
+	DecodeBound          = Class(stage.Decode)
+	Mixed          Class = "mixed" // groups are limited by different stages
 )
 
-// Stages lists every class, for exporters that want a stable set.
-var Stages = []Stage{Insufficient, Balanced, Prefill, KV, Admission, Decode, Mixed}
+// Classes lists every class, for exporters that want a stable set.
+var Classes = []Class{Insufficient, Balanced, PrefillBound, KVBound, AdmissionBound, DecodeBound, Mixed}
 
 // Verdict is the diagnosis at the newest point.
 type Verdict struct {
-	Stage    Stage    `json:"stage"`
+	Class    Class    `json:"stage"`
 	Headline string   `json:"headline"`
 	Evidence []string `json:"evidence,omitempty"`
 	// Notes are caveats: inputs that were absent, stages running partial.
@@ -125,16 +128,16 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Headline returns the one-line name of a stage's verdict.
-func Headline(s Stage) string {
-	switch s {
-	case Prefill:
+// Headline returns the one-line name of a verdict's class.
+func Headline(c Class) string {
+	switch c {
+	case PrefillBound:
 		return "Prefill-bound"
-	case KV:
+	case KVBound:
 		return "KV-transfer-bound"
-	case Admission:
+	case AdmissionBound:
 		return "Decode admission (pre-allocation) bound"
-	case Decode:
+	case DecodeBound:
 		return "Decode-bound"
 	case Balanced:
 		return "Balanced: no stage is limiting"
@@ -154,7 +157,7 @@ func Headline(s Stage) string {
 func Diagnose(pts []ledger.Point, cfg Config) Verdict {
 	cfg = cfg.withDefaults()
 	if len(pts) == 0 {
-		return Verdict{Stage: Insufficient, Headline: Headline(Insufficient), Evidence: []string{"no points yet"}}
+		return Verdict{Class: Insufficient, Headline: Headline(Insufficient), Evidence: []string{"no points yet"}}
 	}
 	newest := pts[len(pts)-1].Time
 	first := len(pts) - 1
@@ -176,7 +179,7 @@ func Diagnose(pts []ledger.Point, cfg Config) Verdict {
 		}
 		last := gw[len(gw)-1]
 		groups = append(groups, GroupVerdict{
-			Group: name, Stage: v.Stage, Headline: v.Headline, Evidence: v.Evidence, Notes: v.Notes,
+			Group: name, Class: v.Class, Headline: v.Headline, Evidence: v.Evidence, Notes: v.Notes,
 			Prefill: last.Prefill.Instances, Decode: last.Decode.Instances, KV: last.KV.Instances,
 			HasKV: last.KV.Instances > 0, Samples: v.Samples,
 		})
@@ -209,7 +212,7 @@ func judge(w []ledger.Point, cfg Config, facts deployment) Verdict {
 	}
 	v.Samples = usable
 	if usable < cfg.MinSamples {
-		v.Stage, v.Headline = Insufficient, Headline(Insufficient)
+		v.Class, v.Headline = Insufficient, Headline(Insufficient)
 		v.Evidence = []string{fmt.Sprintf("%d of %d points over %.0f s have both prefill and decode req/s; need %d",
 			usable, len(w), v.Window, cfg.MinSamples)}
 		if len(notes) > 0 {
@@ -232,7 +235,7 @@ func judge(w []ledger.Point, cfg Config, facts deployment) Verdict {
 	}
 	v.Notes = append(v.Notes, s.notes...)
 	decide(&v, s, th)
-	v.Headline = Headline(v.Stage)
+	v.Headline = Headline(v.Class)
 	return v
 }
 

@@ -85,7 +85,7 @@ func TestVerdicts(t *testing.T) {
 	cases := []struct {
 		name  string
 		w     func() world
-		want  Stage
+		want  Class
 		words []string // regexps, each must match the evidence
 	}{
 		{"balanced", balancedWorld, Balanced, []string{`prefill \d+\.\d, KV \d+\.\d, decode \d+\.\d req/s: none trails`, "no hand-off"}},
@@ -98,20 +98,20 @@ func TestVerdicts(t *testing.T) {
 			w := balancedWorld()
 			w.pWait = ramp(5, 1.5)
 			return w
-		}, Prefill, []string{`prefill waiting \+1\.[45]\d?/s \(\d+ → \d+\)`}},
+		}, PrefillBound, []string{`prefill waiting \+1\.[45]\d?/s \(\d+ → \d+\)`}},
 		{"kv-bound by rates: KV below prefill", func() world {
 			w := balancedWorld()
 			w.kv, w.d = konst(6), konst(6)
 			w.dWait = ramp(2, 2) // vLLM counts requests awaiting their KV as waiting
 			w.boot, w.infl, w.prea, w.xfer = nil, nil, nil, nil
 			return w
-		}, KV, []string{`KV [56]\.\d req/s < prefill [78]\.\d req/s \(−\d\d%\) for 30 s`}},
+		}, KVBound, []string{`KV [56]\.\d req/s < prefill [78]\.\d req/s \(−\d\d%\) for 30 s`}},
 		{"kv-bound by the SGLang inflight queue, B_request unset", func() world {
 			w := balancedWorld()
 			w.kv = nil
 			w.infl = ramp(2, 1) // 12% of the 8 req/s piling up
 			return w
-		}, KV, []string{`prefill inflight queue \+(0\.9\d?|1(\.\d)?)/s`}},
+		}, KVBound, []string{`prefill inflight queue \+(0\.9\d?|1(\.\d)?)/s`}},
 		{"kv-bound, saturated: inflight full, prefill waiting grows behind it", func() world {
 			w := balancedWorld()
 			w.p, w.kv, w.d = konst(6), konst(6), konst(6)
@@ -120,13 +120,13 @@ func TestVerdicts(t *testing.T) {
 			w.boot = ramp(0, 1)
 			w.pKV = konst(0.93)
 			return w
-		}, KV, []string{`inflight queue holds 5\d requests ≈ [789]\.\d s`, `prefill waiting \+2/s \(\d+ → \d+\) behind it`, "KV cache 93% full"}},
+		}, KVBound, []string{`inflight queue holds 5\d requests ≈ [789]\.\d s`, `prefill waiting \+2/s \(\d+ → \d+\) behind it`, "KV cache 93% full"}},
 		{"decode-bound by rates: decode below KV", func() world {
 			w := balancedWorld()
 			w.d = konst(6)
 			w.dWait = ramp(5, 2)
 			return w
-		}, Decode, []string{`decode [567]\.\d req/s < KV [78]\.\d req/s`, `decode waiting \+2/s`}},
+		}, DecodeBound, []string{`decode [567]\.\d req/s < KV [78]\.\d req/s`, `decode waiting \+2/s`}},
 		{"decode-bound, saturated: batch pinned, decode waiting and prealloc grow, KV throttled", func() world {
 			w := balancedWorld()
 			w.kv, w.d = konst(7.2), konst(7.2)
@@ -134,7 +134,7 @@ func TestVerdicts(t *testing.T) {
 			w.dWait = ramp(100, 2.5)
 			w.prea = ramp(0, 0.7)
 			return w
-		}, Decode, []string{`decode batch pinned at 64 running on 1 of 1`, `decode waiting \+2\.5/s`, `decode prealloc queue \+0\.[67]\d?/s`}},
+		}, DecodeBound, []string{`decode batch pinned at 64 running on 1 of 1`, `decode waiting \+2\.5/s`, `decode prealloc queue \+0\.[67]\d?/s`}},
 		{"pull-gated KV: decode full, so KV trailing prefill is decode's doing", func() world {
 			w := balancedWorld()
 			w.kv, w.d = konst(5), konst(5)
@@ -144,20 +144,20 @@ func TestVerdicts(t *testing.T) {
 			w.pWait = ramp(3, 1)
 			w.boot, w.infl, w.prea, w.xfer = nil, nil, nil, nil
 			return w
-		}, Decode, []string{`decode batch pinned at 32`, `KV [45]\.\d req/s trails prefill [78]\.\d req/s because decode admits no more`}},
+		}, DecodeBound, []string{`decode batch pinned at 32`, `KV [45]\.\d req/s trails prefill [78]\.\d req/s because decode admits no more`}},
 		{"slot-bound decode admission: prealloc grows, batch below its limit", func() world {
 			w := balancedWorld()
 			w.dRun = func(i int) float64 { return 20 + float64(i%5) }
 			w.prea = ramp(0, 0.8)
 			w.boot = ramp(0, 0.8)
 			return w
-		}, Admission, []string{`decode prealloc queue`}},
+		}, AdmissionBound, []string{`decode prealloc queue`}},
 		{"decode admission bound: bootstrap and prealloc grow", func() world {
 			w := balancedWorld()
 			w.boot = ramp(0, 0.8)
 			w.prea = ramp(0, 0.8)
 			return w
-		}, Admission, []string{`decode prealloc queue \+0\.[78]\d?/s`, `prefill bootstrap queue \+0\.[78]\d?/s`}},
+		}, AdmissionBound, []string{`decode prealloc queue \+0\.[78]\d?/s`, `prefill bootstrap queue \+0\.[78]\d?/s`}},
 		{"noise is not a trend: queues jump around a level", func() world {
 			w := balancedWorld()
 			w.pWait = func(i int) float64 { return float64((i * 7) % 5) }
@@ -179,8 +179,8 @@ func TestVerdicts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			for seed := int64(1); seed <= 5; seed++ {
 				v := Diagnose(tc.w().points(40, seed), Config{})
-				if v.Stage != tc.want {
-					t.Fatalf("seed %d: stage %q, want %q\nevidence: %q\nnotes: %q", seed, v.Stage, tc.want, v.Evidence, v.Notes)
+				if v.Class != tc.want {
+					t.Fatalf("seed %d: stage %q, want %q\nevidence: %q\nnotes: %q", seed, v.Class, tc.want, v.Evidence, v.Notes)
 				}
 				ev := strings.Join(v.Evidence, "; ")
 				for _, w := range tc.words {
@@ -200,11 +200,11 @@ func TestVerdicts(t *testing.T) {
 }
 
 func TestNotEnoughData(t *testing.T) {
-	if v := Diagnose(nil, Config{}); v.Stage != Insufficient {
-		t.Fatalf("no points: %q", v.Stage)
+	if v := Diagnose(nil, Config{}); v.Class != Insufficient {
+		t.Fatalf("no points: %q", v.Class)
 	}
 	v := Diagnose(balancedWorld().points(6, 1), Config{})
-	if v.Stage != Insufficient || !strings.Contains(v.Evidence[0], "6 of 6 points") {
+	if v.Class != Insufficient || !strings.Contains(v.Evidence[0], "6 of 6 points") {
 		t.Fatalf("6 points: %+v", v)
 	}
 	// Rates absent (targets down) for most of the window: still not enough.
@@ -213,7 +213,7 @@ func TestNotEnoughData(t *testing.T) {
 		pts[i].Decode.Instant = ledger.Absent("down: connection refused")
 	}
 	v = Diagnose(pts, Config{})
-	if v.Stage != Insufficient {
+	if v.Class != Insufficient {
 		t.Fatalf("decode absent: %+v", v)
 	}
 	pts = balancedWorld().points(40, 1)
@@ -221,7 +221,7 @@ func TestNotEnoughData(t *testing.T) {
 		pts[i].Decode.Instant = ledger.Absent("down: connection refused")
 	}
 	v = Diagnose(pts, Config{})
-	if v.Stage != Insufficient || len(v.Notes) == 0 || !strings.Contains(v.Notes[0], "connection refused") {
+	if v.Class != Insufficient || len(v.Notes) == 0 || !strings.Contains(v.Notes[0], "connection refused") {
 		t.Fatalf("decode always absent: the reason should be a note: %+v", v)
 	}
 }
@@ -230,8 +230,8 @@ func TestAbsentKVIsANote(t *testing.T) {
 	w := balancedWorld()
 	w.kv = nil
 	v := Diagnose(w.points(40, 2), Config{})
-	if v.Stage != Balanced {
-		t.Fatalf("stage %q", v.Stage)
+	if v.Class != Balanced {
+		t.Fatalf("stage %q", v.Class)
 	}
 	if len(v.Notes) == 0 || !strings.Contains(v.Notes[0], "B_request is not set") {
 		t.Fatalf("notes %q should say why KV req/s is absent", v.Notes)
@@ -249,12 +249,12 @@ func TestWindowOnlyLooksBack(t *testing.T) {
 		return math.Max(1, 60-float64(i-30)*10)
 	}
 	v := Diagnose(w.points(80, 3), Config{})
-	if v.Stage != Balanced {
-		t.Fatalf("stage %q evidence %q", v.Stage, v.Evidence)
+	if v.Class != Balanced {
+		t.Fatalf("stage %q evidence %q", v.Class, v.Evidence)
 	}
 	v = Diagnose(w.points(80, 3)[:30], Config{})
-	if v.Stage != Prefill {
-		t.Fatalf("while it grew: stage %q evidence %q", v.Stage, v.Evidence)
+	if v.Class != PrefillBound {
+		t.Fatalf("while it grew: stage %q evidence %q", v.Class, v.Evidence)
 	}
 }
 
@@ -275,13 +275,13 @@ func TestStartUpIsNotADecodeShortfall(t *testing.T) {
 	for seed := int64(1); seed <= 5; seed++ {
 		for _, n := range []int{12, 20, 30} {
 			v := Diagnose(w.points(n, seed), Config{})
-			if v.Stage == Decode {
-				t.Fatalf("seed %d, %d s after start: %q %q %q", seed, n, v.Stage, v.Evidence, v.Notes)
+			if v.Class == DecodeBound {
+				t.Fatalf("seed %d, %d s after start: %q %q %q", seed, n, v.Class, v.Evidence, v.Notes)
 			}
 		}
 		v := Diagnose(w.points(30, seed), Config{})
-		if v.Stage != Balanced || len(v.Notes) == 0 || !strings.Contains(v.Notes[0], "filling") {
-			t.Fatalf("seed %d, 30 s: %q %q %q", seed, v.Stage, v.Evidence, v.Notes)
+		if v.Class != Balanced || len(v.Notes) == 0 || !strings.Contains(v.Notes[0], "filling") {
+			t.Fatalf("seed %d, 30 s: %q %q %q", seed, v.Class, v.Evidence, v.Notes)
 		}
 	}
 }
@@ -292,7 +292,7 @@ func TestStalledDecodeIsDecodeBound(t *testing.T) {
 	w.d = konst(0)
 	w.dWait = ramp(10, 3)
 	v := Diagnose(w.points(40, 1), Config{})
-	if v.Stage != Decode || !regexp.MustCompile(`decode 0\.0 req/s < KV [78]\.\d`).MatchString(v.Evidence[0]) {
-		t.Fatalf("%q %q %q", v.Stage, v.Evidence, v.Notes)
+	if v.Class != DecodeBound || !regexp.MustCompile(`decode 0\.0 req/s < KV [78]\.\d`).MatchString(v.Evidence[0]) {
+		t.Fatalf("%q %q %q", v.Class, v.Evidence, v.Notes)
 	}
 }

@@ -11,7 +11,7 @@ import (
 // mixes engines).
 type GroupVerdict struct {
 	Group    string   `json:"group"`
-	Stage    Stage    `json:"stage"`
+	Class    Class    `json:"stage"`
 	Headline string   `json:"headline"`
 	Evidence []string `json:"evidence,omitempty"`
 	Notes    []string `json:"notes,omitempty"`

@@ -12,6 +12,7 @@ import (
 	"github.com/ptdmon/ptdmon/internal/diagnose"
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/iterstats"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
@@ -58,7 +59,7 @@ func (r run) do() error {
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	led := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second,
-		KVRequest: ledger.KVRequest{Bytes: float64(r.sc.KVBytesPerRequest)}, Logger: quiet})
+		KVRequest: kvsize.Request{Bytes: r.sc.KVBytesPerRequest}, Logger: quiet})
 	var targets []*scrapeTarget
 	var infos []engine.Target
 	groupOf := map[string]string{}

@@ -36,7 +36,7 @@ func holdAcrossRestart(pts []ledger.Point, first int, name string, v Verdict, cf
 	// Only a named bottleneck is held: a restart empties the queues that
 	// showed it. "Balanced" before a restart is not held against evidence
 	// after it.
-	if pv.Stage == Insufficient || pv.Stage == Balanced || pv.Stage == v.Stage {
+	if pv.Class == Insufficient || pv.Class == Balanced || pv.Class == v.Class {
 		return v, false
 	}
 	pv.At, pv.Window, pv.Samples = v.At, v.Window, v.Samples

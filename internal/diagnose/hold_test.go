@@ -40,17 +40,17 @@ func TestRestartHoldsTheVerdict(t *testing.T) {
 	cfg := Config{}
 	// 20 s after the restart, the window (50–80 s) still contains it.
 	v := Diagnose(restartWorld(81, 3), cfg)
-	if v.Stage != Prefill || !strings.Contains(strings.Join(v.Notes, "; "), "held across the restart of p0") {
-		t.Fatalf("stage %s, evidence %q, notes %q", v.Stage, v.Evidence, v.Notes)
+	if v.Class != PrefillBound || !strings.Contains(strings.Join(v.Notes, "; "), "held across the restart of p0") {
+		t.Fatalf("stage %s, evidence %q, notes %q", v.Class, v.Evidence, v.Notes)
 	}
 	// With too few points before the restart there is nothing to hold.
 	pts := restartWorld(81, 3)
-	if v := Diagnose(pts[55:], cfg); v.Stage != Balanced {
-		t.Fatalf("window alone: stage %s, evidence %q", v.Stage, v.Evidence)
+	if v := Diagnose(pts[55:], cfg); v.Class != Balanced {
+		t.Fatalf("window alone: stage %s, evidence %q", v.Class, v.Evidence)
 	}
 	// Once the restart has left the window, the present speaks.
-	if v := Diagnose(restartWorld(100, 3), cfg); v.Stage != Balanced {
-		t.Fatalf("restart out of the window: stage %s, notes %q", v.Stage, v.Notes)
+	if v := Diagnose(restartWorld(100, 3), cfg); v.Class != Balanced {
+		t.Fatalf("restart out of the window: stage %s, notes %q", v.Class, v.Notes)
 	}
 	// One failed scrape is no restart.
 	if v := Diagnose(restartWorld(81, 1), cfg); strings.Contains(strings.Join(v.Notes, "; "), "held") {

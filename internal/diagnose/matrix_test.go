@@ -10,6 +10,15 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/stage"
+)
+
+// The load model's names of the pipeline's stages (its bottleneck is one
+// of them, sim.StageAdmission or sim.StageNone).
+var (
+	simPrefill = string(stage.Prefill)
+	simKV      = string(stage.KV)
+	simDecode  = string(stage.Decode)
 )
 
 // flavour is one engine/connector combination of the matrix.
@@ -22,11 +31,11 @@ type flavour struct {
 }
 
 var flavours = []flavour{
-	{"vllm-flagcx", sim.EngineVLLM, sim.ConnectorFlagCX, false, []string{sim.StageNone, sim.StagePrefill, sim.StageKV, sim.StageDecode}},
-	{"vllm-nixl", sim.EngineVLLM, sim.ConnectorNIXL, false, []string{sim.StageNone, sim.StagePrefill, sim.StageKV, sim.StageDecode}},
-	{"sglang", sim.EngineSGLang, sim.ConnectorMooncake, false, []string{sim.StageNone, sim.StagePrefill, sim.StageKV, sim.StageAdmission, sim.StageDecode}},
-	{"trtllm", sim.EngineTRTLLM, sim.ConnectorUCX, false, []string{sim.StageNone, sim.StagePrefill, sim.StageKV, sim.StageDecode}},
-	{"trtllm-iterstats", sim.EngineTRTLLM, sim.ConnectorUCX, true, []string{sim.StageNone, sim.StagePrefill, sim.StageKV, sim.StageDecode}},
+	{"vllm-flagcx", sim.EngineVLLM, sim.ConnectorFlagCX, false, []string{sim.StageNone, simPrefill, simKV, simDecode}},
+	{"vllm-nixl", sim.EngineVLLM, sim.ConnectorNIXL, false, []string{sim.StageNone, simPrefill, simKV, simDecode}},
+	{"sglang", sim.EngineSGLang, sim.ConnectorMooncake, false, []string{sim.StageNone, simPrefill, simKV, sim.StageAdmission, simDecode}},
+	{"trtllm", sim.EngineTRTLLM, sim.ConnectorUCX, false, []string{sim.StageNone, simPrefill, simKV, simDecode}},
+	{"trtllm-iterstats", sim.EngineTRTLLM, sim.ConnectorUCX, true, []string{sim.StageNone, simPrefill, simKV, simDecode}},
 }
 
 // group sizes one group so that `stage` saturates (utilisation ≈ 1.25) and
@@ -57,13 +66,13 @@ func group(f flavour, name, stage string, dp int, big bool) sim.Group {
 	switch stage {
 	case sim.StageNone:
 		g.Rate = 0.6 * cp
-	case sim.StagePrefill:
+	case simPrefill:
 		g.Rate = 1.25 * cp
 		g.Decode.Instances *= 2
-	case sim.StageKV:
+	case simKV:
 		g.Transfer.BandwidthBytesPerSec = 0.5 * cp / nP * float64(1<<30) // KV capacity = cp/2
 		g.Rate = 0.625 * cp
-	case sim.StageDecode:
+	case simDecode:
 		g.Decode.MaxBatch = 8 // capacity nD × 8 ÷ (256 × step) = cp/2 at the defaults
 		g.Decode.StepTime = time.Duration(float64(time.Second) * nD * 8 / (256 * 0.5 * cp))
 		g.Rate = 0.625 * cp
@@ -144,13 +153,13 @@ func cells() []cell {
 		noKV   string
 	}{
 		{"vllm-flagcx", "trtllm", sim.StageNone, sim.StageNone, ""},
-		{"vllm-flagcx", "sglang", sim.StagePrefill, sim.StageKV, ""},
-		{"vllm-nixl", "sglang", sim.StageDecode, sim.StageNone, ""},
-		{"sglang", "trtllm", sim.StageKV, sim.StageNone, ""},
-		{"vllm-flagcx", "trtllm", sim.StageKV, sim.StageDecode, ""},
-		{"vllm-nixl", "sglang", sim.StageNone, sim.StagePrefill, "vllm"},
+		{"vllm-flagcx", "sglang", simPrefill, simKV, ""},
+		{"vllm-nixl", "sglang", simDecode, sim.StageNone, ""},
+		{"sglang", "trtllm", simKV, sim.StageNone, ""},
+		{"vllm-flagcx", "trtllm", simKV, simDecode, ""},
+		{"vllm-nixl", "sglang", sim.StageNone, simPrefill, "vllm"},
 		{"vllm-flagcx", "sglang", sim.StageNone, sim.StageNone, "sglang"},
-		{"sglang", "trtllm-iterstats", sim.StageAdmission, sim.StagePrefill, ""},
+		{"sglang", "trtllm-iterstats", sim.StageAdmission, simPrefill, ""},
 	}
 	for _, mx := range mixed {
 		fa, fb := byName[mx.a], byName[mx.b]
@@ -167,14 +176,14 @@ func cells() []cell {
 }
 
 // stageOf maps a verdict class onto the load model's stage names.
-func stageOf(s diagnose.Stage) string {
-	switch s {
+func stageOf(c diagnose.Class) string {
+	switch c {
 	case diagnose.Balanced:
 		return sim.StageNone
-	case diagnose.Prefill, diagnose.KV, diagnose.Decode, diagnose.Admission:
-		return string(s)
+	case diagnose.PrefillBound, diagnose.KVBound, diagnose.DecodeBound, diagnose.AdmissionBound:
+		return string(c)
 	}
-	return string(s) // insufficient, mixed: never a group's truth
+	return string(c) // insufficient, mixed: never a group's truth
 }
 
 type cellResult struct {
@@ -242,7 +251,7 @@ func TestVerdictMatrix(t *testing.T) {
 					gv, err := groupVerdict(cp.verdict, gl.Engine)
 					got := "missing"
 					if err == nil {
-						got = stageOf(gv.Stage)
+						got = stageOf(gv.Class)
 					}
 					cr.verdicts[got]++
 					if got == gl.Bottleneck {
@@ -279,7 +288,7 @@ func TestVerdictMatrix(t *testing.T) {
 	}
 	wg.Wait()
 
-	stages := []string{sim.StageNone, sim.StagePrefill, sim.StageKV, sim.StageAdmission, sim.StageDecode}
+	stages := []string{sim.StageNone, simPrefill, simKV, sim.StageAdmission, simDecode}
 	confusion := map[string]map[string]int{}
 	cols := map[string]bool{}
 	cellsOK, cellsN, checks, checksOK := 0, 0, 0, 0

@@ -75,7 +75,7 @@ func TestRandomClusters(t *testing.T) {
 				got["missing"]++
 				return
 			}
-			got[stageOf(gv.Stage)]++
+			got[stageOf(gv.Class)]++
 		}
 		if err := r.do(); err != nil {
 			t.Fatal(err)

@@ -53,7 +53,7 @@ func decide(v *Verdict, s signals, th Thresholds) {
 	// growing while nothing piles up in front of KV (with pull connectors,
 	// decode waiting also holds requests whose KV has not arrived).
 	case decodeFull && (backlog || decShort) || decShort && s.dWait.grow && !kvPiles && !awaitingKV:
-		v.Stage = Decode
+		v.Class = DecodeBound
 		if decodeFull {
 			add(fmt.Sprintf("decode batch pinned at %.0f running on %d of %d decode instances for %d s", s.dRunning, s.dPinned, s.dReporting, PinSeconds))
 		}
@@ -74,7 +74,7 @@ func decide(v *Verdict, s signals, th Thresholds) {
 			add(fmt.Sprintf("prefill KV cache %.0f%% full of requests decode has not taken", 100*s.pKVUsage))
 		}
 	case kvShort || s.infl.grow || s.pKVGrow || blocked || awaitingKV:
-		v.Stage = KV
+		v.Class = KVBound
 		if kvShort {
 			add(s.kvPrefill.text("KV", "prefill"))
 		}
@@ -109,7 +109,7 @@ func decide(v *Verdict, s signals, th Thresholds) {
 			add("decode has room: no decode batch is pinned at a limit")
 		}
 	case s.pWait.grow || s.pWaitHeld:
-		v.Stage = Prefill
+		v.Class = PrefillBound
 		if s.pWait.grow {
 			add(s.pWait.text())
 		} else {
@@ -117,7 +117,7 @@ func decide(v *Verdict, s signals, th Thresholds) {
 		}
 		add(fmt.Sprintf("prefill %.1f req/s; downstream keeps up", s.prefillRPS))
 	case s.boot.grow || s.prea.grow:
-		v.Stage = Admission
+		v.Class = AdmissionBound
 		for _, q := range []queue{s.prea, s.boot} {
 			if q.grow {
 				add(q.text())
@@ -125,7 +125,7 @@ func decide(v *Verdict, s signals, th Thresholds) {
 		}
 		add("prefill waiting stays short and no decode batch is pinned: decode KV slots, not compute, hold requests back")
 	default:
-		v.Stage = Balanced
+		v.Class = Balanced
 		if s.kvPrefill.known && s.decodeKV.known {
 			add(fmt.Sprintf("prefill %.1f, KV %.1f, decode %.1f req/s: none trails its feeder by %.0f%% or more",
 				s.kvPrefill.up, s.kvPrefill.own, s.decodeKV.own, 100*th.RateGap))

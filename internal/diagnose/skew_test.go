@@ -21,14 +21,14 @@ func TestBytesPerTransferSkew(t *testing.T) {
 		pts[i].KV.Transfers = ledger.Val(8)
 	}
 	v := Diagnose(pts, Config{BytesPerRequest: bReq})
-	if v.Stage == KV || !strings.Contains(strings.Join(v.Notes, "; "), "-40% off B_request") {
-		t.Fatalf("stage %s, notes %q", v.Stage, v.Notes)
+	if v.Class == KVBound || !strings.Contains(strings.Join(v.Notes, "; "), "-40% off B_request") {
+		t.Fatalf("stage %s, notes %q", v.Class, v.Notes)
 	}
 	// The same shortfall with transfers of B_request each is KV-bound.
 	for i := range pts {
 		pts[i].KV.Transfers = ledger.Val(4.8)
 	}
-	if v := Diagnose(pts, Config{BytesPerRequest: bReq}); v.Stage != KV {
-		t.Fatalf("without skew: stage %s, evidence %q, notes %q", v.Stage, v.Evidence, v.Notes)
+	if v := Diagnose(pts, Config{BytesPerRequest: bReq}); v.Class != KVBound {
+		t.Fatalf("without skew: stage %s, evidence %q, notes %q", v.Class, v.Evidence, v.Notes)
 	}
 }

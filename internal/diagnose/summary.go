@@ -49,28 +49,28 @@ func summarise(groups []GroupVerdict, w []ledger.Point, cfg Config) Verdict {
 		} else {
 			withoutKV = append(withoutKV, g.Group)
 		}
-		if g.Stage == Insufficient {
+		if g.Class == Insufficient {
 			continue
 		}
 		voting = append(voting, g)
-		if g.Stage != Balanced {
+		if g.Class != Balanced {
 			limited = append(limited, g)
 		}
 	}
 	switch {
 	case len(voting) == 0:
-		v.Stage = Insufficient
+		v.Class = Insufficient
 	case len(limited) == 0:
-		v.Stage = Balanced
+		v.Class = Balanced
 	default:
-		v.Stage = limited[0].Stage
+		v.Class = limited[0].Class
 		for _, g := range limited[1:] {
-			if g.Stage != v.Stage {
-				v.Stage = Mixed
+			if g.Class != v.Class {
+				v.Class = Mixed
 			}
 		}
 	}
-	v.Headline = Headline(v.Stage)
+	v.Headline = Headline(v.Class)
 	if len(groups) == 1 {
 		g := groups[0]
 		v.Evidence, v.Notes = g.Evidence, g.Notes
@@ -85,7 +85,7 @@ func summarise(groups []GroupVerdict, w []ledger.Point, cfg Config) Verdict {
 				v.Notes = append(v.Notes, g.Group+": "+n)
 			}
 		}
-		if len(limited) > 0 && len(limited) < len(groups) && v.Stage != Mixed {
+		if len(limited) > 0 && len(limited) < len(groups) && v.Class != Mixed {
 			names := make([]string, len(limited))
 			for i, g := range limited {
 				names[i] = g.Group

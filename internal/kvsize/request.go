@@ -1,10 +1,12 @@
 package kvsize
 
-// Request is B_request as ptdmon uses it, with where it came from.
+// Request is B_request as ptdmon uses it, with where it came from: the one
+// type of it from the flags to the ledger (KV req/s divides by it) and the
+// JSON API, which writes it as is.
 type Request struct {
-	Bytes  int64
-	Source string  // "flag", "config", "model-config", "simulator" or "unset"
-	Detail *Result // the computation, when Source is "model-config"
+	Bytes  int64   `json:"bytes,omitempty"`
+	Source string  `json:"source"`           // "flag", "config", "model-config", "simulator" or "unset"
+	Detail *Result `json:"detail,omitempty"` // the computation, when Source is "model-config"
 }
 
 // Sources of B_request.

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 )
 
 // BenchmarkTick1000 measures one tick over 1,000 instances, each with 15 s
 // of 1 s samples, three latency histograms and the usual gauges: the
 // ledger's share of a 1,000-engine cluster at 1 s.
 func BenchmarkTick1000(b *testing.B) {
-	l := New(Config{Interval: time.Second, Window: 5 * time.Second, KVRequest: KVRequest{Bytes: 1 << 30}})
+	l := New(Config{Interval: time.Second, Window: 5 * time.Second, KVRequest: kvsize.Request{Bytes: 1 << 30}})
 	var infos []engine.Target
 	for i := 0; i < 1000; i++ {
 		role := engine.Prefill

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/slo"
 )
 
 // histState carries one instance histogram across scrapes, reset-adjusted
@@ -117,15 +118,14 @@ func quantile(q float64, bounds, counts []float64) (float64, bool) {
 	return start + (end-start)*(rank-prev)/inBucket, true
 }
 
-// merged accumulates window increases of one histogram over instances.
-// Instances may use different buckets (vLLM's and SGLang's differ): each
-// one's cumulative count at a bound it lacks is its count at its largest
-// bound below, so the sum stays cumulative. A plain sum by le, as in PromQL,
-// would interleave the two schemes into a non-monotone histogram.
+// merged accumulates window increases of one histogram over instances,
+// which may use different buckets (vLLM's and SGLang's differ); slo.Merge
+// adds them.
 type merged struct {
-	parts []histPart
+	parts []slo.Hist
 }
 
+// histPart is one instance's histogram increase over a window.
 type histPart struct {
 	bounds, counts []float64
 	sum, count     float64
@@ -133,32 +133,11 @@ type histPart struct {
 }
 
 func (m *merged) add(bounds, inc []float64) {
-	m.parts = append(m.parts, histPart{bounds: bounds, counts: inc})
+	m.parts = append(m.parts, slo.Hist{Bounds: bounds, Counts: inc})
 }
 
 // sum returns the merged cumulative histogram over the union of bounds.
 func (m *merged) sum() (bounds, counts []float64) {
-	for _, p := range m.parts {
-		for _, b := range p.bounds {
-			j := sort.SearchFloat64s(bounds, b)
-			if j < len(bounds) && bounds[j] == b {
-				continue
-			}
-			bounds = append(bounds, 0)
-			copy(bounds[j+1:], bounds[j:])
-			bounds[j] = b
-		}
-	}
-	counts = make([]float64, len(bounds))
-	for _, p := range m.parts {
-		k, have := 0, 0.0
-		for i, u := range bounds {
-			for k < len(p.bounds) && p.bounds[k] <= u {
-				have = p.counts[k]
-				k++
-			}
-			counts[i] += have
-		}
-	}
-	return bounds, counts
+	h := slo.Merge(m.parts...)
+	return h.Bounds, h.Counts
 }

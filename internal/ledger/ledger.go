@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/scrape"
 )
 
@@ -31,31 +32,22 @@ type Config struct {
 	// counter series that stopped appearing is forgotten (default 8).
 	SeriesStaleAfter int
 	// KVRequest is B_request and where it came from; 0 bytes leaves KV
-	// req/s absent.
-	KVRequest KVRequest
+	// req/s absent. The ledger holds it: KV req/s divides by it, and every
+	// reader (API, /metrics, verdict, advice) takes it from the ledger.
+	KVRequest kvsize.Request
 	Logger    *slog.Logger
 }
 
-// KVRequest is B_request, the bytes of one request's KV cache, with where it
-// came from. The ledger owns it: KV req/s divides by it, and every reader
-// (API, /metrics, verdict, advice) takes it from the ledger.
-type KVRequest struct {
-	Bytes  float64 `json:"bytes,omitempty"`
-	Source string  `json:"source"` // "flag", "config", "model-config", "simulator" or "unset"
-	// Detail is the computation behind the value (inputs and rules), when
-	// it was computed from a model's config.json.
-	Detail any `json:"detail,omitempty"`
-}
-
-// KVRequestUnset is the source of a B_request that is not set.
-const KVRequestUnset = "unset"
+// DefaultWindow is W, the span of the windowed rates, unless configured
+// (docs/design.md#instant-and-windowed-rates).
+const DefaultWindow = 5 * time.Second
 
 func (c *Config) defaults() {
 	if c.Interval <= 0 {
 		c.Interval = time.Second
 	}
 	if c.Window <= 0 {
-		c.Window = 5 * time.Second
+		c.Window = DefaultWindow
 	}
 	if c.StaleAfter <= 0 {
 		c.StaleAfter = 2*c.Interval + time.Second
@@ -124,7 +116,7 @@ func (l *Ledger) Config() Config {
 }
 
 // SetKVRequest changes B_request (0 bytes unsets it).
-func (l *Ledger) SetKVRequest(k KVRequest) {
+func (l *Ledger) SetKVRequest(k kvsize.Request) {
 	l.mu.Lock()
 	l.cfg.KVRequest = k
 	l.mu.Unlock()
@@ -132,12 +124,12 @@ func (l *Ledger) SetKVRequest(k KVRequest) {
 
 // KVRequest returns B_request and its source; the source reads "unset" when
 // there are no bytes.
-func (l *Ledger) KVRequest() KVRequest {
+func (l *Ledger) KVRequest() kvsize.Request {
 	l.mu.Lock()
 	k := l.cfg.KVRequest
 	l.mu.Unlock()
 	if k.Bytes <= 0 {
-		k.Bytes, k.Source = 0, KVRequestUnset
+		k.Bytes, k.Source = 0, kvsize.SourceUnset
 	}
 	return k
 }

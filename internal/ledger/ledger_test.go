@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/scrape"
 )
 
@@ -50,8 +51,8 @@ func wantAbsent(t *testing.T, what string, n Num, reason string) {
 	}
 }
 
-func newLedger(bytesPerReq float64) *Ledger {
-	l := New(Config{Interval: time.Second, Window: 5 * time.Second, KVRequest: KVRequest{Bytes: bytesPerReq}})
+func newLedger(bytesPerReq int64) *Ledger {
+	l := New(Config{Interval: time.Second, Window: 5 * time.Second, KVRequest: kvsize.Request{Bytes: bytesPerReq}})
 	l.SetTargets([]engine.Target{
 		{Name: "p0", Role: engine.Prefill},
 		{Name: "p1", Role: engine.Prefill},
@@ -341,15 +342,16 @@ func TestStageMarksInstancesWithoutCompletionsPartial(t *testing.T) {
 }
 
 func TestKVRequestOwnedByLedger(t *testing.T) {
-	l := New(Config{KVRequest: KVRequest{Bytes: 1 << 30, Source: "flag", Detail: "rules"}})
-	if got := l.KVRequest(); got.Bytes != 1<<30 || got.Source != "flag" || got.Detail != "rules" {
+	detail := &kvsize.Result{Rules: []string{"rules"}}
+	l := New(Config{KVRequest: kvsize.Request{Bytes: 1 << 30, Source: "flag", Detail: detail}})
+	if got := l.KVRequest(); got.Bytes != 1<<30 || got.Source != "flag" || got.Detail != detail {
 		t.Errorf("KVRequest() = %+v, want the configured one", got)
 	}
-	l.SetKVRequest(KVRequest{Source: "flag"})
-	if got := l.KVRequest(); got.Bytes != 0 || got.Source != KVRequestUnset {
-		t.Errorf("after unsetting: %+v, want 0 bytes from %q", got, KVRequestUnset)
+	l.SetKVRequest(kvsize.Request{Source: "flag"})
+	if got := l.KVRequest(); got.Bytes != 0 || got.Source != kvsize.SourceUnset {
+		t.Errorf("after unsetting: %+v, want 0 bytes from %q", got, kvsize.SourceUnset)
 	}
-	l.SetKVRequest(KVRequest{Bytes: 2 << 20, Source: "model-config"})
+	l.SetKVRequest(kvsize.Request{Bytes: 2 << 20, Source: "model-config"})
 	if got := l.Config().KVRequest; got.Bytes != 2<<20 || got.Source != "model-config" {
 		t.Errorf("Config().KVRequest = %+v", got)
 	}

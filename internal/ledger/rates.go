@@ -316,7 +316,7 @@ func (l *Ledger) perRequest(bytes Num) Num {
 	if l.cfg.KVRequest.Bytes <= 0 {
 		return Absent("B_request is not set (-kv-bytes-per-request, or -model-config with -seq-len)")
 	}
-	return Val(bytes.V / l.cfg.KVRequest.Bytes)
+	return Val(bytes.V / float64(l.cfg.KVRequest.Bytes))
 }
 
 func dedupe(s []string) []string {

@@ -41,12 +41,12 @@ func (c *AdviceCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, s := range []advice.StageAdvice{a.Prefill, a.Decode} {
 		if s.Instances.OK() {
-			ch <- prometheus.MustNewConstMetric(recommendedDesc, prometheus.GaugeValue, s.Instances.V, s.Stage)
+			ch <- prometheus.MustNewConstMetric(recommendedDesc, prometheus.GaugeValue, s.Instances.V, string(s.Stage))
 		}
 	}
 	for _, cp := range a.Capacities {
 		if cp.Total.OK() {
-			ch <- prometheus.MustNewConstMetric(capacityDesc, prometheus.GaugeValue, cp.Total.V, cp.Stage)
+			ch <- prometheus.MustNewConstMetric(capacityDesc, prometheus.GaugeValue, cp.Total.V, string(cp.Stage))
 		}
 	}
 	if a.KV.BytesPerSecond.OK() {

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/metrics"
 )
@@ -52,7 +53,7 @@ vllm:flagcx_transfers_total{engine="0",model_name="m"} %d
 // counted).
 func TestMetricsGolden(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, KVRequest: ledger.KVRequest{Bytes: 1 << 30}})
+	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, KVRequest: kvsize.Request{Bytes: 1 << 30}})
 	l.SetTargets([]engine.Target{
 		{Name: "p0", URL: "http://10.0.0.1:8000/metrics", Role: engine.Prefill, Engine: engine.VLLM},
 		{Name: "d0", URL: "http://10.0.0.2:8000/metrics", Role: engine.Decode, Engine: engine.VLLM},

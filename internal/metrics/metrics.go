@@ -12,6 +12,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/stage"
 )
 
 var instanceLabels = []string{"target", "role", "engine", "model"}
@@ -131,7 +132,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	cfg := c.Ledger.Config()
 	if cfg.KVRequest.Bytes > 0 {
-		ch <- prometheus.MustNewConstMetric(kvReqDesc, prometheus.GaugeValue, cfg.KVRequest.Bytes)
+		ch <- prometheus.MustNewConstMetric(kvReqDesc, prometheus.GaugeValue, float64(cfg.KVRequest.Bytes))
 	}
 	p, ok := c.Ledger.Latest()
 	if !ok {
@@ -150,12 +151,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, n.V, lv...)
 		}
 	}
-	emit(stageRateDesc, p.Prefill.Instant, "prefill", "instant")
-	emit(stageRateDesc, p.Prefill.Window, "prefill", w)
-	emit(stageRateDesc, p.KV.Instant, "kv", "instant")
-	emit(stageRateDesc, p.KV.Window, "kv", w)
-	emit(stageRateDesc, p.Decode.Instant, "decode", "instant")
-	emit(stageRateDesc, p.Decode.Window, "decode", w)
+	emit(stageRateDesc, p.Prefill.Instant, string(stage.Prefill), "instant")
+	emit(stageRateDesc, p.Prefill.Window, string(stage.Prefill), w)
+	emit(stageRateDesc, p.KV.Instant, string(stage.KV), "instant")
+	emit(stageRateDesc, p.KV.Window, string(stage.KV), w)
+	emit(stageRateDesc, p.Decode.Instant, string(stage.Decode), "instant")
+	emit(stageRateDesc, p.Decode.Window, string(stage.Decode), w)
 	emit(kvBytesDesc, p.KV.BytesInstant, "instant")
 	emit(kvBytesDesc, p.KV.BytesWindow, w)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/metrics"
 )
@@ -37,7 +38,7 @@ func FuzzReadPath(f *testing.F) {
 	f.Add([]byte("vllm:num_requests_running 1\nvllm:num_requests_running 2\n"), "", []byte("\x00\x01"))
 	f.Add([]byte("{\"a\":1}"), "application/json", []byte("<html>"))
 	f.Fuzz(func(t *testing.T, first []byte, contentType string, second []byte) {
-		l := ledger.New(ledger.Config{Interval: time.Second, Window: 2 * time.Second, KVRequest: ledger.KVRequest{Bytes: 1 << 20}, MaxSeries: 1000})
+		l := ledger.New(ledger.Config{Interval: time.Second, Window: 2 * time.Second, KVRequest: kvsize.Request{Bytes: 1 << 20}, MaxSeries: 1000})
 		l.SetTargets([]engine.Target{{Name: "t", Role: engine.Prefill}})
 		r := exposition{engine.NewReader(engine.EngineAuto, engine.Prefill, engine.KVAuto)}
 		r.MaxSeries = 2000

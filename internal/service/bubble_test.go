@@ -15,7 +15,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/config"
-	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 )
 
 // memNet is an in-memory network: a RoundTripper that hands each request to
@@ -75,7 +75,7 @@ type bubbleService struct {
 	logs *syncBuf
 }
 
-func startBubble(t *testing.T, cfg *config.Config, kv ledger.KVRequest, engines *memNet) *bubbleService {
+func startBubble(t *testing.T, cfg *config.Config, kv kvsize.Request, engines *memNet) *bubbleService {
 	t.Helper()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.SetDefaults()

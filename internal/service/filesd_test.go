@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/config"
-	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 )
 
 // TestFileSDIsReRead: targets come from a Prometheus file_sd file; when the
@@ -48,7 +48,7 @@ func testFileSDIsReRead(t *testing.T) {
 		Window:   config.Duration{Duration: time.Second},
 		FileSD:   []config.FileSDEntry{{Files: []string{filepath.Join(dir, "*.json")}, Refresh: config.Duration{Duration: refresh}}},
 	}
-	rs := startBubble(t, cfg, ledger.KVRequest{}, n)
+	rs := startBubble(t, cfg, kvsize.Request{}, n)
 	// targets returns the scraped targets' names, and which are up.
 	targets := func() (names, up string) {
 		var ts []targetJSON

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/config"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
@@ -96,7 +97,7 @@ func TestServeRepeatsAllTargetsDown(t *testing.T) {
 		n := newMemNet()
 		cfg := &config.Config{Interval: config.Duration{Duration: 200 * time.Millisecond},
 			Targets: []config.Target{{Name: "p0", URL: "http://p0:8000/metrics", Role: "prefill"}}}
-		rs := startBubble(t, cfg, ledger.KVRequest{}, n)
+		rs := startBubble(t, cfg, kvsize.Request{}, n)
 		count := func(msg string) int { return strings.Count(rs.logs.String(), msg) }
 		f := func(after time.Duration, down, still, back int) {
 			t.Helper()

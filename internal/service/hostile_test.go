@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/config"
-	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 )
 
 // TestHostileTargets runs the collector over loopback against targets that
@@ -154,7 +154,7 @@ func TestHostileTargets(t *testing.T) {
 	for name, h := range hostile {
 		cfg.Targets = append(cfg.Targets, config.Target{Name: name, URL: h.url, Role: "prefill"})
 	}
-	rs := startService(t, cfg, ledger.KVRequest{})
+	rs := startService(t, cfg, kvsize.Request{})
 
 	var (
 		raw     string

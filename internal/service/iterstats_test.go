@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/config"
-	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 )
 
 // trtIterEngine serves TensorRT-LLM's JSON iteration statistics: a queue of
@@ -66,7 +66,7 @@ func testIterationStatsTarget(t *testing.T) {
 		Window:   config.Duration{Duration: 4 * time.Second},
 		Targets:  []config.Target{{Name: "gen0", URL: url, Role: "decode", Engine: "trtllm", IterationStats: true}},
 	}
-	rs := startBubble(t, cfg, ledger.KVRequest{}, n)
+	rs := startBubble(t, cfg, kvsize.Request{}, n)
 	time.Sleep(6 * time.Second)
 	synctest.Wait()
 	var snap struct {

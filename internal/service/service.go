@@ -19,6 +19,7 @@ import (
 	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/scheduler"
 	"github.com/ptdmon/ptdmon/internal/web"
@@ -36,7 +37,7 @@ func (e setupError) Unwrap() []error { return []error{e.err, ErrSetup} }
 
 // Options are what Run needs besides the configuration.
 type Options struct {
-	KVRequest ledger.KVRequest
+	KVRequest kvsize.Request
 	Logger    *slog.Logger
 	// Ready, if set, receives the listening address once the server is up.
 	Ready func(addr string)

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/config"
-	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/tui"
 )
 
@@ -25,7 +25,7 @@ type runningService struct {
 	done   chan error
 }
 
-func startService(t *testing.T, cfg *config.Config, kv ledger.KVRequest) *runningService {
+func startService(t *testing.T, cfg *config.Config, kv kvsize.Request) *runningService {
 	t.Helper()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.SetDefaults()
@@ -160,7 +160,7 @@ func testRates(t *testing.T) {
 			{Name: "d-nixl", URL: dNIXL.URL(), Role: "decode"},
 		},
 	}
-	rs := startBubble(t, cfg, ledger.KVRequest{Bytes: bReq, Source: "flag"}, n)
+	rs := startBubble(t, cfg, kvsize.Request{Bytes: bReq, Source: "flag"}, n)
 
 	// The FlagCX prefill restarts 2.5 s in: refused connections, then counters from 0.
 	time.Sleep(2500 * time.Millisecond)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/config"
-	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
 
@@ -53,7 +53,7 @@ func TestSimulatorScenariosAgreeWithTruth(t *testing.T) {
 		for _, tg := range cl.Targets() {
 			cfg.Targets = append(cfg.Targets, config.TargetFrom(tg, ""))
 		}
-		runs = append(runs, running{cl, startService(t, cfg, ledger.KVRequest{Bytes: float64(cl.BytesPerRequest()), Source: "simulator"})})
+		runs = append(runs, running{cl, startService(t, cfg, kvsize.Request{Bytes: cl.BytesPerRequest(), Source: "simulator"})})
 	}
 	for i, name := range sim.ScenarioNames() {
 		cl, rs := runs[i].cl, runs[i].rs

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/config"
-	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 )
 
 // serveFunc starts a loopback server with an arbitrary handler.
@@ -81,7 +81,7 @@ func testServeSurvivesBadTargets(t *testing.T) {
 			{Name: "malformed", URL: malformed, Role: "decode"},
 		},
 	}
-	rs := startBubble(t, cfg, ledger.KVRequest{Bytes: bReq, Source: "flag"}, n)
+	rs := startBubble(t, cfg, kvsize.Request{Bytes: bReq, Source: "flag"}, n)
 	time.Sleep(2 * time.Second)
 	restarting.restart(300 * time.Millisecond)
 	time.Sleep(4500 * time.Millisecond)

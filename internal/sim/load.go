@@ -1,14 +1,16 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
 
-// Stage names of the load model, as the verdict names them.
+	"github.com/ptdmon/ptdmon/internal/stage"
+)
+
+// Stage names of the load model, as the verdict names them: the pipeline's
+// stages (package stage) and these.
 const (
 	StageNone      = "none"
-	StagePrefill   = "prefill"
-	StageKV        = "kv"
 	StageAdmission = "admission" // decode KV pre-allocation before prefill (SGLang)
-	StageDecode    = "decode"
 )
 
 // Saturated is the utilisation at which a stage is the bottleneck: offered
@@ -140,14 +142,14 @@ func (g Group) load(sc Scenario) GroupLoad {
 		}
 		gl.Stages = append(gl.Stages, StageLoad{Stage: stage, OfferedPerSec: g.Rate, CapacityPerSec: capacity, Utilisation: u, Limit: limit})
 	}
-	add(StagePrefill, nP*g.Prefill.TokensPerSec/S, fmt.Sprintf("%g prefill engines × %g tokens/s ÷ %d tokens", nP, g.Prefill.TokensPerSec, sc.InputTokens))
+	add(string(stage.Prefill), nP*g.Prefill.TokensPerSec/S, fmt.Sprintf("%g prefill engines × %g tokens/s ÷ %d tokens", nP, g.Prefill.TokensPerSec, sc.InputTokens))
 
 	link := nP * g.Transfer.BandwidthBytesPerSec / B
 	pSlots := nP * float64(g.Prefill.KVSlots) / (tPrefill + tCopy)
 	if link <= pSlots {
-		add(StageKV, link, fmt.Sprintf("%g links × %.3g GB/s ÷ B_request", nP, g.Transfer.BandwidthBytesPerSec/1e9))
+		add(string(stage.KV), link, fmt.Sprintf("%g links × %.3g GB/s ÷ B_request", nP, g.Transfer.BandwidthBytesPerSec/1e9))
 	} else {
-		add(StageKV, pSlots, fmt.Sprintf("%g × %d prefill KV slots held ≥ %.2f s each", nP, g.Prefill.KVSlots, tPrefill+tCopy))
+		add(string(stage.KV), pSlots, fmt.Sprintf("%g × %d prefill KV slots held ≥ %.2f s each", nP, g.Prefill.KVSlots, tPrefill+tCopy))
 	}
 
 	batch := nD * float64(g.Decode.MaxBatch) / (O * step)
@@ -156,14 +158,14 @@ func (g Group) load(sc Scenario) GroupLoad {
 		hold := tPrefill + tCopy + tDecode
 		add(StageAdmission, nD*float64(g.Decode.KVSlots)/hold,
 			fmt.Sprintf("%g × %d decode KV slots reserved ≥ %.2f s each (prefill, copy, decode)", nD, g.Decode.KVSlots, hold))
-		add(StageDecode, batch, batchLimit)
+		add(string(stage.Decode), batch, batchLimit)
 	} else {
 		hold := tCopy + tDecode
 		slots := nD * float64(g.Decode.KVSlots) / hold
 		if batch <= slots {
-			add(StageDecode, batch, batchLimit)
+			add(string(stage.Decode), batch, batchLimit)
 		} else {
-			add(StageDecode, slots, fmt.Sprintf("%g × %d decode KV slots held ≥ %.2f s each (copy, decode)", nD, g.Decode.KVSlots, hold))
+			add(string(stage.Decode), slots, fmt.Sprintf("%g × %d decode KV slots held ≥ %.2f s each (copy, decode)", nD, g.Decode.KVSlots, hold))
 		}
 	}
 

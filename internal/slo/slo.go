@@ -140,9 +140,12 @@ func FractionOf(hs []Hist, t float64) (Within, error) {
 	return out, nil
 }
 
-// Merge adds histograms of several instances. Where their bounds differ
-// (vLLM's and SGLang's do), each one's cumulative count at a bound it lacks
-// is its count at its largest bound below, so the sum stays cumulative.
+// Merge adds histograms of several instances over the union of their
+// bounds. Where their bounds differ (vLLM's and SGLang's do), each one's
+// cumulative count at a bound it lacks is its count at its largest bound
+// below, so the sum stays cumulative; a plain sum by le, as in PromQL,
+// would interleave the schemes into a non-monotone histogram. The ledger's
+// stage quantiles merge instances with it too.
 func Merge(hs ...Hist) Hist {
 	var bounds []float64
 	for _, h := range hs {

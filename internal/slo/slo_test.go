@@ -2,6 +2,7 @@ package slo
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -92,17 +93,56 @@ func TestFractionOf(t *testing.T) {
 	}
 }
 
-func TestMergeStaysCumulative(t *testing.T) {
-	m := Merge(h([]float64{1, 2, inf}, 1, 1, 1), h([]float64{1.5, inf}, 2, 2))
-	want := Hist{Bounds: []float64{1, 1.5, 2, inf}, Counts: []float64{1, 3, 4, 7}, Count: 7}
-	for i := range want.Counts {
-		if m.Bounds[i] != want.Bounds[i] || m.Counts[i] != want.Counts[i] {
-			t.Fatalf("%+v, want %+v", m, want)
+func TestMerge(t *testing.T) {
+	f := func(name string, in []Hist, want Hist) {
+		t.Helper()
+		got := Merge(in...)
+		if !slices.Equal(got.Bounds, want.Bounds) || !slices.Equal(got.Counts, want.Counts) || got.Sum != want.Sum || got.Count != want.Count {
+			t.Errorf("%s: got %+v, want %+v", name, got, want)
+		}
+		if len(want.Bounds) > 0 {
+			if err := got.Check(); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
 		}
 	}
-	if err := m.Check(); err != nil {
-		t.Error(err)
-	}
+	f("none", nil, Hist{Counts: []float64{}})
+	f("one is itself",
+		[]Hist{{Bounds: []float64{0.5, 1, inf}, Counts: []float64{2, 5, 6}, Sum: 4, Count: 6}},
+		Hist{Bounds: []float64{0.5, 1, inf}, Counts: []float64{2, 5, 6}, Sum: 4, Count: 6})
+	f("same bounds add by le",
+		[]Hist{
+			{Bounds: []float64{1, inf}, Counts: []float64{1, 3}, Sum: 2, Count: 3},
+			{Bounds: []float64{1, inf}, Counts: []float64{4, 4}, Sum: 1, Count: 4},
+		},
+		Hist{Bounds: []float64{1, inf}, Counts: []float64{5, 7}, Sum: 3, Count: 7})
+	// A bound one side lacks takes that side's count at its largest bound
+	// below: 1.5 has a's 1 (le=1) and b's 2; 2 has a's 2 and b's 2.
+	f("interleaved bounds stay cumulative",
+		[]Hist{
+			{Bounds: []float64{1, 2, inf}, Counts: []float64{1, 2, 3}, Count: 3},
+			{Bounds: []float64{1.5, inf}, Counts: []float64{2, 4}, Count: 4},
+		},
+		Hist{Bounds: []float64{1, 1.5, 2, inf}, Counts: []float64{1, 3, 4, 7}, Count: 7})
+	// Below a side's first bound, that side has nothing to add.
+	f("bound below every bound of the other",
+		[]Hist{
+			{Bounds: []float64{10, inf}, Counts: []float64{5, 6}, Count: 6},
+			{Bounds: []float64{0.1, 0.2, inf}, Counts: []float64{1, 1, 1}, Count: 1},
+		},
+		Hist{Bounds: []float64{0.1, 0.2, 10, inf}, Counts: []float64{1, 1, 6, 7}, Count: 7})
+	// vLLM's and SGLang's TTFT buckets in part: the union has every bound
+	// of both, and the +Inf bucket is the total.
+	f("three schemes",
+		[]Hist{
+			{Bounds: []float64{0.001, 0.005, inf}, Counts: []float64{1, 1, 2}, Count: 2},
+			{Bounds: []float64{0.005, 0.01, inf}, Counts: []float64{0, 3, 3}, Count: 3},
+			{Bounds: []float64{inf}, Counts: []float64{4}, Count: 4},
+		},
+		Hist{Bounds: []float64{0.001, 0.005, 0.01, inf}, Counts: []float64{1, 1, 4, 9}, Count: 9})
+	f("empty part adds nothing",
+		[]Hist{{Bounds: []float64{1, inf}, Counts: []float64{1, 2}, Count: 2}, {}},
+		Hist{Bounds: []float64{1, inf}, Counts: []float64{1, 2}, Count: 2})
 }
 
 func TestAttain(t *testing.T) {

@@ -78,7 +78,7 @@ func (o *Options) defaults() {
 		o.Lag = 2 * o.Interval
 	}
 	if o.Window <= 0 {
-		o.Window = 5 * time.Second
+		o.Window = ledger.DefaultWindow
 	}
 	if o.Concurrency <= 0 {
 		o.Concurrency = 4

@@ -12,13 +12,14 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
 // TestClientDecodesTheAPI: the terminal view reads a real API server and
 // gets back the ledger's own points, absences and reasons included.
 func TestClientDecodesTheAPI(t *testing.T) {
-	l := ledger.New(ledger.Config{KVRequest: ledger.KVRequest{Bytes: 1 << 30, Source: "flag"}, Window: 5 * time.Second})
+	l := ledger.New(ledger.Config{KVRequest: kvsize.Request{Bytes: 1 << 30, Source: "flag"}, Window: 5 * time.Second})
 	l.SetTargets([]engine.Target{
 		{Name: "p0", URL: "http://10.0.0.1:8000/metrics", Role: engine.Prefill, Engine: engine.VLLM},
 		{Name: "d0", URL: "http://10.0.0.2:8000/metrics", Role: engine.Decode, Engine: engine.VLLM},

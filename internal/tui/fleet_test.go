@@ -15,6 +15,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/scrape"
 )
@@ -24,7 +25,7 @@ import (
 // with requests running and a completion counter that stops.
 func fleetLedger(t testing.TB, n int) (*ledger.Ledger, []string, []string) {
 	t.Helper()
-	l := ledger.New(ledger.Config{KVRequest: ledger.KVRequest{Bytes: 1 << 30, Source: "flag"}, Window: 5 * time.Second})
+	l := ledger.New(ledger.Config{KVRequest: kvsize.Request{Bytes: 1 << 30, Source: "flag"}, Window: 5 * time.Second})
 	infos := make([]engine.Target, n)
 	var down, stalled []string
 	for i := range infos {

@@ -12,6 +12,7 @@ import (
 	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/diagnose"
 	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/stage"
 )
 
 var sparks = []rune("▁▂▃▄▅▆▇█")
@@ -143,8 +144,10 @@ type stageView struct {
 	missing         []string
 }
 
-var stageNames = [3]string{"Prefill", "KV", "Decode"}
+// stageTitles are the stages as a frame's rows name them.
+var stageTitles = map[stage.Stage]string{stage.Prefill: "Prefill", stage.KV: "KV", stage.Decode: "Decode"}
 
+// stageViews returns the stages in pipeline order, that of stage.All.
 func stageViews(p *ledger.Point) [3]stageView {
 	return [3]stageView{
 		{p.Prefill.Instant, p.Prefill.Window, p.Prefill.Instances, p.Prefill.Up, p.Prefill.Missing},
@@ -211,7 +214,7 @@ func render(w *bytes.Buffer, f Frame, width int) {
 	fmt.Fprintf(w, "\n%-8s %11s %11s  %s\n", "req/s", "instant", win+" window", fmt.Sprintf("%s rate, last %d ticks", win, ticks))
 	var reasons []string
 	for i, s := range now {
-		name := stageNames[i]
+		name := stageTitles[stage.All[i]]
 		fmt.Fprintf(w, "%-8s %11s %11s  %s\n", name, num(s.instant, "/s"), num(s.window, "/s"), sparkline(series[i], spark, peak))
 		if !s.window.OK() {
 			reasons = append(reasons, fmt.Sprintf("%s absent: %s", name, s.window.Why))
@@ -220,12 +223,12 @@ func render(w *bytes.Buffer, f Frame, width int) {
 		}
 	}
 	if v := snap.Verdict; v != nil && len(history) > 0 {
-		stages := make([]diagnose.Stage, 0, len(history)+1)
+		classes := make([]diagnose.Class, 0, len(history)+1)
 		for _, q := range history {
-			stages = append(stages, q.Verdict)
+			classes = append(classes, q.Verdict)
 		}
-		stages = append(stages, v.Stage)
-		fmt.Fprintf(w, "%-9s %25s  %s\n", "Verdict", "P K A D · M", verdictStrip(stages, spark))
+		classes = append(classes, v.Class)
+		fmt.Fprintf(w, "%-9s %25s  %s\n", "Verdict", "P K A D · M", verdictStrip(classes, spark))
 	}
 	for _, r := range reasons {
 		fmt.Fprintf(w, "  %s\n", r)
@@ -327,7 +330,7 @@ func bReq(s *Snapshot) string {
 	if s.KVRequest.Bytes <= 0 {
 		return "not configured"
 	}
-	return humanize(s.KVRequest.Bytes, "B") + " (" + s.KVRequest.Source + ")"
+	return humanize(float64(s.KVRequest.Bytes), "B") + " (" + s.KVRequest.Source + ")"
 }
 
 // wrap breaks s at spaces into lines of at most n columns (a longer word

@@ -123,7 +123,7 @@ func advance(history []Tick, snap *Snapshot) []Tick {
 	}
 	tick := Tick{Point: *snap.Point}
 	if snap.Verdict != nil {
-		tick.Verdict = snap.Verdict.Stage // kept when the point joins the history
+		tick.Verdict = snap.Verdict.Class // kept when the point joins the history
 	}
 	history = append(history, tick)
 	if len(history) > historyLen {

@@ -8,9 +8,10 @@ import (
 	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
-// stageMarks are the verdict timeline's letters, one per tick.
-var stageMarks = map[diagnose.Stage]rune{
-	"balanced": '·', "prefill": 'P', "kv": 'K', "admission": 'A', "decode": 'D', "mixed": 'M', "insufficient": ' ',
+// classMarks are the verdict timeline's letters, one per tick.
+var classMarks = map[diagnose.Class]rune{
+	diagnose.Balanced: '·', diagnose.PrefillBound: 'P', diagnose.KVBound: 'K', diagnose.AdmissionBound: 'A',
+	diagnose.DecodeBound: 'D', diagnose.Mixed: 'M', diagnose.Insufficient: ' ',
 }
 
 // markVerdicts pairs each point with the verdict of the span covering it.
@@ -24,7 +25,7 @@ func markVerdicts(pts []ledger.Point, spans []api.VerdictSpan) []Tick {
 			k++
 		}
 		if k < len(spans) && !spans[k].From.After(t) {
-			out[i].Verdict = spans[k].Stage
+			out[i].Verdict = spans[k].Class
 		}
 	}
 	return out
@@ -33,13 +34,13 @@ func markVerdicts(pts []ledger.Point, spans []api.VerdictSpan) []Tick {
 // verdictStrip draws one letter per tick (the newest width of them),
 // aligned with the sparklines: P prefill, K KV, A admission, D decode,
 // M groups differ, · balanced, blank not enough data or not known.
-func verdictStrip(stages []diagnose.Stage, width int) string {
-	if len(stages) > width {
-		stages = stages[len(stages)-width:]
+func verdictStrip(classes []diagnose.Class, width int) string {
+	if len(classes) > width {
+		classes = classes[len(classes)-width:]
 	}
 	var b strings.Builder
-	for _, s := range stages {
-		r, ok := stageMarks[s]
+	for _, c := range classes {
+		r, ok := classMarks[c]
 		if !ok {
 			r = ' '
 		}

@@ -17,5 +17,5 @@ type Snapshot = api.Snapshot
 // series' verdict timeline, or the snapshot's verdict; "" when not known).
 type Tick struct {
 	ledger.Point
-	Verdict diagnose.Stage
+	Verdict diagnose.Class
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/scrape"
 	"github.com/ptdmon/ptdmon/internal/web"
@@ -63,7 +64,7 @@ func startFleet(t *testing.T, ctx context.Context) *fleet {
 			}
 		}
 	}
-	l := ledger.New(ledger.Config{KVRequest: ledger.KVRequest{Bytes: fleetBReq, Source: "flag"}, Window: 5 * time.Second})
+	l := ledger.New(ledger.Config{KVRequest: kvsize.Request{Bytes: fleetBReq, Source: "flag"}, Window: 5 * time.Second})
 	l.SetTargets(infos)
 	f.remove = func(name string) {
 		l.SetTargets(slices.DeleteFunc(slices.Clone(infos), func(in engine.Target) bool { return in.Name == name }))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
@@ -76,7 +77,7 @@ func RunWith(sc sim.Scenario, seed int64, dur time.Duration, o Options) (*Result
 		o.History = int(dur/time.Second) + 1
 	}
 	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second,
-		History: o.History, KVRequest: ledger.KVRequest{Bytes: float64(sc.KVBytesPerRequest)}})
+		History: o.History, KVRequest: kvsize.Request{Bytes: sc.KVBytesPerRequest}})
 	insts := m.Instances()
 	infos := make([]engine.Target, len(insts))
 	readers := make([]*engine.Reader, len(insts))
