@@ -64,7 +64,11 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return cli.Usage(fmt.Errorf("%s: %w", shown, err))
 		}
-		in := inspect.Of(shown, obs)
+		found, err := engine.Detect(body, ct)
+		if err != nil {
+			return cli.Usage(fmt.Errorf("%s: %w", shown, err))
+		}
+		in := inspect.Of(shown, obs, found)
 		if !*asJSON {
 			return in.WriteSummary(stdout)
 		}

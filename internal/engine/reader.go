@@ -51,6 +51,10 @@ type Reader struct {
 	obs     Observation
 	ignored map[string]string
 	err     error
+	// body and contentType of the read under way, for detection when no
+	// family was read (detectFallback)
+	body        []byte
+	contentType string
 }
 
 type staged struct {
@@ -114,6 +118,8 @@ func (r *Reader) Read(body []byte, contentType string) (*Observation, error) {
 	r.pos, r.touched = 0, 0
 	r.staged = r.staged[:0]
 	r.err = nil
+	r.body, r.contentType = body, contentType
+	defer func() { r.body = nil }()
 	o := &r.obs
 	o.reset()
 	if err := r.parser.Parse(body, contentType, r.visit); err != nil {
@@ -327,21 +333,20 @@ func (r *Reader) resolve(o *Observation, engines uint64, roles [2]bool) error {
 	case r.engine != EngineAuto:
 		o.Engine = r.engine
 	case bits.OnesCount64(engines) > 1:
-		var found []string
-		for i, a := range r.adapters {
-			if engines&(1<<i) != 0 {
-				found = append(found, a.Prefix)
-			}
-		}
-		return fmt.Errorf("%w: it mixes metrics of several engines (%s); set the target's engine", ErrUnusable, strings.Join(found, ", "))
+		return r.mixed(engines)
 	case engines != 0:
 		o.Engine = r.adapters[bits.TrailingZeros64(engines)].Engine
 	default:
-		var known []string
-		for _, a := range r.adapters {
-			known = append(known, a.Display+" ("+a.Prefix+")")
+		claimed, err := r.detectFallback(r.body, r.contentType)
+		switch {
+		case err != nil:
+			return err
+		case claimed == 0:
+			return r.noEngine()
+		case bits.OnesCount64(claimed) > 1:
+			return r.mixed(claimed)
 		}
-		return fmt.Errorf("%w: no %s metrics in it", ErrUnusable, orList(known))
+		o.Engine = r.adapters[bits.TrailingZeros64(claimed)].Engine
 	}
 	if r.role != RoleUnknown {
 		o.Role = r.role
