@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/cli"
 	"github.com/ptdmon/ptdmon/internal/config"
+	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/service"
@@ -42,7 +43,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		interval = fs.Duration("interval", 0, "scrape interval (default 1s)")
 		timeout  = fs.Duration("timeout", 0, "scrape timeout, shorter than the interval (default 4/5 of it)")
 		window   = fs.Duration("window", 0, "window W of the windowed rates (default 5s)")
-		kvSource = fs.String("kv-source", "", "KV byte source: auto, flagcx, nixl, mooncake, sglang, dynamo, none")
+		kvSource = fs.String("kv-source", "", "KV byte source: "+engine.KVSourceChoices())
 		kvBytes  = fs.Int64("kv-bytes-per-request", 0, "B_request: bytes of one request's KV cache")
 		modelCfg = fs.String("model-config", "", "model's config.json, to compute B_request (with -seq-len)")
 		seqLen   = fs.Int("seq-len", 0, "input length S of the test run, in tokens (e.g. 8192)")

@@ -336,7 +336,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	if _, ok := engine.ParseKVSource(c.KVSource); !ok {
-		bad(file, "kv_source %q: want auto, flagcx, nixl, mooncake, sglang, dynamo or none", c.KVSource)
+		bad(file, "kv_source %q: want %s", c.KVSource, engine.KVSourceChoices())
 	}
 	if c.KVBytesPerRequest < 0 {
 		bad(file, "kv_bytes_per_request must be positive")
@@ -381,7 +381,7 @@ func (t Target) validate() error {
 	}
 	eng, ok := engine.ParseEngine(t.Engine)
 	if !ok {
-		return fmt.Errorf("engine %q: want vllm, sglang, trtllm or auto", t.Engine)
+		return fmt.Errorf("engine %q: want %s", t.Engine, engine.EngineChoices())
 	}
 	if t.IterationStats && eng != engine.TensorRTLLM && eng != engine.EngineAuto {
 		return fmt.Errorf("iteration_stats is TensorRT-LLM's JSON endpoint; engine is %s", t.Engine)

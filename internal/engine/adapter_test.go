@@ -221,4 +221,13 @@ func TestRegisteredTables(t *testing.T) {
 	if got := EngineChoices(); got != "vllm, sglang, trtllm or auto" {
 		t.Errorf("EngineChoices = %q", got)
 	}
+	if got := KVSourceChoices(); got != "auto, flagcx, nixl, mooncake, sglang, dynamo or none" {
+		t.Errorf("KVSourceChoices = %q", got)
+	}
+	if got := KVSourceDisplays(); got != "FlagCX, NIXL, Mooncake, SGLang or Dynamo" {
+		t.Errorf("KVSourceDisplays = %q", got)
+	}
+	if !SGLang.WaitingKVReady() || VLLM.WaitingKVReady() || TensorRTLLM.WaitingKVReady() || Engine("nope").WaitingKVReady() {
+		t.Error("WaitingKVReady: want SGLang only")
+	}
 }
