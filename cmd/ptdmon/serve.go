@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,6 +21,10 @@ import (
 func init() {
 	register("serve", "scrape engines and serve rates, the web UI and /metrics", runServe)
 }
+
+// serveContext is the lifetime of a serve: until SIGINT or SIGTERM. Tests
+// that run a serve end it by replacing this.
+var serveContext = func() (context.Context, context.CancelFunc) { return runContext(0) }
 
 // listFlag collects a repeatable flag.
 type listFlag []string
@@ -135,7 +140,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return cli.Usage(err)
 		}
-		ctx, stop := runContext(0)
+		ctx, stop := serveContext()
 		defer stop()
 		err = service.Run(ctx, cfg, service.Options{
 			KVRequest: kv,

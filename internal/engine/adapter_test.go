@@ -16,7 +16,7 @@ import (
 // A fourth engine is one Register call (plus its connectors): this test
 // registers a made-up engine and reads its exposition through the normal
 // Reader, checking every table field against values worked out by hand.
-func TestRegisterNewEngine(t *testing.T) {
+func TestReadNewEngine(t *testing.T) {
 	const toy Engine = "toy"
 	const toyKV KVSource = "toylink"
 	Register(Adapter{
