@@ -34,7 +34,8 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		window   = fs.Duration("window", 5*time.Second, "window W of the windowed rates")
 		duration = fs.Duration("duration", 0, "stop after this long (0 = until interrupted)")
 	)
-	applyAdvice := adviceFlags(fs)
+	advice := config.NewFlags(fs)
+	adviceFlags(advice)
 	return c.Run(args, func([]string) error {
 		log := c.Logger()
 		sc, err := sim.LoadScenarioFrom(*file, *scenario)
@@ -58,7 +59,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		for _, t := range cluster.Targets() {
 			cfg.Targets = append(cfg.Targets, config.TargetFrom(t, "simulator"))
 		}
-		applyAdvice(cfg)
+		advice.Apply(cfg)
 		cfg.SetDefaults()
 		if err := cfg.Validate(); err != nil {
 			return cli.Usage(err)

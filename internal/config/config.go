@@ -229,17 +229,6 @@ func (c *Config) mark(key, where string) {
 
 func (c *Config) isSet(key string) bool { _, ok := c.set[key]; return ok }
 
-// SetDuration sets interval, timeout, window or history from a flag; the
-// value is then validated like one from the file, never replaced.
-func (c *Config) SetDuration(key string, v time.Duration) {
-	d := map[string]*Duration{"interval": &c.Interval, "timeout": &c.Timeout, "window": &c.Window, "history": &c.History}[key]
-	if d == nil {
-		panic("config: no duration setting " + key)
-	}
-	d.Duration = v
-	c.mark(key, "-"+key)
-}
-
 // SetDefaults fills the settings that were not given. A zero that was
 // given explicitly stays, for Validate to refuse.
 func (c *Config) SetDefaults() {
