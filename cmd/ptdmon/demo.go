@@ -68,7 +68,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 			cfg.Listen = "127.0.0.1:0"
 		}
 		return service.Run(ctx, cfg, service.Options{
-			KVRequest: ledger.KVRequest{Bytes: float64(cluster.BytesPerRequest()), Source: kvsize.SourceSimulator},
+			KVRequest: ledger.KVRequest{Bytes: float64(cluster.BytesPerRequest()), Source: kvsize.BasisSimulator},
 			Logger:    log,
 			Ready: func(addr string) {
 				fmt.Fprintf(stdout, "ptdmon demo: open http://%s/\n", addr)

@@ -83,11 +83,11 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		if err := cfg.Validate(); err != nil {
 			return cli.Usage(err)
 		}
-		src := kvsize.SourceConfig
+		basis := kvsize.BasisConfig
 		if *kvBytes != 0 {
-			src = kvsize.SourceFlag
+			basis = kvsize.BasisFlag
 		}
-		kv, err := bRequest(cfg, src)
+		kv, err := bRequest(cfg, basis)
 		if err != nil {
 			return cli.Usage(err)
 		}
@@ -109,16 +109,16 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	})
 }
 
-// bRequest settles B_request from the configuration; source says who gave
+// bRequest settles B_request from the configuration; basis says who gave
 // kv_bytes_per_request when it is set.
-func bRequest(cfg *config.Config, source string) (ledger.KVRequest, error) {
-	r, err := kvsize.Resolve(cfg.KVBytesPerRequest, source, cfg.Model.Config, kvsize.Options{
+func bRequest(cfg *config.Config, basis string) (ledger.KVRequest, error) {
+	r, err := kvsize.Resolve(cfg.KVBytesPerRequest, basis, cfg.Model.Config, kvsize.Options{
 		SeqLen: cfg.Model.SeqLen, KVDtype: cfg.Model.KVDtype, TP: cfg.Model.TP, WindowMode: cfg.Model.WindowMode,
 	})
 	if err != nil {
 		return ledger.KVRequest{}, err
 	}
-	kv := ledger.KVRequest{Bytes: float64(r.Bytes), Source: r.Source}
+	kv := ledger.KVRequest{Bytes: float64(r.Bytes), Source: r.Basis}
 	if r.Detail != nil {
 		kv.Detail = *r.Detail
 	}

@@ -91,8 +91,9 @@ type Target struct {
 	// /prometheus/metrics, or its completions count twice.
 	IterationStats bool `yaml:"iteration_stats"`
 
-	// Where the target was defined, for error messages ("ptdmon.yaml:12").
-	Source string `yaml:"-"`
+	// DefinedAt is where the target was defined, for error messages
+	// ("ptdmon.yaml:12", "-prefill", a file_sd file's group and entry).
+	DefinedAt string `yaml:"-"`
 }
 
 // Resolve turns the YAML form into the typed target every later stage
@@ -172,7 +173,7 @@ func Parse(data []byte, file string) (*Config, error) {
 		}
 	}
 	for i := range c.Targets {
-		c.Targets[i].Source = file + c.Targets[i].Source
+		c.Targets[i].DefinedAt = file + c.Targets[i].DefinedAt
 	}
 	return c, nil
 }
@@ -216,7 +217,7 @@ func (t *Target) UnmarshalYAML(n *yaml.Node) error {
 		return err
 	}
 	*t = Target(p)
-	t.Source = ":" + strconv.Itoa(n.Line)
+	t.DefinedAt = ":" + strconv.Itoa(n.Line)
 	return nil
 }
 
@@ -338,7 +339,7 @@ func (c *Config) Validate() error {
 	}
 	seen := map[string]string{}
 	for _, t := range c.Targets {
-		where := t.Source
+		where := t.DefinedAt
 		if where == "" {
 			where = file
 		}
@@ -391,7 +392,7 @@ func TargetFlag(role, value string) Target {
 	if name != "" {
 		shown = name + "=" + shown
 	}
-	t := Target{Name: name, URL: u, Role: role, Source: "-" + role + " " + shown}
+	t := Target{Name: name, URL: u, Role: role, DefinedAt: "-" + role + " " + shown}
 	if t.Name == "" {
 		t.Name = defaultName(u)
 	}
@@ -400,7 +401,7 @@ func TargetFlag(role, value string) Target {
 
 // TargetFrom is the YAML form of a typed target (a simulated engine's, for
 // example), defined at source.
-func TargetFrom(t engine.Target, source string) Target {
+func TargetFrom(t engine.Target, definedAt string) Target {
 	return Target{Name: t.Name, URL: t.URL, Role: string(t.Role), Engine: string(t.Engine), Labels: t.Labels,
-		IterationStats: t.IterationStats, Source: source}
+		IterationStats: t.IterationStats, DefinedAt: definedAt}
 }

@@ -121,13 +121,13 @@ toy:unknown 1
 		t.Error("toylink bytes read with kv_source nixl")
 	}
 	// Through the collector's entry point, with the fetch time as sample time.
-	src, err := NewSource(SourceConfig{Engine: toy, Role: Prefill})
+	src, err := NewBodyReader(BodyReaderConfig{Engine: toy, Role: Prefill})
 	if err != nil {
 		t.Fatal(err)
 	}
 	at := time.Unix(1e9, 0)
 	if o, got, err := src.Read([]byte(body), "", at); err != nil || !got.Equal(at) || o.Engine != toy {
-		t.Errorf("NewSource read: %v at %v", err, got)
+		t.Errorf("NewBodyReader read: %v at %v", err, got)
 	}
 	// Mixed with another engine, detection refuses to guess.
 	if _, err := NewReader(EngineAuto, Prefill, KVAuto).Read([]byte(body+"vllm:num_requests_running 1\n"), ""); !errors.Is(err, ErrUnusable) || !strings.Contains(err.Error(), "toy:") {

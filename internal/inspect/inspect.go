@@ -15,7 +15,8 @@ import (
 
 // Inspection is the full description, printed as JSON by `inspect -json`.
 type Inspection struct {
-	Source string `json:"source"`
+	// Input is the file or URL (password redacted) the exposition came from.
+	Input  string `json:"source"`
 	Engine string `json:"engine"`
 	// Prefix is the engine's family-name prefix the exposition's families
 	// carry (empty: only bare names of an engine whose prefix is
@@ -44,7 +45,7 @@ type Hist struct {
 // found (engine.Detect).
 func Of(src string, obs *engine.Observation, found []engine.Match) Inspection {
 	out := Inspection{
-		Source: src, Engine: string(obs.Engine), Role: string(obs.Role), Model: obs.Model,
+		Input: src, Engine: string(obs.Engine), Role: string(obs.Role), Model: obs.Model,
 		Counters: map[string]float64{}, Series: map[string]int{}, Gauges: map[string]float64{}, Hists: map[string]Hist{},
 		Notes: obs.Notes, Ignored: obs.Ignored,
 	}
@@ -89,7 +90,7 @@ func (in Inspection) WriteSummary(w io.Writer) error {
 	if role == "" {
 		role = "unknown (pass -role prefill|decode)"
 	}
-	fmt.Fprintf(&b, "source     %s\nengine     %s\nprefix     %s\nrole       %s\n", in.Source, in.Engine, in.prefixLine(), role)
+	fmt.Fprintf(&b, "source     %s\nengine     %s\nprefix     %s\nrole       %s\n", in.Input, in.Engine, in.prefixLine(), role)
 	if in.Model != "" {
 		fmt.Fprintf(&b, "model      %s\n", in.Model)
 	}
