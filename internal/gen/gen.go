@@ -143,3 +143,12 @@ func engineAlternatives() string {
 	}
 	return strings.Join(out, "|")
 }
+
+// kvSourceNames lists the registered KV sources' names as "a, b, c".
+func kvSourceNames() string {
+	var out []string
+	for _, c := range engine.Connectors() {
+		out = append(out, string(c.Source))
+	}
+	return strings.Join(out, ", ")
+}
