@@ -51,10 +51,9 @@ type Reader struct {
 	obs     Observation
 	ignored map[string]string
 	err     error
-	// body and contentType of the read under way, for detection when no
-	// family was read (detectFallback)
-	body        []byte
-	contentType string
+	// claimed: adapters whose families the read found when it read none
+	// (bit i: adapter i), for detection (detectFallback)
+	claimed uint64
 }
 
 type staged struct {
@@ -118,8 +117,6 @@ func (r *Reader) Read(body []byte, contentType string) (*Observation, error) {
 	r.pos, r.touched = 0, 0
 	r.staged = r.staged[:0]
 	r.err = nil
-	r.body, r.contentType = body, contentType
-	defer func() { r.body = nil }()
 	o := &r.obs
 	o.reset()
 	if err := r.parser.Parse(body, contentType, r.visit); err != nil {
@@ -127,6 +124,13 @@ func (r *Reader) Read(body []byte, contentType string) (*Observation, error) {
 	}
 	if r.err != nil {
 		return nil, r.err
+	}
+	r.claimed = 0
+	if len(r.staged) == 0 && r.engine == EngineAuto {
+		var err error
+		if r.claimed, err = r.detectFallback(body, contentType); err != nil {
+			return nil, err
+		}
 	}
 	if err := r.finish(o); err != nil {
 		return nil, err
@@ -337,16 +341,13 @@ func (r *Reader) resolve(o *Observation, engines uint64, roles [2]bool) error {
 	case engines != 0:
 		o.Engine = r.adapters[bits.TrailingZeros64(engines)].Engine
 	default:
-		claimed, err := r.detectFallback(r.body, r.contentType)
 		switch {
-		case err != nil:
-			return err
-		case claimed == 0:
+		case r.claimed == 0:
 			return r.noEngine()
-		case bits.OnesCount64(claimed) > 1:
-			return r.mixed(claimed)
+		case bits.OnesCount64(r.claimed) > 1:
+			return r.mixed(r.claimed)
 		}
-		o.Engine = r.adapters[bits.TrailingZeros64(claimed)].Engine
+		o.Engine = r.adapters[bits.TrailingZeros64(r.claimed)].Engine
 	}
 	if r.role != RoleUnknown {
 		o.Role = r.role
