@@ -184,7 +184,7 @@ func TestDetect(t *testing.T) {
 	f("process_cpu_seconds_total 1\n")
 	f("num_requests_running 2\nnum_requests_waiting 1\n", Match{Engine: TensorRTLLM, Families: 2})
 	f("num_requests_running 2\ntrtllm_num_requests_waiting 1\n", Match{Engine: TensorRTLLM, Prefix: "trtllm_", Families: 2})
-	f("vllm:a_bucket{le=\"1\"} 1\nvllm:a_sum 1\nvllm:a_count 1\nvllm:a_created 1\nvllm:b 1\n", Match{Engine: VLLM, Prefix: "vllm:", Families: 2})
+	f("vllm:a_bucket{le=\"1\"} 1\nvllm:a_sum 1\nvllm:a_count 1\nvllm:a_created 1\nvllm:b 1\n", Match{Engine: VLLM, Prefix: "vllm:", Families: 3})
 	f("sglang:x 1\nvllm:y 1\n", Match{Engine: VLLM, Prefix: "vllm:", Families: 1}, Match{Engine: SGLang, Prefix: "sglang:", Families: 1})
 }
 

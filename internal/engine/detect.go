@@ -14,7 +14,8 @@ type Match struct {
 	// Prefix is the adapter's prefix when a family carries it; empty when
 	// only bare names of an adapter whose prefix is optional were found.
 	Prefix string
-	// Families counts the distinct family names claimed.
+	// Families counts the families claimed (a histogram's _bucket, _sum
+	// and _count are one family).
 	Families int
 }
 
@@ -29,15 +30,14 @@ func Detect(body []byte, contentType string) ([]Match, error) {
 	prefixed := make([]bool, len(adapters))
 	counts := make([]int, len(adapters))
 	err := p.Parse(body, contentType, func(s *parse.Sample) error {
-		fam := familyOf(strings.TrimSuffix(string(s.Name), "_created"))
+		// Families as the Reader names them (a histogram's parts are one,
+		// its _created samples another), so the count matches inspect's.
+		fam := familyOf(string(s.Name))
 		if seen[fam] {
 			return nil
 		}
 		seen[fam] = true
 		i := claim(adapters, string(s.Name))
-		if i < 0 {
-			i = claim(adapters, fam)
-		}
 		if i < 0 {
 			return nil
 		}
