@@ -51,7 +51,7 @@ func runPtdmon(t *testing.T, ctx context.Context, cfg *config.Config, bytesPerRe
 	go func() {
 		defer wg.Done()
 		err := service.Run(sctx, cfg, service.Options{
-			KVRequest: kvsize.Request{Bytes: bytesPerReq, Source: "simulator"},
+			KVRequest: kvsize.Request{Bytes: bytesPerReq, Basis: "simulator"},
 			Logger:    quietLog(),
 			Ready:     func(addr string) { ready <- addr },
 		})

@@ -126,7 +126,7 @@ func TestPrometheusBothPaths(t *testing.T) {
 	go func() {
 		defer svcWG.Done()
 		err := service.Run(svcCtx, cfg, service.Options{
-			KVRequest: kvsize.Request{Bytes: bytesPerReq, Source: "simulator"},
+			KVRequest: kvsize.Request{Bytes: bytesPerReq, Basis: "simulator"},
 			Logger:    quietLog(),
 			Ready:     func(addr string) { ready <- addr },
 		})

@@ -33,7 +33,8 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		window   = fs.Duration("window", config.DefaultWindow, "window W of the windowed rates")
 		duration = fs.Duration("duration", 0, "stop after this long (0 = until interrupted)")
 	)
-	applyAdvice := adviceFlags(fs)
+	advice := config.NewFlags(fs)
+	adviceFlags(advice)
 	return c.Run(args, func([]string) error {
 		log := c.Logger()
 		sc, err := sim.LoadScenarioFrom(*file, *scenario)
@@ -57,7 +58,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		for _, t := range cluster.Targets() {
 			cfg.Targets = append(cfg.Targets, config.TargetFrom(t, "simulator"))
 		}
-		applyAdvice(cfg)
+		advice.Apply(cfg)
 		cfg.SetDefaults()
 		if err := cfg.Validate(); err != nil {
 			return cli.Usage(err)
@@ -66,7 +67,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 			cfg.Listen = "127.0.0.1:0"
 		}
 		return service.Run(ctx, cfg, service.Options{
-			KVRequest: kvsize.Request{Bytes: cluster.BytesPerRequest(), Source: kvsize.SourceSimulator},
+			KVRequest: kvsize.Request{Bytes: cluster.BytesPerRequest(), Basis: kvsize.BasisSimulator},
 			Logger:    log,
 			Ready: func(addr string) {
 				fmt.Fprintf(stdout, "ptdmon demo: open http://%s/\n", addr)

@@ -143,7 +143,7 @@ func genInput(what, cfgPath string) (gen.Input, []byte, error) {
 		}
 	}
 	cfg.SetDefaults()
-	kv, err := bRequest(cfg, kvsize.SourceConfig)
+	kv, err := bRequest(cfg, kvsize.BasisConfig)
 	if err != nil {
 		return gen.Input{}, nil, err
 	}

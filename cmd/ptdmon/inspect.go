@@ -23,8 +23,9 @@ func init() {
 
 func runInspect(args []string, stdout, stderr io.Writer) int {
 	c := cli.New("inspect", "[flags] FILE|URL",
-		"Parses one exposition and prints the detected engine and role, every canonical value read,\n"+
-			"and how many families were ignored and why. -json prints everything, buckets included.",
+		"Parses one exposition and prints the detected engine, the family-name prefix it matched and\n"+
+			"the role, every canonical value read, and how many families were ignored and why. -json\n"+
+			"prints everything, buckets included.",
 		cli.OneArg, stdout, stderr)
 	fs := c.Flags
 	engines, sources := engine.EngineChoices(), engine.KVSourceChoices()
@@ -64,7 +65,11 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return cli.Usage(fmt.Errorf("%s: %w", shown, err))
 		}
-		in := inspect.Of(shown, obs)
+		found, err := engine.Detect(body, ct)
+		if err != nil {
+			return cli.Usage(fmt.Errorf("%s: %w", shown, err))
+		}
+		in := inspect.Of(shown, obs, found)
 		if !*asJSON {
 			return in.WriteSummary(stdout)
 		}

@@ -33,7 +33,11 @@ func TestInspect(t *testing.T) {
 	f(0, `"family": "vllm:iteration_tokens_total"`, "", "-json", capture)            // ignored, with the reason
 	f(0, `role unknown`, "", "-json", capture)                                       // without -role: said, not fatal
 	f(0, "requests_completed                 1993", "", capture, "-role", "prefill") // summary; flags after the file
-	f(0, "engine     vllm", "", capture)
+	f(0, "engine     vllm\nprefix     vllm: (", "", capture)
+	// A partial dump of histograms ptdmon does not read is still vLLM, by its prefix.
+	unread := filepath.Join("..", "..", "internal", "engine", "testdata", "vllm_unread_histograms.txt")
+	f(0, "engine     vllm\nprefix     vllm: (2 families)\n", "", unread)
+	f(0, `"prefix": "vllm:",`+"\n"+`  "families_matched": 2,`, "", "-json", unread)
 	f(2, "", "not a Prometheus", filepath.Join("..", "..", "internal", "engine", "testdata", "reports", "trtllm_issue_2004_aibrix_metrics_json.txt"))
 	f(2, "", "no such file", "/nonexistent/metrics.txt")
 	f(2, "", "-role \"router\"", "-role", "router", capture)
@@ -119,8 +123,8 @@ func TestServeBRequestFromModelConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kv.Bytes != 80*8*128*2*2*8192 || kv.Source != "model-config" || kv.Detail == nil {
-		t.Errorf("B_request = %v from %q (detail %v), want 2684354560 from model-config", kv.Bytes, kv.Source, kv.Detail != nil)
+	if kv.Bytes != 80*8*128*2*2*8192 || kv.Basis != "model-config" || kv.Detail == nil {
+		t.Errorf("B_request = %v from %q (detail %v), want 2684354560 from model-config", kv.Bytes, kv.Basis, kv.Detail != nil)
 	}
 	cfg.Model.Config = filepath.Join(dir, "missing.json")
 	if _, err := bRequest(cfg, "config"); err == nil || !strings.Contains(err.Error(), "missing.json") {

@@ -10,6 +10,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/stage"
 )
@@ -253,8 +254,9 @@ func backlog(waiting ledger.Num, min float64) bool {
 }
 
 // decodeFull reports whether a decode instance runs at its batch limit with
-// requests ready for it. SGLang's waiting gauge (num_queue_reqs) holds only
-// requests whose KV has arrived, so it says so directly. vLLM's counts the
+// requests ready for it. Where the engine's waiting gauge holds only
+// requests whose KV has arrived (SGLang's num_queue_reqs, the adapter's
+// WaitingKVReady), it says so directly. vLLM's counts the
 // requests still waiting for their KV too, so there the batch must be as
 // large as the instance was ever seen to run and its KV cache full: a link
 // that is slow and steady can look the same (docs/advisor.md#limits).
@@ -262,7 +264,7 @@ func (l *Learner) decodeFull(in ledger.InstancePoint, kvFull bool) bool {
 	if !in.Running.OK() || !in.Waiting.OK() {
 		return false
 	}
-	if in.Engine == "sglang" {
+	if engine.Engine(in.Engine).WaitingKVReady() {
 		return in.Waiting.V >= l.opts.MinQueue
 	}
 	top := l.maxRunning[in.Target]

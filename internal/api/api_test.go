@@ -81,7 +81,7 @@ func observe(in engine.Target, j int, el float64) *engine.Observation {
 
 func TestStreamEventUnder4KiB(t *testing.T) {
 	l, _ := cluster16(t, 40)
-	s := &Server{Ledger: withKV(l, kvsize.Request{Bytes: bReq, Source: "flag"})}
+	s := &Server{Ledger: withKV(l, kvsize.Request{Bytes: bReq, Basis: "flag"})}
 	p, _ := l.Latest()
 	if len(p.Instances) != 16 {
 		t.Fatalf("%d instances, want 16", len(p.Instances))
@@ -143,7 +143,7 @@ func TestStreamEventUnder4KiB(t *testing.T) {
 
 func TestAPI(t *testing.T) {
 	l, _ := cluster16(t, 40)
-	srv := httptest.NewServer((&Server{Ledger: withKV(l, kvsize.Request{Bytes: bReq, Source: "flag"})}).Handler())
+	srv := httptest.NewServer((&Server{Ledger: withKV(l, kvsize.Request{Bytes: bReq, Basis: "flag"})}).Handler())
 	defer srv.Close()
 
 	var snap struct {

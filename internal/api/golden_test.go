@@ -25,7 +25,7 @@ var updateAPI = flag.Bool("update-api", false, "rewrite testdata/*.golden.json f
 // so the points hold values, absences with reasons and a partial stage.
 func goldenLedger(t *testing.T) (*ledger.Ledger, time.Time) {
 	t.Helper()
-	l := ledger.New(ledger.Config{KVRequest: kvsize.Request{Bytes: bReq, Source: "flag"}, Window: 5 * time.Second})
+	l := ledger.New(ledger.Config{KVRequest: kvsize.Request{Bytes: bReq, Basis: "flag"}, Window: 5 * time.Second})
 	infos := []engine.Target{
 		{Name: "vllm-p0", URL: "http://10.0.0.1:8000/metrics", Role: engine.Prefill, Engine: engine.VLLM},
 		{Name: "sglang-p0", URL: "http://10.0.0.2:30000/metrics", Role: engine.Prefill, Engine: engine.SGLang},

@@ -75,7 +75,7 @@ func TestInfiniteValuesKeepTheAPIWhole(t *testing.T) {
 func TestEncodeErrorsAreAnsweredAndLogged(t *testing.T) {
 	l, _ := cluster16(t, 3)
 	var logged bytes.Buffer
-	s := &Server{Ledger: withKV(l, kvsize.Request{Bytes: bReq, Source: "flag", Detail: &kvsize.Result{TPWireFactor: math.NaN()}}), Logger: slog.New(slog.NewTextHandler(&logged, nil))}
+	s := &Server{Ledger: withKV(l, kvsize.Request{Bytes: bReq, Basis: "flag", Detail: &kvsize.Result{TPWireFactor: math.NaN()}}), Logger: slog.New(slog.NewTextHandler(&logged, nil))}
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	code, b := getBody(t, srv.URL+"/api/v1/snapshot")

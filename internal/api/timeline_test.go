@@ -16,7 +16,7 @@ import (
 // that the spans tile the points without gaps.
 func TestVerdictTimeline(t *testing.T) {
 	l, _ := cluster16(t, 60)
-	s := &Server{Ledger: withKV(l, kvsize.Request{Bytes: bReq, Source: "flag"})}
+	s := &Server{Ledger: withKV(l, kvsize.Request{Bytes: bReq, Basis: "flag"})}
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	for _, format := range []string{"full", "compact"} {

@@ -5,23 +5,6 @@ import (
 	"math"
 )
 
-// SetSLO sets an SLO threshold (ttft, itl or e2e, seconds) from a flag; it
-// is validated like one from the file.
-func (c *Config) SetSLO(key string, v float64) {
-	d := map[string]*float64{"ttft": &c.SLO.TTFT, "itl": &c.SLO.ITL, "e2e": &c.SLO.E2E}[key]
-	if d == nil {
-		panic("config: no SLO setting " + key)
-	}
-	*d = v
-	c.mark("slo."+key, "-slo-"+key)
-}
-
-// SetHeadroom sets the advice's headroom from a flag.
-func (c *Config) SetHeadroom(v float64) {
-	c.Headroom = &v
-	c.mark("headroom", "-headroom")
-}
-
 // validateAdvice checks the SLO thresholds and the headroom; at names where
 // a key was set.
 func (c *Config) validateAdvice(at func(string) string) []error {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"flag"
 	"strings"
 	"testing"
 )
@@ -39,8 +40,14 @@ func TestAdviceSettings(t *testing.T) {
 	f("headroom: -0.1\n", "ptdmon.yaml:1: headroom -0.1")
 
 	c = &Config{Targets: []Target{{Name: "a", URL: "http://a:1/m"}}}
-	c.SetSLO("itl", -2)
-	c.SetHeadroom(1.5)
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fl := NewFlags(fs)
+	fl.Float64("slo-itl", "slo.itl", "", func(c *Config) *float64 { return &c.SLO.ITL })
+	fl.OptionalFloat64("headroom", "headroom", "", func(c *Config) **float64 { return &c.Headroom })
+	if err := fs.Parse([]string{"-slo-itl", "-2", "-headroom", "1.5"}); err != nil {
+		t.Fatal(err)
+	}
+	fl.Apply(c)
 	c.SetDefaults()
 	err = c.Validate()
 	for _, want := range []string{"-slo-itl: slo.itl -2", "-headroom: headroom 1.5"} {

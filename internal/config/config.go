@@ -92,8 +92,9 @@ type Target struct {
 	// /prometheus/metrics, or its completions count twice.
 	IterationStats bool `yaml:"iteration_stats"`
 
-	// Where the target was defined, for error messages ("ptdmon.yaml:12").
-	Source string `yaml:"-"`
+	// DefinedAt is where the target was defined, for error messages
+	// ("ptdmon.yaml:12", "-prefill", a file_sd file's group and entry).
+	DefinedAt string `yaml:"-"`
 }
 
 // Resolve turns the YAML form into the typed target every later stage
@@ -173,7 +174,7 @@ func Parse(data []byte, file string) (*Config, error) {
 		}
 	}
 	for i := range c.Targets {
-		c.Targets[i].Source = file + c.Targets[i].Source
+		c.Targets[i].DefinedAt = file + c.Targets[i].DefinedAt
 	}
 	return c, nil
 }
@@ -217,7 +218,7 @@ func (t *Target) UnmarshalYAML(n *yaml.Node) error {
 		return err
 	}
 	*t = Target(p)
-	t.Source = ":" + strconv.Itoa(n.Line)
+	t.DefinedAt = ":" + strconv.Itoa(n.Line)
 	return nil
 }
 
@@ -229,17 +230,6 @@ func (c *Config) mark(key, where string) {
 }
 
 func (c *Config) isSet(key string) bool { _, ok := c.set[key]; return ok }
-
-// SetDuration sets interval, timeout, window or history from a flag; the
-// value is then validated like one from the file, never replaced.
-func (c *Config) SetDuration(key string, v time.Duration) {
-	d := map[string]*Duration{"interval": &c.Interval, "timeout": &c.Timeout, "window": &c.Window, "history": &c.History}[key]
-	if d == nil {
-		panic("config: no duration setting " + key)
-	}
-	d.Duration = v
-	c.mark(key, "-"+key)
-}
 
 // SetDefaults fills the settings that were not given. A zero that was
 // given explicitly stays, for Validate to refuse.
@@ -337,7 +327,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	if _, ok := engine.ParseKVSource(c.KVSource); !ok {
-		bad(file, "kv_source %q: want auto, flagcx, nixl, mooncake, sglang, dynamo or none", c.KVSource)
+		bad(file, "kv_source %q: want %s", c.KVSource, engine.KVSourceChoices())
 	}
 	if c.KVBytesPerRequest < 0 {
 		bad(file, "kv_bytes_per_request must be positive")
@@ -350,7 +340,7 @@ func (c *Config) Validate() error {
 	}
 	seen := map[string]string{}
 	for _, t := range c.Targets {
-		where := t.Source
+		where := t.DefinedAt
 		if where == "" {
 			where = file
 		}
@@ -382,7 +372,7 @@ func (t Target) validate() error {
 	}
 	eng, ok := engine.ParseEngine(t.Engine)
 	if !ok {
-		return fmt.Errorf("engine %q: want vllm, sglang, trtllm or auto", t.Engine)
+		return fmt.Errorf("engine %q: want %s", t.Engine, engine.EngineChoices())
 	}
 	if t.IterationStats && eng != engine.TensorRTLLM && eng != engine.EngineAuto {
 		return fmt.Errorf("iteration_stats is TensorRT-LLM's JSON endpoint; engine is %s", t.Engine)
@@ -403,7 +393,7 @@ func TargetFlag(role, value string) Target {
 	if name != "" {
 		shown = name + "=" + shown
 	}
-	t := Target{Name: name, URL: u, Role: role, Source: "-" + role + " " + shown}
+	t := Target{Name: name, URL: u, Role: role, DefinedAt: "-" + role + " " + shown}
 	if t.Name == "" {
 		t.Name = defaultName(u)
 	}
@@ -412,7 +402,7 @@ func TargetFlag(role, value string) Target {
 
 // TargetFrom is the YAML form of a typed target (a simulated engine's, for
 // example), defined at source.
-func TargetFrom(t engine.Target, source string) Target {
+func TargetFrom(t engine.Target, definedAt string) Target {
 	return Target{Name: t.Name, URL: t.URL, Role: string(t.Role), Engine: string(t.Engine), Labels: t.Labels,
-		IterationStats: t.IterationStats, Source: source}
+		IterationStats: t.IterationStats, DefinedAt: definedAt}
 }

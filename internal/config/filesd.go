@@ -111,9 +111,9 @@ func readSDFile(path string) ([]Target, error) {
 			if len(extra) > 0 {
 				tt.Labels = extra
 			}
-			tt.Source = fmt.Sprintf("%s: group %d, target %d", path, gi+1, ti+1)
+			tt.DefinedAt = fmt.Sprintf("%s: group %d, target %d", path, gi+1, ti+1)
 			if err := tt.validate(); err != nil {
-				return nil, fmt.Errorf("%s: target %q: %w", tt.Source, addr, err)
+				return nil, fmt.Errorf("%s: target %q: %w", tt.DefinedAt, addr, err)
 			}
 			out = append(out, tt)
 		}

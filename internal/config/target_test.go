@@ -13,11 +13,11 @@ func TestTargetResolve(t *testing.T) {
 		if !got.Equal(want) {
 			t.Errorf("%+v.Resolve() = %+v, want %+v", in, got, want)
 		}
-		if back := TargetFrom(got, in.Source).Resolve(); !back.Equal(got) {
+		if back := TargetFrom(got, in.DefinedAt).Resolve(); !back.Equal(got) {
 			t.Errorf("TargetFrom(%+v).Resolve() = %+v", got, back)
 		}
 	}
-	f(Target{Name: "p0", URL: "http://h:1/metrics", Role: "ctx", Engine: "auto", Labels: map[string]string{"rack": "a"}, Source: "ptdmon.yaml:3"},
+	f(Target{Name: "p0", URL: "http://h:1/metrics", Role: "ctx", Engine: "auto", Labels: map[string]string{"rack": "a"}, DefinedAt: "ptdmon.yaml:3"},
 		engine.Target{Name: "p0", URL: "http://h:1/metrics", Role: engine.Prefill, Engine: engine.EngineAuto, Labels: map[string]string{"rack": "a"}})
 	f(Target{Name: "g0", URL: "http://h:2/metrics", Role: "gen", Engine: "trtllm", IterationStats: true},
 		engine.Target{Name: "g0", URL: "http://h:2/metrics", Role: engine.Decode, Engine: engine.TensorRTLLM, IterationStats: true})

@@ -1,9 +1,9 @@
 package config
 
 import (
+	"flag"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Every duration, size and count given is validated where it was given;
@@ -46,7 +46,13 @@ func TestGivenValuesAreValidatedNotReplaced(t *testing.T) {
 
 	// From flags: named by the flag.
 	c := &Config{Targets: []Target{{Name: "a", URL: "http://a:1/m"}}}
-	c.SetDuration("timeout", -time.Second)
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fl := NewFlags(fs)
+	fl.Duration("timeout", "timeout", "", func(c *Config) *Duration { return &c.Timeout })
+	if err := fs.Parse([]string{"-timeout", "-1s"}); err != nil {
+		t.Fatal(err)
+	}
+	fl.Apply(c)
 	c.SetDefaults()
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "-timeout: timeout -1s must be > 0") {
 		t.Errorf("negative -timeout: %v", err)

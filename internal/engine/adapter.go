@@ -61,6 +61,17 @@ type Adapter struct {
 	// completions).
 	FinishedLabel string
 	NotCompleted  []Reason
+
+	// Traits: how the engine's numbers behave, for the readers downstream
+	// that interpret them (docs/adapters.md#traits).
+
+	// WaitingKVReady: on a decode instance the Waiting gauge holds only
+	// requests whose KV has arrived, ready to run. SGLang reserves the
+	// decode KV before prefill and keeps requests still receiving it in
+	// queues of their own, so a waiting request there means a full batch;
+	// vLLM's waiting gauge also counts requests still waiting for their KV
+	// (docs/advisor.md#limits).
+	WaitingKVReady bool
 }
 
 // Reason maps one finish reason to the metric it counts as.
@@ -113,7 +124,9 @@ type Family struct {
 // so adding its bytes over every target counts each transfer once.
 type Connector struct {
 	Source KVSource
-	Engine Engine
+	// Display names the connector in messages ("FlagCX").
+	Display string
+	Engine  Engine
 	// Order places the connector in lists shown to users (lower first).
 	Order    int
 	Families []Family
@@ -283,6 +296,29 @@ func Engines() []Engine {
 		out = append(out, a.Engine)
 	}
 	return out
+}
+
+// WaitingKVReady reports the trait of the same name of engine e's adapter
+// (false for an engine not registered).
+func (e Engine) WaitingKVReady() bool {
+	registry.RLock()
+	defer registry.RUnlock()
+	for _, a := range registry.adapters {
+		if a.Engine == e {
+			return a.WaitingKVReady
+		}
+	}
+	return false
+}
+
+// KVSourceDisplays lists the registered connectors' display names, for
+// messages: "FlagCX, NIXL, …, SGLang or Dynamo".
+func KVSourceDisplays() string {
+	var out []string
+	for _, c := range Connectors() {
+		out = append(out, c.Display)
+	}
+	return orList(out)
 }
 
 // ParseEngine accepts a registered engine's name or alias, and auto.

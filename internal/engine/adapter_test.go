@@ -3,6 +3,8 @@ package engine
 import (
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +16,7 @@ import (
 // A fourth engine is one Register call (plus its connectors): this test
 // registers a made-up engine and reads its exposition through the normal
 // Reader, checking every table field against values worked out by hand.
-func TestRegisterNewEngine(t *testing.T) {
+func TestReadNewEngine(t *testing.T) {
 	const toy Engine = "toy"
 	const toyKV KVSource = "toylink"
 	Register(Adapter{
@@ -119,13 +121,13 @@ toy:unknown 1
 		t.Error("toylink bytes read with kv_source nixl")
 	}
 	// Through the collector's entry point, with the fetch time as sample time.
-	src, err := NewSource(SourceConfig{Engine: toy, Role: Prefill})
+	src, err := NewBodyReader(BodyReaderConfig{Engine: toy, Role: Prefill})
 	if err != nil {
 		t.Fatal(err)
 	}
 	at := time.Unix(1e9, 0)
 	if o, got, err := src.Read([]byte(body), "", at); err != nil || !got.Equal(at) || o.Engine != toy {
-		t.Errorf("NewSource read: %v at %v", err, got)
+		t.Errorf("NewBodyReader read: %v at %v", err, got)
 	}
 	// Mixed with another engine, detection refuses to guess.
 	if _, err := NewReader(EngineAuto, Prefill, KVAuto).Read([]byte(body+"vllm:num_requests_running 1\n"), ""); !errors.Is(err, ErrUnusable) || !strings.Contains(err.Error(), "toy:") {
@@ -151,6 +153,39 @@ func TestDetectByPrefix(t *testing.T) {
 	f("sglang:queue_time_seconds_count{tp_rank=\"0\"} 4\n", SGLang)
 	f("num_requests_running 2\n", TensorRTLLM)
 	f("trtllm_kv_transfer_bytes_sum 10\n", TensorRTLLM)
+	// Only families ptdmon does not read: detected all the same.
+	f("# TYPE vllm:iteration_tokens_total histogram\nvllm:iteration_tokens_total_bucket{le=\"+Inf\"} 3\n", VLLM)
+	f("vllm:request_success_created 1.7e9\n", VLLM)
+	body, err := os.ReadFile(filepath.Join("testdata", "vllm_unread_histograms.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f(string(body), VLLM)
+	ms, err := Detect(body, "")
+	if err != nil || len(ms) != 1 || ms[0] != (Match{Engine: VLLM, Prefix: "vllm:", Families: 2}) {
+		t.Errorf("Detect = %+v, %v; want vllm: with 2 families", ms, err)
+	}
+	// Both prefixes without a family read: still refused as mixed.
+	if _, err := NewReader(EngineAuto, Decode, KVAuto).Read([]byte("vllm:iteration_tokens_total_count 1\nsglang:unknown_thing 2\n"), ""); !errors.Is(err, ErrUnusable) || !strings.Contains(err.Error(), "mixes") {
+		t.Errorf("two engines' unread families: %v", err)
+	}
+}
+
+// Detect names the prefix each engine's families carry, or none when only
+// bare names of an engine with an optional prefix are there.
+func TestDetect(t *testing.T) {
+	f := func(body string, want ...Match) {
+		t.Helper()
+		got, err := Detect([]byte(body), "")
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("%.60q: %+v, %v; want %+v", body, got, err, want)
+		}
+	}
+	f("process_cpu_seconds_total 1\n")
+	f("num_requests_running 2\nnum_requests_waiting 1\n", Match{Engine: TensorRTLLM, Families: 2})
+	f("num_requests_running 2\ntrtllm_num_requests_waiting 1\n", Match{Engine: TensorRTLLM, Prefix: "trtllm_", Families: 2})
+	f("vllm:a_bucket{le=\"1\"} 1\nvllm:a_sum 1\nvllm:a_count 1\nvllm:a_created 1\nvllm:b 1\n", Match{Engine: VLLM, Prefix: "vllm:", Families: 3})
+	f("sglang:x 1\nvllm:y 1\n", Match{Engine: VLLM, Prefix: "vllm:", Families: 1}, Match{Engine: SGLang, Prefix: "sglang:", Families: 1})
 }
 
 // Every registered table is consistent: names carry their adapter's
@@ -185,5 +220,14 @@ func TestRegisteredTables(t *testing.T) {
 	}
 	if got := EngineChoices(); got != "vllm, sglang, trtllm or auto" {
 		t.Errorf("EngineChoices = %q", got)
+	}
+	if got := KVSourceChoices(); got != "auto, flagcx, nixl, mooncake, sglang, dynamo or none" {
+		t.Errorf("KVSourceChoices = %q", got)
+	}
+	if got := KVSourceDisplays(); got != "FlagCX, NIXL, Mooncake, SGLang or Dynamo" {
+		t.Errorf("KVSourceDisplays = %q", got)
+	}
+	if !SGLang.WaitingKVReady() || VLLM.WaitingKVReady() || TensorRTLLM.WaitingKVReady() || Engine("nope").WaitingKVReady() {
+		t.Error("WaitingKVReady: want SGLang only")
 	}
 }

@@ -10,9 +10,10 @@ const KVDynamo KVSource = "dynamo"
 
 func init() {
 	RegisterConnector(Connector{
-		Source: KVDynamo,
-		Engine: TensorRTLLM,
-		Order:  50,
+		Source:  KVDynamo,
+		Display: "Dynamo",
+		Engine:  TensorRTLLM,
+		Order:   50,
 		Families: []Family{
 			// A count of transfers where the byte histogram is missing.
 			{Name: "trtllm_kv_transfer_success_total", Type: model.MetricTypeCounter, Metric: KVTransfers, Deprecated: true},

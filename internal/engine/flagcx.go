@@ -8,9 +8,10 @@ const KVFlagCX KVSource = "flagcx"
 
 func init() {
 	RegisterConnector(Connector{
-		Source: KVFlagCX,
-		Engine: VLLM,
-		Order:  10,
+		Source:  KVFlagCX,
+		Display: "FlagCX",
+		Engine:  VLLM,
+		Order:   10,
 		Families: []Family{
 			{Name: "vllm:flagcx_total_bytes_transferred_total", Type: model.MetricTypeCounter, Metric: KVBytes},
 			{Name: "vllm:flagcx_transfers_total", Type: model.MetricTypeCounter, Metric: KVTransfers},

@@ -8,9 +8,10 @@ const KVMooncake KVSource = "mooncake"
 
 func init() {
 	RegisterConnector(Connector{
-		Source: KVMooncake,
-		Engine: VLLM,
-		Order:  30,
+		Source:  KVMooncake,
+		Display: "Mooncake",
+		Engine:  VLLM,
+		Order:   30,
 		Families: []Family{
 			{Name: "vllm:mooncake_num_failed_transfers_total", Type: model.MetricTypeCounter, Metric: KVFailures},
 			{Name: "vllm:mooncake_xfer_time_seconds", Type: model.MetricTypeHistogram, Metric: KVXferTime},

@@ -8,9 +8,10 @@ const KVNIXL KVSource = "nixl"
 
 func init() {
 	RegisterConnector(Connector{
-		Source: KVNIXL,
-		Engine: VLLM,
-		Order:  20,
+		Source:  KVNIXL,
+		Display: "NIXL",
+		Engine:  VLLM,
+		Order:   20,
 		Families: []Family{
 			{Name: "vllm:nixl_num_failed_transfers_total", Type: model.MetricTypeCounter, Metric: KVFailures},
 			{Name: "vllm:nixl_num_kv_expired_reqs_total", Type: model.MetricTypeCounter, Metric: KVExpired},

@@ -51,6 +51,9 @@ type Reader struct {
 	obs     Observation
 	ignored map[string]string
 	err     error
+	// claimed: adapters whose families the read found when it read none
+	// (bit i: adapter i), for detection (detectFallback)
+	claimed uint64
 }
 
 type staged struct {
@@ -121,6 +124,13 @@ func (r *Reader) Read(body []byte, contentType string) (*Observation, error) {
 	}
 	if r.err != nil {
 		return nil, r.err
+	}
+	r.claimed = 0
+	if len(r.staged) == 0 && r.engine == EngineAuto {
+		var err error
+		if r.claimed, err = r.detectFallback(body, contentType); err != nil {
+			return nil, err
+		}
 	}
 	if err := r.finish(o); err != nil {
 		return nil, err
@@ -327,21 +337,17 @@ func (r *Reader) resolve(o *Observation, engines uint64, roles [2]bool) error {
 	case r.engine != EngineAuto:
 		o.Engine = r.engine
 	case bits.OnesCount64(engines) > 1:
-		var found []string
-		for i, a := range r.adapters {
-			if engines&(1<<i) != 0 {
-				found = append(found, a.Prefix)
-			}
-		}
-		return fmt.Errorf("%w: it mixes metrics of several engines (%s); set the target's engine", ErrUnusable, strings.Join(found, ", "))
+		return r.mixed(engines)
 	case engines != 0:
 		o.Engine = r.adapters[bits.TrailingZeros64(engines)].Engine
 	default:
-		var known []string
-		for _, a := range r.adapters {
-			known = append(known, a.Display+" ("+a.Prefix+")")
+		switch {
+		case r.claimed == 0:
+			return r.noEngine()
+		case bits.OnesCount64(r.claimed) > 1:
+			return r.mixed(r.claimed)
 		}
-		return fmt.Errorf("%w: no %s metrics in it", ErrUnusable, orList(known))
+		o.Engine = r.adapters[bits.TrailingZeros64(r.claimed)].Engine
 	}
 	if r.role != RoleUnknown {
 		o.Role = r.role

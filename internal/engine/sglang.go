@@ -28,6 +28,9 @@ func init() {
 		GroupLabels: []string{"dp_rank", "pid"},
 		RankLabels:  []string{"tp_rank", "pp_rank"},
 		SplitLabels: []string{"priority"},
+		// Decode's num_queue_reqs holds requests whose KV has arrived; the
+		// prealloc and transfer queues hold the others.
+		WaitingKVReady: true,
 		Families: []Family{
 			// Tokenizer side: finished requests, success or failure. On a
 			// prefill instance a request finishes only after its KV transfer.
@@ -57,9 +60,10 @@ func init() {
 		},
 	})
 	RegisterConnector(Connector{
-		Source: KVSGLang,
-		Engine: SGLang,
-		Order:  40,
+		Source:  KVSGLang,
+		Display: "SGLang",
+		Engine:  SGLang,
+		Order:   40,
 		Families: []Family{
 			{Name: "sglang:num_transfer_failed_reqs_total", Type: model.MetricTypeCounter, Metric: KVFailures},
 			{Name: "sglang:kv_transfer_latency_ms", Type: model.MetricTypeHistogram, Metric: KVXferTime, LEScale: 1e-3},

@@ -9,6 +9,8 @@ package gen
 import (
 	"fmt"
 	"net/url"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -94,10 +96,8 @@ func (in Input) Check() error {
 		default:
 			return fmt.Errorf("target %q: role %q: want prefill or decode (the rules group by role)", t.Name, t.Role)
 		}
-		switch t.Engine {
-		case engine.EngineAuto, engine.VLLM, engine.SGLang, engine.TensorRTLLM:
-		default:
-			return fmt.Errorf("target %q: engine %q: want vllm, sglang or trtllm", t.Name, t.Engine)
+		if t.Engine != engine.EngineAuto && !slices.Contains(engine.Engines(), t.Engine) {
+			return fmt.Errorf("target %q: engine %q: want %s", t.Name, t.Engine, engine.EngineChoices())
 		}
 		if seen[t.Name] {
 			return fmt.Errorf("target name %q is used twice", t.Name)
@@ -133,4 +133,22 @@ func splitURL(raw string) (scrapeURL, error) {
 // do ("5s", "1m"), matching ptdmon's own window label.
 func promDuration(d time.Duration) string {
 	return model.Duration(d).String()
+}
+
+// engineAlternatives lists the registered engines' names as "a|b|c".
+func engineAlternatives() string {
+	var out []string
+	for _, e := range engine.Engines() {
+		out = append(out, string(e))
+	}
+	return strings.Join(out, "|")
+}
+
+// kvSourceNames lists the registered KV sources' names as "a, b, c".
+func kvSourceNames() string {
+	var out []string
+	for _, c := range engine.Connectors() {
+		out = append(out, string(c.Source))
+	}
+	return strings.Join(out, ", ")
 }

@@ -258,7 +258,7 @@ func Instance(in Input) (dashboard.Dashboard, error) {
 			{title: "Completions req/s", unit: "reqps", span: 12, height: 8,
 				queries: []query{{sel(win(n.TargetCompleted), f...), "{{target}} ({{role}}) · {{path}}"}}},
 			{title: "KV bytes/s by source", unit: "Bps", span: 12, height: 8,
-				desc:    "source is the connector counter the engines path read (flagcx, nixl, mooncake, sglang).",
+				desc:    "source is the connector counter the engines path read (" + kvSourceNames() + ").",
 				queries: []query{{sel(win(n.TargetKVBytes), f...), "{{target}} {{source}} · {{path}}"}}},
 		}},
 		{"Raw signals", []panelSpec{

@@ -15,8 +15,15 @@ import (
 
 // Inspection is the full description, printed as JSON by `inspect -json`.
 type Inspection struct {
-	Source   string             `json:"source"`
-	Engine   string             `json:"engine"`
+	// Input is the file or URL (password redacted) the exposition came from.
+	Input  string `json:"source"`
+	Engine string `json:"engine"`
+	// Prefix is the engine's family-name prefix the exposition's families
+	// carry (empty: only bare names of an engine whose prefix is
+	// optional, or none of the engine's families); Matched counts the
+	// engine's families found, read or not.
+	Prefix   string             `json:"prefix"`
+	Matched  int                `json:"families_matched"`
 	Role     string             `json:"role"`
 	Model    string             `json:"model,omitempty"`
 	Counters map[string]float64 `json:"counters"`
@@ -34,12 +41,18 @@ type Hist struct {
 	Buckets []engine.Bucket `json:"buckets"`
 }
 
-// Of describes obs, read from src.
-func Of(src string, obs *engine.Observation) Inspection {
+// Of describes obs, read from src, whose families matched the engines
+// found (engine.Detect).
+func Of(src string, obs *engine.Observation, found []engine.Match) Inspection {
 	out := Inspection{
-		Source: src, Engine: string(obs.Engine), Role: string(obs.Role), Model: obs.Model,
+		Input: src, Engine: string(obs.Engine), Role: string(obs.Role), Model: obs.Model,
 		Counters: map[string]float64{}, Series: map[string]int{}, Gauges: map[string]float64{}, Hists: map[string]Hist{},
 		Notes: obs.Notes, Ignored: obs.Ignored,
+	}
+	for _, m := range found {
+		if m.Engine == obs.Engine {
+			out.Prefix, out.Matched = m.Prefix, m.Families
+		}
 	}
 	if out.Ignored == nil {
 		out.Ignored = []engine.Ignored{}
@@ -77,7 +90,7 @@ func (in Inspection) WriteSummary(w io.Writer) error {
 	if role == "" {
 		role = "unknown (pass -role prefill|decode)"
 	}
-	fmt.Fprintf(&b, "source     %s\nengine     %s\nrole       %s\n", in.Source, in.Engine, role)
+	fmt.Fprintf(&b, "source     %s\nengine     %s\nprefix     %s\nrole       %s\n", in.Input, in.Engine, in.prefixLine(), role)
 	if in.Model != "" {
 		fmt.Fprintf(&b, "model      %s\n", in.Model)
 	}
@@ -155,4 +168,22 @@ func reasons(ig []engine.Ignored) []reasonCount {
 	}
 	slices.SortFunc(out, func(a, b reasonCount) int { return cmp.Or(b.n-a.n, strings.Compare(a.reason, b.reason)) })
 	return out
+}
+
+// prefixLine says which of the engine's names the exposition carries.
+func (in Inspection) prefixLine() string {
+	switch {
+	case in.Matched == 0:
+		return "none: no family of " + in.Engine + " in the exposition"
+	case in.Prefix == "":
+		return "none: " + families(in.Matched) + " by their bare names"
+	}
+	return in.Prefix + " (" + families(in.Matched) + ")"
+}
+
+func families(n int) string {
+	if n == 1 {
+		return "1 family"
+	}
+	return fmt.Sprintf("%d families", n)
 }

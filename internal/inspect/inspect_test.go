@@ -22,7 +22,11 @@ func read(t *testing.T, name string, role engine.Role) Inspection {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Of(name, obs)
+	found, err := engine.Detect(body, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Of(name, obs, found)
 }
 
 // TestSummary: the summary holds every canonical value of the full

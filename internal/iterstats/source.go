@@ -7,10 +7,10 @@ import (
 )
 
 // The iteration statistics are a TensorRT-LLM body format of their own:
-// the Reader is registered as its Source, so a target configured with
-// iteration_stats is read through engine.NewSource like any other.
+// the Reader is registered as its BodyReader, so a target configured with
+// iteration_stats is read through engine.NewBodyReader like any other.
 func init() {
-	engine.RegisterFormat(engine.FormatIterationStats, engine.TensorRTLLM, func(c engine.SourceConfig) engine.Source {
+	engine.RegisterFormat(engine.FormatIterationStats, engine.TensorRTLLM, func(c engine.BodyReaderConfig) engine.BodyReader {
 		return source{NewReader(c.Role, Options{Name: c.Name, Logger: c.Logger})}
 	})
 }

@@ -11,7 +11,7 @@ import (
 // The iteration statistics are chosen through the engine registry, as the
 // collector does, and the Source adds the loop time the Reader summarises.
 func TestSourceThroughRegistry(t *testing.T) {
-	src, err := engine.NewSource(engine.SourceConfig{Name: "gen0", Engine: engine.TensorRTLLM, Role: engine.Decode, Format: engine.FormatIterationStats})
+	src, err := engine.NewBodyReader(engine.BodyReaderConfig{Name: "gen0", Engine: engine.TensorRTLLM, Role: engine.Decode, Format: engine.FormatIterationStats})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestSourceThroughRegistry(t *testing.T) {
 		t.Errorf("mode %q engine %q", o.SchedulerMode, o.Engine)
 	}
 	// A vLLM target cannot be read as TensorRT-LLM iteration statistics.
-	if _, err := engine.NewSource(engine.SourceConfig{Engine: engine.VLLM, Format: engine.FormatIterationStats}); !errors.Is(err, engine.ErrFormat) {
+	if _, err := engine.NewBodyReader(engine.BodyReaderConfig{Engine: engine.VLLM, Format: engine.FormatIterationStats}); !errors.Is(err, engine.ErrFormat) {
 		t.Errorf("vLLM iteration stats: %v, want ErrFormat", err)
 	}
 }

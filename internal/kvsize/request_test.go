@@ -13,7 +13,7 @@ import (
 // from those parts, not from Request's own encoding.
 func TestRequestJSON(t *testing.T) {
 	model := filepath.Join("testdata", "llama-3.1-70b", "config.json")
-	got, err := Resolve(0, SourceConfig, model, Options{SeqLen: 8192, KVDtype: "bf16"})
+	got, err := Resolve(0, BasisConfig, model, Options{SeqLen: 8192, KVDtype: "bf16"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,6 +44,6 @@ func TestRequestJSON(t *testing.T) {
 		}
 	}
 	f("from the model", got, map[string]any{"bytes": 80 * 8 * 128 * 2 * 2 * 8192, "source": "model-config", "detail": res})
-	f("given", Request{Bytes: 1 << 30, Source: SourceFlag}, map[string]any{"bytes": 1 << 30, "source": "flag"})
-	f("unset", Request{Source: SourceUnset}, map[string]any{"source": "unset"})
+	f("given", Request{Bytes: 1 << 30, Basis: BasisFlag}, map[string]any{"bytes": 1 << 30, "source": "flag"})
+	f("unset", Request{Basis: BasisUnset}, map[string]any{"source": "unset"})
 }

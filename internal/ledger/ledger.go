@@ -129,7 +129,7 @@ func (l *Ledger) KVRequest() kvsize.Request {
 	k := l.cfg.KVRequest
 	l.mu.Unlock()
 	if k.Bytes <= 0 {
-		k.Bytes, k.Source = 0, kvsize.SourceUnset
+		k.Bytes, k.Basis = 0, kvsize.BasisUnset
 	}
 	return k
 }

@@ -343,16 +343,16 @@ func TestStageMarksInstancesWithoutCompletionsPartial(t *testing.T) {
 
 func TestKVRequestOwnedByLedger(t *testing.T) {
 	detail := &kvsize.Result{Rules: []string{"rules"}}
-	l := New(Config{KVRequest: kvsize.Request{Bytes: 1 << 30, Source: "flag", Detail: detail}})
-	if got := l.KVRequest(); got.Bytes != 1<<30 || got.Source != "flag" || got.Detail != detail {
+	l := New(Config{KVRequest: kvsize.Request{Bytes: 1 << 30, Basis: "flag", Detail: detail}})
+	if got := l.KVRequest(); got.Bytes != 1<<30 || got.Basis != "flag" || got.Detail != detail {
 		t.Errorf("KVRequest() = %+v, want the configured one", got)
 	}
-	l.SetKVRequest(kvsize.Request{Source: "flag"})
-	if got := l.KVRequest(); got.Bytes != 0 || got.Source != kvsize.SourceUnset {
-		t.Errorf("after unsetting: %+v, want 0 bytes from %q", got, kvsize.SourceUnset)
+	l.SetKVRequest(kvsize.Request{Basis: "flag"})
+	if got := l.KVRequest(); got.Bytes != 0 || got.Basis != kvsize.BasisUnset {
+		t.Errorf("after unsetting: %+v, want 0 bytes from %q", got, kvsize.BasisUnset)
 	}
-	l.SetKVRequest(kvsize.Request{Bytes: 2 << 20, Source: "model-config"})
-	if got := l.Config().KVRequest; got.Bytes != 2<<20 || got.Source != "model-config" {
+	l.SetKVRequest(kvsize.Request{Bytes: 2 << 20, Basis: "model-config"})
+	if got := l.Config().KVRequest; got.Bytes != 2<<20 || got.Basis != "model-config" {
 		t.Errorf("Config().KVRequest = %+v", got)
 	}
 }

@@ -290,7 +290,7 @@ func (l *Ledger) compute(now time.Time) Point {
 		sp.E2E = quant(&st.hists[2], "E2E")
 	}
 
-	noKV := "no target exports a KV byte counter (FlagCX, NIXL, Mooncake, or SGLang's kv_transfer_total_mb histogram)"
+	noKV := "no target exports a KV byte counter (" + engine.KVSourceDisplays() + ")"
 	if len(notes) > 0 {
 		noKV += "; " + strings.Join(dedupe(notes), "; ")
 	}

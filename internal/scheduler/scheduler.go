@@ -144,21 +144,21 @@ func (p exposition) Read(body []byte, contentType string, at time.Time) (*engine
 	return o, at, err
 }
 
-func (c *Scheduler) newSource(t engine.Target) (engine.Source, error) {
+func (c *Scheduler) newBodyReader(t engine.Target) (engine.BodyReader, error) {
 	if !t.IterationStats {
 		return exposition{engine.NewReader(t.Engine, t.Role, c.opts.KVSource)}, nil
 	}
-	cfg := engine.SourceConfig{Name: t.Name, Engine: t.Engine, Role: t.Role, KV: c.opts.KVSource, Logger: c.opts.Logger}
+	cfg := engine.BodyReaderConfig{Name: t.Name, Engine: t.Engine, Role: t.Role, KV: c.opts.KVSource, Logger: c.opts.Logger}
 	cfg.Format = engine.FormatIterationStats
 	if t.IterationStats {
 		cfg.Format = engine.FormatIterationStats
 	}
-	return engine.NewSource(cfg)
+	return engine.NewBodyReader(cfg)
 }
 
 func (c *Scheduler) run(ctx context.Context, t engine.Target) {
 	f := &scrape.Fetcher{URL: t.URL, Client: c.opts.Client, Timeout: c.opts.Timeout, MaxBodyBytes: c.opts.MaxBodyBytes, Budget: c.budget}
-	r, err := c.newSource(t)
+	r, err := c.newBodyReader(t)
 	if err != nil {
 		// Configuration is validated before; this is a build without the reader.
 		c.opts.Logger.Error("no reader for target", "target", t.Name, "err", err)
@@ -188,7 +188,7 @@ func (c *Scheduler) run(ctx context.Context, t engine.Target) {
 	}
 }
 
-func (c *Scheduler) once(ctx context.Context, t engine.Target, f *scrape.Fetcher, r engine.Source) {
+func (c *Scheduler) once(ctx context.Context, t engine.Target, f *scrape.Fetcher, r engine.BodyReader) {
 	res, err := f.Fetch(ctx)
 	defer f.Release()
 	if ctx.Err() != nil {

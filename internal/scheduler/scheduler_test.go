@@ -14,7 +14,7 @@ func TestReadFailureReasons(t *testing.T) {
 	vllm := "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\",model_name=\"m\"} 1\n"
 	f := func(tg engine.Target, body, contentType, want string) {
 		t.Helper()
-		src, err := c.newSource(tg)
+		src, err := c.newBodyReader(tg)
 		if err != nil {
 			t.Fatalf("%+v: %v", tg, err)
 		}

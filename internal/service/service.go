@@ -178,7 +178,7 @@ func resolveTargets(cfg *config.Config) ([]engine.Target, error) {
 	seen := map[string]bool{}
 	for _, t := range all {
 		if seen[t.Name] {
-			return nil, fmt.Errorf("%s: target name %q is used twice", t.Source, t.Name)
+			return nil, fmt.Errorf("%s: target name %q is used twice", t.DefinedAt, t.Name)
 		}
 		seen[t.Name] = true
 		if !inShard(cfg, t.URL) {

@@ -160,7 +160,7 @@ func testRates(t *testing.T) {
 			{Name: "d-nixl", URL: dNIXL.URL(), Role: "decode"},
 		},
 	}
-	rs := startBubble(t, cfg, kvsize.Request{Bytes: bReq, Source: "flag"}, n)
+	rs := startBubble(t, cfg, kvsize.Request{Bytes: bReq, Basis: "flag"}, n)
 
 	// The FlagCX prefill restarts 2.5 s in: refused connections, then counters from 0.
 	time.Sleep(2500 * time.Millisecond)

@@ -53,7 +53,7 @@ func TestSimulatorScenariosAgreeWithTruth(t *testing.T) {
 		for _, tg := range cl.Targets() {
 			cfg.Targets = append(cfg.Targets, config.TargetFrom(tg, ""))
 		}
-		runs = append(runs, running{cl, startService(t, cfg, kvsize.Request{Bytes: cl.BytesPerRequest(), Source: "simulator"})})
+		runs = append(runs, running{cl, startService(t, cfg, kvsize.Request{Bytes: cl.BytesPerRequest(), Basis: "simulator"})})
 	}
 	for i, name := range sim.ScenarioNames() {
 		cl, rs := runs[i].cl, runs[i].rs

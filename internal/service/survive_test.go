@@ -81,7 +81,7 @@ func testServeSurvivesBadTargets(t *testing.T) {
 			{Name: "malformed", URL: malformed, Role: "decode"},
 		},
 	}
-	rs := startBubble(t, cfg, kvsize.Request{Bytes: bReq, Source: "flag"}, n)
+	rs := startBubble(t, cfg, kvsize.Request{Bytes: bReq, Basis: "flag"}, n)
 	time.Sleep(2 * time.Second)
 	restarting.restart(300 * time.Millisecond)
 	time.Sleep(4500 * time.Millisecond)

@@ -19,7 +19,7 @@ import (
 // TestClientDecodesTheAPI: the terminal view reads a real API server and
 // gets back the ledger's own points, absences and reasons included.
 func TestClientDecodesTheAPI(t *testing.T) {
-	l := ledger.New(ledger.Config{KVRequest: kvsize.Request{Bytes: 1 << 30, Source: "flag"}, Window: 5 * time.Second})
+	l := ledger.New(ledger.Config{KVRequest: kvsize.Request{Bytes: 1 << 30, Basis: "flag"}, Window: 5 * time.Second})
 	l.SetTargets([]engine.Target{
 		{Name: "p0", URL: "http://10.0.0.1:8000/metrics", Role: engine.Prefill, Engine: engine.VLLM},
 		{Name: "d0", URL: "http://10.0.0.2:8000/metrics", Role: engine.Decode, Engine: engine.VLLM},
@@ -52,7 +52,7 @@ func TestClientDecodesTheAPI(t *testing.T) {
 	if snap.Point == nil || !sameTimes(snap.Point, &want) || !reflect.DeepEqual(stripTimes(*snap.Point), stripTimes(want)) {
 		t.Errorf("snapshot point differs from the ledger's:\n got %+v\nwant %+v", snap.Point, want)
 	}
-	if snap.KVRequest.Bytes != 1<<30 || snap.KVRequest.Source != "flag" {
+	if snap.KVRequest.Bytes != 1<<30 || snap.KVRequest.Basis != "flag" {
 		t.Errorf("B_request %+v", snap.KVRequest)
 	}
 	hist, err := c.History(t.Context(), time.Time{})

@@ -25,7 +25,7 @@ import (
 // with requests running and a completion counter that stops.
 func fleetLedger(t testing.TB, n int) (*ledger.Ledger, []string, []string) {
 	t.Helper()
-	l := ledger.New(ledger.Config{KVRequest: kvsize.Request{Bytes: 1 << 30, Source: "flag"}, Window: 5 * time.Second})
+	l := ledger.New(ledger.Config{KVRequest: kvsize.Request{Bytes: 1 << 30, Basis: "flag"}, Window: 5 * time.Second})
 	infos := make([]engine.Target, n)
 	var down, stalled []string
 	for i := range infos {

@@ -330,7 +330,7 @@ func bReq(s *Snapshot) string {
 	if s.KVRequest.Bytes <= 0 {
 		return "not configured"
 	}
-	return humanize(float64(s.KVRequest.Bytes), "B") + " (" + s.KVRequest.Source + ")"
+	return humanize(float64(s.KVRequest.Bytes), "B") + " (" + s.KVRequest.Basis + ")"
 }
 
 // wrap breaks s at spaces into lines of at most n columns (a longer word

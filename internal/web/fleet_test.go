@@ -64,7 +64,7 @@ func startFleet(t *testing.T, ctx context.Context) *fleet {
 			}
 		}
 	}
-	l := ledger.New(ledger.Config{KVRequest: kvsize.Request{Bytes: fleetBReq, Source: "flag"}, Window: 5 * time.Second})
+	l := ledger.New(ledger.Config{KVRequest: kvsize.Request{Bytes: fleetBReq, Basis: "flag"}, Window: 5 * time.Second})
 	l.SetTargets(infos)
 	f.remove = func(name string) {
 		l.SetTargets(slices.DeleteFunc(slices.Clone(infos), func(in engine.Target) bool { return in.Name == name }))

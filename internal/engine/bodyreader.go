@@ -7,12 +7,12 @@ import (
 	"time"
 )
 
-// A Source turns one target's fetched bodies into Observations. The
+// A BodyReader turns one target's fetched bodies into Observations. The
 // Prometheus exposition is read by the Reader through the registered
 // Adapters; a body in another format (TensorRT-LLM's JSON iteration
-// statistics) is read by the Source its package registers with
-// RegisterFormat. A Source is not safe for concurrent use; keep one per target.
-type Source interface {
+// statistics) is read by the BodyReader its package registers with
+// RegisterFormat. A BodyReader is not safe for concurrent use; keep one per target.
+type BodyReader interface {
 	// Read reads one body fetched at time at (the midpoint of the HTTP
 	// exchange) and returns the Observation, reused by the next call, and
 	// the time to record it at.
@@ -25,8 +25,8 @@ type Format string
 
 const FormatExposition Format = ""
 
-// SourceConfig is what a Source needs to know about its target.
-type SourceConfig struct {
+// BodyReaderConfig is what a BodyReader needs to know about its target.
+type BodyReaderConfig struct {
 	Name   string // for log messages
 	Engine Engine
 	Role   Role
@@ -37,12 +37,12 @@ type SourceConfig struct {
 
 type format struct {
 	engine Engine
-	new    func(SourceConfig) Source
+	new    func(BodyReaderConfig) BodyReader
 }
 
 // RegisterFormat adds a body format that engine e serves besides its
-// exposition; newSource makes one Source per target.
-func RegisterFormat(f Format, e Engine, newSource func(SourceConfig) Source) {
+// exposition; newReader makes one BodyReader per target.
+func RegisterFormat(f Format, e Engine, newReader func(BodyReaderConfig) BodyReader) {
 	registry.Lock()
 	defer registry.Unlock()
 	if registry.formats == nil {
@@ -51,15 +51,15 @@ func RegisterFormat(f Format, e Engine, newSource func(SourceConfig) Source) {
 	if _, dup := registry.formats[f]; dup || f == FormatExposition {
 		panic(fmt.Sprintf("engine: format %q registered twice", f))
 	}
-	registry.formats[f] = format{e, newSource}
+	registry.formats[f] = format{e, newReader}
 }
 
-// ErrFormat is wrapped by NewSource's error for a format nothing reads.
+// ErrFormat is wrapped by NewBodyReader's error for a format nothing reads.
 var ErrFormat = errors.New("unknown body format")
 
-// NewSource returns the Source for a target: a Reader of the exposition,
+// NewBodyReader returns the BodyReader for a target: a Reader of the exposition,
 // or the registered reader of cfg.Format.
-func NewSource(cfg SourceConfig) (Source, error) {
+func NewBodyReader(cfg BodyReaderConfig) (BodyReader, error) {
 	if cfg.Format == FormatExposition {
 		return exposition{NewReader(cfg.Engine, cfg.Role, cfg.KV)}, nil
 	}
@@ -75,7 +75,7 @@ func NewSource(cfg SourceConfig) (Source, error) {
 	return f.new(cfg), nil
 }
 
-// exposition is the Reader as a Source: the sample time is the fetch's.
+// exposition is the Reader as a BodyReader: the sample time is the fetch's.
 type exposition struct{ *Reader }
 
 func (e exposition) Read(body []byte, contentType string, at time.Time) (*Observation, time.Time, error) {
@@ -84,7 +84,7 @@ func (e exposition) Read(body []byte, contentType string, at time.Time) (*Observ
 }
 
 // A ReasonError is a read error that names its own scrape-failure reason
-// (the reason label of ptdmon's scrape-error counters), for Sources whose
+// (the reason label of ptdmon's scrape-error counters), for BodyReaders whose
 // failures the generic reasons (role, adapter, parse) do not describe.
 type ReasonError interface {
 	error
