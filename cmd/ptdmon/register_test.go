@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/sim"
 )
 
 // The made-up engine of TestRegisterNewEngine: its own prefix, a
@@ -79,7 +81,7 @@ madeup_unread_total{model="m"} 1
 
 // TestRegisterNewEngine takes an engine registered the way
 // docs/adapters.md says through everything that names engines: the
-// configuration, serve, gen and inspect. Nothing outside the registration
+// configuration, serve, gen, inspect and the simulator. Nothing outside the registration
 // knows its name.
 func TestRegisterNewEngine(t *testing.T) {
 	registerMadeUp(t)
@@ -228,7 +230,184 @@ func TestRegisterNewEngine(t *testing.T) {
 		}
 	})
 
-	// The simulator: once internal/sim has a profile per engine, a profile
-	// for madeup runs it in `ptdmon sim` and `ptdmon demo`; that part of the
-	// test goes here.
+	t.Run("simulator", func(t *testing.T) { simulateMadeUp(t, dir) })
+}
+
+// madeUpFormat prints a simulated instance as the made-up engine would:
+// its engines' counters summed (the adapter has no group label), finish
+// reasons under its own label, aborts spelled as it spells them.
+type madeUpFormat struct{}
+
+func (madeUpFormat) ContentType() string { return "text/plain; version=0.0.4; charset=utf-8" }
+
+func (madeUpFormat) Render(dst []byte, v *sim.InstanceView) []byte {
+	reasons := sim.FinishReasons()
+	finished := make([]uint64, len(reasons))
+	var running, waiting int
+	var kvBytes float64
+	for _, e := range v.Engines {
+		for i := range reasons {
+			finished[i] += e.Finished[i]
+		}
+		running, waiting = running+e.Running, waiting+e.Waiting
+		kvBytes += float64(e.KV.BytesTransferred)
+	}
+	dst = append(dst, "# TYPE madeup_finished_total counter\n"...)
+	for i, r := range reasons {
+		if r == "abort" {
+			r = "cancelled"
+		}
+		dst = fmt.Appendf(dst, "madeup_finished_total{model=%q,outcome=%q} %d\n", v.Model, r, finished[i])
+	}
+	dst = fmt.Appendf(dst, "# TYPE madeup_running gauge\nmadeup_running{model=%q} %d\n", v.Model, running)
+	dst = fmt.Appendf(dst, "# TYPE madeup_waiting gauge\nmadeup_waiting{model=%q} %d\n", v.Model, waiting)
+	return fmt.Appendf(dst, "# TYPE madeup_link_bytes_total counter\nmadeup_link_bytes_total{model=%q} %g\n", v.Model, kvBytes)
+}
+
+// simulateMadeUp gives the made-up engine a simulator profile, the one step
+// docs/adapters.md adds for the simulator, and runs `ptdmon demo` on a
+// scenario of it: each instance's windowed rate in /api/v1/snapshot must
+// equal the simulator's truth over the same samples' times.
+func simulateMadeUp(t *testing.T, dir string) {
+	// Split legs, as vLLM's proxy sends them: each side counts its leg
+	// in EngineStats.Finished.
+	sim.RegisterProfile(sim.Profile{Engine: madeUp, Format: madeUpFormat{}, Connectors: []string{string(madeUpLink)}, SplitLegs: true})
+	t.Cleanup(func() { sim.UnregisterProfile(madeUp) })
+
+	scenario := filepath.Join(dir, "madeup-scenario.yaml")
+	text := "model: made/up\ngroups:\n  - {name: mu, engine: madeup, rate: 12, prefill: {instances: 2, dp: 2}, decode: {instances: 2}}\n"
+	if err := os.WriteFile(scenario, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- runDemo([]string{"-scenario-file", scenario, "-listen", "127.0.0.1:0", "-interval", "200ms", "-window", "2s", "-duration", "12s"}, &stdout, &stderr)
+	}()
+	defer func() {
+		if code := <-done; code != 0 {
+			t.Errorf("demo exited %d: %s", code, stderr.String())
+		}
+	}()
+
+	page := regexp.MustCompile(`open (http://\S+/)`)
+	truthURL := regexp.MustCompile(`truth at (http://\S+);`)
+	type instance struct {
+		Target     string    `json:"target"`
+		Role       string    `json:"role"`
+		Engine     string    `json:"engine"`
+		Rate       *float64  `json:"requests_per_second_window"`
+		KVBytes    *float64  `json:"kv_bytes_per_second_window"`
+		WindowFrom time.Time `json:"window_from"`
+		WindowTo   time.Time `json:"window_to"`
+	}
+	var snap struct {
+		Point struct {
+			Instances []instance `json:"instances"`
+		} `json:"point"`
+	}
+	describe := func(ins []instance) string {
+		var b strings.Builder
+		for _, in := range ins {
+			fmt.Fprintf(&b, "%s %s: ", in.Target, in.Engine)
+			if in.Rate != nil {
+				fmt.Fprintf(&b, "%.2f req/s over %v; ", *in.Rate, in.WindowTo.Sub(in.WindowFrom))
+			} else {
+				b.WriteString("no rate; ")
+			}
+		}
+		return b.String()
+	}
+	var base, truth string
+	// The demo stops by itself after 12 s; the rates are ready after about 3.
+	deadline := time.Now().Add(11 * time.Second)
+	for checked := false; !checked; {
+		if time.Now().After(deadline) {
+			t.Fatalf("no windowed rates for 4 madeup instances in /api/v1/snapshot; last %s; stderr: %s; truth: %s", describe(snap.Point.Instances), stderr.String(), fetchText(truth))
+		}
+		time.Sleep(100 * time.Millisecond)
+		if base == "" || truth == "" {
+			if m := page.FindStringSubmatch(stdout.String()); m != nil {
+				base = m[1]
+			}
+			if m := truthURL.FindStringSubmatch(stderr.String()); m != nil {
+				truth = m[1]
+			}
+			continue
+		}
+		getJSON(t, base+"api/v1/snapshot", &snap)
+		ready := len(snap.Point.Instances) == 4
+		for _, in := range snap.Point.Instances {
+			// Enough completions that a count of one is 10% or less.
+			ready = ready && in.Rate != nil && in.WindowTo.Sub(in.WindowFrom) >= 1500*time.Millisecond && *in.Rate >= 4
+		}
+		checked = ready
+	}
+	for _, in := range snap.Point.Instances {
+		if in.Engine != string(madeUp) {
+			t.Errorf("%s: engine %q, want madeup", in.Target, in.Engine)
+		}
+		counts := func(at time.Time) (done, kv int64) {
+			var tr struct {
+				Instances []struct {
+					Name     string `json:"name"`
+					Exported struct {
+						Prefill int64 `json:"prefill_completed"`
+						Decode  int64 `json:"decode_completed"`
+						KVBytes int64 `json:"kv_bytes"`
+					} `json:"exported"`
+				} `json:"instances"`
+			}
+			getJSON(t, fmt.Sprintf("%s?at=%d", truth, at.UnixNano()), &tr)
+			for _, it := range tr.Instances {
+				if it.Name == in.Target {
+					if in.Role == "prefill" {
+						return it.Exported.Prefill, it.Exported.KVBytes
+					}
+					return it.Exported.Decode, it.Exported.KVBytes
+				}
+			}
+			t.Fatalf("%s is not in the simulator's truth", in.Target)
+			return 0, 0
+		}
+		d0, kv0 := counts(in.WindowFrom)
+		d1, kv1 := counts(in.WindowTo)
+		secs := in.WindowTo.Sub(in.WindowFrom).Seconds()
+		// A sample's time is the midpoint of its HTTP exchange, the truth's
+		// the instant asked for: one completion either way is within reach.
+		if got := *in.Rate * secs; math.Abs(got-float64(d1-d0)) > 1 {
+			t.Errorf("%s: %.2f completions over the window, truth %d", in.Target, got, d1-d0)
+		}
+		if in.Role == "prefill" && in.KVBytes != nil && kv1 > kv0 {
+			if got, want := *in.KVBytes*secs, float64(kv1-kv0); math.Abs(got-want) > float64(sim.LlamaKVBytes) {
+				t.Errorf("%s: %.0f KV bytes over the window, truth %.0f", in.Target, got, want)
+			}
+		}
+	}
+}
+
+// getJSON decodes url's JSON body into v.
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s", url, res.Status)
+	}
+	if err := json.NewDecoder(res.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+}
+
+func fetchText(url string) string {
+	res, err := http.Get(url)
+	if err != nil {
+		return err.Error()
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return string(b)
 }

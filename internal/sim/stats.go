@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/ptdmon/ptdmon/internal/sim/kvstats"
@@ -42,6 +43,10 @@ func (h *Histogram) Sum() float64  { return h.sum }
 
 // Finish reasons in vLLM's FINISH_REASON_STRINGS order.
 var finishReasons = [...]string{"stop", "length", "abort", "error", "repetition"}
+
+// FinishReasons names the entries of EngineStats.Finished, in its order, for
+// the Format of an engine registered outside this package.
+func FinishReasons() []string { return slices.Clone(finishReasons[:]) }
 
 const (
 	reasonStop   = 0
