@@ -15,7 +15,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/ptdmon/ptdmon/internal/reqtrace"
+	"github.com/ptdmon/ptdmon/internal/trtllm/reqtrace"
 )
 
 func trtScenario(t testing.TB) Scenario {
