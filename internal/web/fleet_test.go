@@ -22,6 +22,7 @@ import (
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/scrape"
+	"github.com/ptdmon/ptdmon/internal/testutil"
 	"github.com/ptdmon/ptdmon/internal/web"
 )
 
@@ -183,21 +184,17 @@ func (s tableState) listNames() []string {
 // waitTable polls the table until ok holds, for up to 20 s.
 func (b *browser) waitTable(t *testing.T, what string, ok func(tableState) bool) tableState {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		st, err := runEval[tableState](b, tableJS)
+	var st tableState
+	testutil.Eventually(t, 20*time.Second, 150*time.Millisecond, func() (bool, string) {
+		var err error
+		st, err = runEval[tableState](b, tableJS)
 		must(t, err)
 		if st.Error != "" {
 			t.Fatalf("table state: %s", st.Error)
 		}
-		if ok(st) {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 20 s; table %+v", what, st)
-		}
-		time.Sleep(150 * time.Millisecond)
-	}
+		return ok(st), fmt.Sprintf("%s; table %+v", what, st)
+	})
+	return st
 }
 
 // TestFleetTableInChromium opens the page of a 300-instance fleet in
@@ -386,11 +383,10 @@ func TestFleetTableInChromium(t *testing.T) {
 	f.remove("vllm-p002")
 	b.eval(t, `(() => { document.querySelector('#instances tbody.list tr[data-target="vllm-p002"]').click(); return ""; })()`)
 	var filterText string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if filterText = b.eval(t, `document.getElementById("filter").textContent`); strings.Contains(filterText, "no longer known") {
-			break
-		}
-	}
+	testutil.Eventually(t, 10*time.Second, 200*time.Millisecond, func() (bool, string) {
+		filterText = b.eval(t, `document.getElementById("filter").textContent`)
+		return strings.Contains(filterText, "no longer known"), fmt.Sprintf("after picking a removed instance the charts say %q", filterText)
+	})
 	if !strings.Contains(filterText, "vllm-p002 is no longer known") || b.eval(t, `document.documentElement.dataset.filter`) != "" {
 		t.Errorf("after picking a removed instance the charts say %q (filter %q)", filterText, b.eval(t, `document.documentElement.dataset.filter`))
 	}
