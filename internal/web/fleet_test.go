@@ -334,7 +334,7 @@ func TestFleetTableInChromium(t *testing.T) {
 		t.Errorf("the group's first member is %q, want its outlier %q", st.Members[0].Name, f.slow)
 	}
 	b.eval(t, `(() => { [...document.querySelectorAll("#instances tbody.groups tr.pager button")].find((x) => x.textContent.startsWith("next")).click(); return ""; })()`)
-	st = b.waitTable(t, "second page of the group", func(s tableState) bool { return len(s.Members) == 25 && s.Members[0].Name != f.slow })
+	b.waitTable(t, "second page of the group", func(s tableState) bool { return len(s.Members) == 25 && s.Members[0].Name != f.slow })
 	if n := fleetSizes[engine.SGLang]; !strings.Contains(b.eval(t, `document.querySelector("#instances tbody.groups tr.pager").textContent`), fmt.Sprintf("26–50 of %d", n)) {
 		t.Errorf("pager of the group: %q", b.eval(t, `document.querySelector("#instances tbody.groups tr.pager").textContent`))
 	}

@@ -60,7 +60,7 @@ func load() (map[string]*asset, error) {
 			a := &asset{body: b, ctype: contentType(p), etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
 			var z bytes.Buffer
 			zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
-			zw.Write(b)
+			_, _ = zw.Write(b) // into a bytes.Buffer: no write fails
 			zw.Close()
 			if z.Len() < len(b)*9/10 {
 				a.gz = z.Bytes()
