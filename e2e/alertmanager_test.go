@@ -16,6 +16,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/gen"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/testutil"
 )
 
 // kvAlert is the generated alert a KV-bound run must raise.
@@ -189,15 +190,13 @@ receivers:
 
 	wait := func(status string, within time.Duration) (map[string]string, map[string]string) {
 		t.Helper()
-		deadline := time.Now().Add(within)
-		for time.Now().Before(deadline) {
-			if l, a, ok := hook.find(kvAlert, status); ok {
-				return l, a
-			}
-			time.Sleep(500 * time.Millisecond)
-		}
-		t.Fatalf("%s not %s at the webhook within %s", kvAlert, status, within)
-		return nil, nil
+		var l, a map[string]string
+		testutil.Eventually(t, within, 500*time.Millisecond, func() (bool, string) {
+			var ok bool
+			l, a, ok = hook.find(kvAlert, status)
+			return ok, fmt.Sprintf("%s not %s at the webhook", kvAlert, status)
+		})
+		return l, a
 	}
 	began := time.Now()
 	labels, ann := wait("firing", 50*time.Second)

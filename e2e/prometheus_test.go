@@ -21,6 +21,7 @@ import (
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/service"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/testutil"
 )
 
 // Test shape. The simulator runs at simSpeed so that a 10 s window holds
@@ -257,18 +258,14 @@ func average(s []stageRates) stageRates {
 
 func waitReady(t *testing.T, u string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	testutil.Eventually(t, 20*time.Second, 200*time.Millisecond, func() (bool, string) {
 		resp, err := http.Get(u)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
+		if err != nil {
+			return false, fmt.Sprintf("prometheus not ready at %s: %v", u, err)
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("prometheus not ready at %s", u)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, fmt.Sprintf("prometheus not ready at %s: %s", u, resp.Status)
+	})
 }
 
 // snapshot reads ptdmon's windowed stage rates; ok is false while any of

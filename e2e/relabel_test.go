@@ -14,6 +14,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/gen"
+	"github.com/ptdmon/ptdmon/internal/testutil"
 )
 
 // TestPrometheusRelabelling checks the generated scrape config in the real
@@ -71,12 +72,10 @@ func TestPrometheusRelabelling(t *testing.T) {
 		host(sd3): {"ptd_role": "decode", "job": gen.JobEngines},
 	}
 	var got map[string]map[string]string
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+	testutil.Eventually(t, 20*time.Second, 500*time.Millisecond, func() (bool, string) {
 		got = upTargets(t, promURL)
-		if len(got) == len(want) {
-			break
-		}
-	}
+		return len(got) == len(want), fmt.Sprintf("%d targets up, want %d: %v", len(got), len(want), got)
+	})
 	for name, labels := range want {
 		g, ok := got[name]
 		if !ok {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/shard"
+	"github.com/ptdmon/ptdmon/internal/testutil"
 )
 
 // TestShardMatchesPrometheusHashmod: for 2 and 3 shards, the targets
@@ -54,16 +55,14 @@ func TestShardMatchesPrometheusHashmod(t *testing.T) {
 	promURL := startPrometheus(t, ctx, promBin, dir, filepath.Join(dir, "prometheus.yml"))
 
 	var got map[string]map[string]bool
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+	testutil.Eventually(t, 20*time.Second, 500*time.Millisecond, func() (bool, string) {
 		got = activeTargets(t, promURL)
 		total := 0
 		for _, m := range got {
 			total += len(m)
 		}
-		if total == 2*len(addrs) {
-			break
-		}
-	}
+		return total == 2*len(addrs), fmt.Sprintf("Prometheus has %d active targets, want %d: %v", total, 2*len(addrs), got)
+	})
 	for job, w := range want {
 		g := got[job]
 		if len(g) != len(w) {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/gen"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/testutil"
 )
 
 // TestTSDBOutage: when the Prometheus ptdmon reads from goes away, every
@@ -60,13 +62,11 @@ func TestTSDBOutage(t *testing.T) {
 	waitPoint := func(what string, within time.Duration, ok func(fleetPoint, bool) bool) fleetPoint {
 		t.Helper()
 		var p fleetPoint
-		var full bool
-		for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
-			if p, full = getPoint(t, base); ok(p, full) {
-				return p
-			}
-		}
-		t.Fatalf("%s: not within %s (last point %+v)", what, within, p)
+		testutil.Eventually(t, within, 500*time.Millisecond, func() (bool, string) {
+			var full bool
+			p, full = getPoint(t, base)
+			return ok(p, full), fmt.Sprintf("%s (last point %+v)", what, p)
+		})
 		return p
 	}
 	waitPoint("all three stage rates from Prometheus", 30*time.Second, func(p fleetPoint, full bool) bool { return full && !p.Partial })

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Runs ptdmon's whole test suite. Installs what the tests drive for real
-# (Prometheus and promtool, headless Chromium, VictoriaMetrics with vmagent
-# and vmalert, Alertmanager) when they are missing and this
-# user may install Debian packages.
+# Runs ptdmon's whole test suite: go vet, golangci-lint and the tests.
+# Installs what the tests drive for real (Prometheus and promtool, headless
+# Chromium, VictoriaMetrics with vmagent and vmalert, Alertmanager) when they
+# are missing and this user may install Debian packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,6 +34,22 @@ elif ! (cd web && timeout 180 npm ci --no-audit --no-fund --loglevel=error); the
 fi
 
 go vet ./...
+
+# golangci-lint, pinned (.golangci.yml says which linters and why the
+# others are off); built from the Go module proxy when missing.
+lint_version=v2.15.0
+lint=$(go env GOBIN)
+lint=${lint:-$(go env GOPATH)/bin}/golangci-lint
+if ! "$lint" version 2>/dev/null | grep -q "version ${lint_version#v} "; then
+	if command -v golangci-lint >/dev/null 2>&1 &&
+		golangci-lint version 2>/dev/null | grep -q "version ${lint_version#v} "; then
+		lint=golangci-lint
+	else
+		go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$lint_version"
+	fi
+fi
+"$lint" run ./...
+
 go test -race -timeout 30m ./...
 # Under the race detector the verdict tests over simulated deployments run a
 # sample of their cells;

@@ -8,7 +8,7 @@ import (
 	"os"
 
 	"github.com/ptdmon/ptdmon/internal/cli"
-	"github.com/ptdmon/ptdmon/internal/reqtrace"
+	"github.com/ptdmon/ptdmon/internal/trtllm/reqtrace"
 )
 
 func init() {

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptdmon/ptdmon/internal/reqtrace/reqtracetest"
+	"github.com/ptdmon/ptdmon/internal/trtllm/reqtrace/reqtracetest"
 )
 
 var updateRequests = flag.Bool("update-requests-testdata", false, "rewrite testdata/requests from the generator")

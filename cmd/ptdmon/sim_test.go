@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ptdmon/ptdmon/internal/testutil"
 )
 
 type simConfigOut struct {
@@ -45,13 +47,9 @@ func TestRunSimServesAndPrintsConfig(t *testing.T) {
 			"-kv-bytes-per-request", "536870912", "-prefill", "1", "-config-out", cfgPath}, &stdout, &stderr)
 	}()
 	// Wait for the printed config (bounded), then scrape while it runs.
-	deadline := time.Now().Add(2 * time.Second)
-	for !strings.Contains(stdout.String(), "scrape_configs:") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no config printed; stderr: %s", stderr.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 2*time.Second, 5*time.Millisecond, func() (bool, string) {
+		return strings.Contains(stdout.String(), "scrape_configs:"), "no config printed; stderr: " + stderr.String()
+	})
 	dec := yaml.NewDecoder(strings.NewReader(stdout.String()))
 	var cfg simConfigOut
 	if err := dec.Decode(&cfg); err != nil {

@@ -19,38 +19,14 @@ const (
 	MaxInstanceLimit     = 500
 )
 
-// Outlier thresholds (docs/web.md#instances-at-fleet-size): an instance is
-// queued when its waiting requests exceed max(QueuedFactor×median,
-// median+QueuedMargin) of its peers, and slow when its windowed req/s is
-// below SlowFraction of its peers' median while it has work.
-// Stalled and slow also need the instance's completions over its window
-// to be less likely than Significance at its peers' median rate.
+// Statuses of an instance, worst first: sort=outlier orders by them. They
+// are diagnose's classification (docs/web.md#instances-at-fleet-size).
 const (
-	QueuedFactor = 2.0
-	QueuedMargin = 3.0
-	SlowFraction = 0.5
-	Significance = 1e-4
-)
-
-// Statuses of an instance, worst first: sort=outlier orders by them.
-const (
-	StatusDown    = "down"
-	StatusStalled = "stalled"
-	StatusQueued  = "queued"
-	StatusSlow    = "slow"
-	StatusOK      = "ok"
-)
-
-// statusOrder lists the statuses worst first: an instance's rank is its
-// status' index.
-var statusOrder = [...]string{StatusDown, StatusStalled, StatusQueued, StatusSlow, StatusOK}
-
-const (
-	rankDown = iota
-	rankStalled
-	rankQueued
-	rankSlow
-	rankOK
+	StatusDown    = diagnose.StatusDown
+	StatusStalled = diagnose.StatusStalled
+	StatusQueued  = diagnose.StatusQueued
+	StatusSlow    = diagnose.StatusSlow
+	StatusOK      = diagnose.StatusOK
 )
 
 // whyNoneUp is the reason of a group's sum when no instance of it is up.
@@ -227,38 +203,20 @@ func (r *jsonRaw) UnmarshalJSON(b []byte) error {
 
 // inst is one instance's standing within the fleet.
 type inst struct {
-	p        *ledger.InstancePoint
-	group    string
-	model    string
-	lastErr  string
-	status   string
-	rank     int // status' index in statusOrder
-	flags    []string
-	severity float64 // orders instances within their status, larger first
-	byName   int     // position in name order, the tie-break
-	gid      int     // index of its group in the table
-}
-
-// peerKey is the set an instance is compared with: the same verdict group
-// and role, whatever the by= keys.
-type peerKey struct{ group, role string }
-
-type peerStats struct {
-	waiting, window []float64
-	total           float64 // the windowed req/s of them all
-	medWaiting      ledger.Num
-	medWindow       ledger.Num
+	*diagnose.Standing
+	p       *ledger.InstancePoint
+	model   string
+	lastErr string
+	byName  int // position in name order, the tie-break
+	gid     int // index of its group in the table
 }
 
 // RankInstances builds the instance table of p: every instance classified
-// against its peers (down, stalled, queued, slow or ok), grouped by q.By,
+// against its peers by diagnose.ClassifyInstances, grouped by q.By,
 // filtered, sorted and paged. meta gives each target's model and last
 // error; groupOf is the verdict's grouping (nil: diagnose.ByEngine). It reads
 // p only and runs in O(n log n) of p's instances.
 func RankInstances(p *ledger.Point, meta map[string]ledger.TargetMeta, groupOf diagnose.GroupOf, window float64, q InstanceQuery) InstanceTable {
-	if groupOf == nil {
-		groupOf = diagnose.ByEngine
-	}
 	t := InstanceTable{Window: window, Counts: map[string]int{StatusDown: 0, StatusStalled: 0, StatusQueued: 0, StatusSlow: 0},
 		Groups: []InstanceGroup{}, Rows: []InstanceRow{}}
 	if p == nil {
@@ -266,8 +224,9 @@ func RankInstances(p *ledger.Point, meta map[string]ledger.TargetMeta, groupOf d
 	}
 	ms := p.Time.UnixMilli()
 	t.T = &ms
+	lastError := func(target string) string { return meta[target].LastError }
+	standings := diagnose.ClassifyInstances(p.Instances, groupOf, window, lastError)
 	ins := make([]inst, len(p.Instances))
-	peers := map[peerKey]*peerStats{}
 	for i := range p.Instances {
 		ip := &p.Instances[i]
 		m := meta[ip.Target]
@@ -275,31 +234,8 @@ func RankInstances(p *ledger.Point, meta map[string]ledger.TargetMeta, groupOf d
 		if model == "" {
 			model = m.Model
 		}
-		in := &ins[i]
-		*in = inst{p: ip, group: groupOf(ip), model: model, lastErr: m.LastError}
-		if !ip.Up {
-			continue
-		}
-		k := peerKey{in.group, ip.Role}
-		ps := peers[k]
-		if ps == nil {
-			ps = &peerStats{}
-			peers[k] = ps
-		}
-		if ip.Waiting.OK() {
-			ps.waiting = append(ps.waiting, ip.Waiting.V)
-		}
-		if ip.Window.OK() {
-			ps.window = append(ps.window, ip.Window.V)
-			ps.total += ip.Window.V
-		}
-	}
-	for _, ps := range peers {
-		ps.medWaiting, ps.medWindow = median(ps.waiting), median(ps.window)
-	}
-	for i := range ins {
-		classify(&ins[i], peers[peerKey{ins[i].group, ins[i].p.Role}], window)
-		if s := ins[i].status; s != StatusOK {
+		ins[i] = inst{Standing: &standings[i], p: ip, model: model, lastErr: m.LastError}
+		if s := ins[i].Status; s != StatusOK {
 			t.Counts[s]++
 		}
 	}
@@ -319,8 +255,8 @@ func RankInstances(p *ledger.Point, meta map[string]ledger.TargetMeta, groupOf d
 	hi := min(lo+q.Limit, len(matched))
 	for _, in := range matched[lo:hi] {
 		ip := in.p
-		row := InstanceRow{Name: ip.Target, Role: ip.Role, Engine: ip.Engine, Group: in.group, Model: in.model,
-			Up: ip.Up, Status: in.status, Flags: in.flags, Point: ip}
+		row := InstanceRow{Name: ip.Target, Role: ip.Role, Engine: ip.Engine, Group: in.Group, Model: in.model,
+			Up: ip.Up, Status: in.Status, Flags: in.Flags, Point: ip}
 		if !ip.Up {
 			row.LastError = in.lastErr
 		}
@@ -330,95 +266,6 @@ func RankInstances(p *ledger.Point, meta map[string]ledger.TargetMeta, groupOf d
 		t.Rows = append(t.Rows, row)
 	}
 	return t
-}
-
-// classify sets in's status, flags and severity.
-func classify(in *inst, ps *peerStats, window float64) {
-	ip := in.p
-	in.rank = rankOK
-	defer func() { in.status = statusOrder[in.rank] }()
-	flag := func(r int, f string, sev float64) {
-		if r < in.rank {
-			in.rank, in.severity = r, sev
-		}
-		in.flags = append(in.flags, f)
-	}
-	if !ip.Up {
-		why := "last scrape failed"
-		if in.lastErr != "" {
-			why = "last scrape failed: " + in.lastErr
-		}
-		flag(rankDown, "down: "+why, 0)
-		return
-	}
-	work := val(ip.Running) + val(ip.Waiting)
-	// A rate over less than half of W (a target just added or back from
-	// a restart) is too short to call a silence a stall, or slow.
-	span := ip.WindowTo.Sub(ip.WindowFrom).Seconds()
-	if span < window/2 || !ip.Window.OK() || ps == nil {
-		work = 0 // neither stalled nor slow
-	}
-	// Completions are counts: over a few seconds, an instance serving a
-	// fraction of a request per second completes none or one by chance.
-	// Stalled and slow are flagged only when so few completions would be
-	// that rare at the peers' median rate (a Poisson count, which varies
-	// more than a batch that completes steadily does).
-	var expect float64
-	if ps != nil && ps.medWindow.OK() {
-		expect = ps.medWindow.V * span
-	}
-	done := math.Round(val(ip.Window) * span)
-	switch {
-	case work == 0:
-	case ip.Window.V == 0 && ps.total == 0:
-		flag(rankStalled, fmt.Sprintf("stalled: 0 completions in %.3g s on every %s %s instance", span, in.group, ip.Role), work)
-	case ip.Window.V == 0 && poissonAtMost(0, expect) < Significance:
-		flag(rankStalled, fmt.Sprintf("stalled: 0 completions in %.3g s, peers' median %.3g", span, expect), work)
-	case ip.Window.V < SlowFraction*ps.medWindow.V && poissonAtMost(done, expect) < Significance:
-		flag(rankSlow, fmt.Sprintf("slow: %.3g req/s over %.3g s, peers' median %.3g", ip.Window.V, span, ps.medWindow.V),
-			1-ip.Window.V/ps.medWindow.V)
-	}
-	if m := ps.medWaiting; ps != nil && ip.Waiting.OK() && m.OK() {
-		if lim := max(QueuedFactor*m.V, m.V+QueuedMargin); ip.Waiting.V > lim {
-			flag(rankQueued, fmt.Sprintf("queued: %g waiting, over %g (peers' median %g)", ip.Waiting.V, lim, m.V), ip.Waiting.V)
-		}
-	}
-}
-
-// poissonAtMost is P(X ≤ c) for X ~ Poisson(lambda).
-func poissonAtMost(c, lambda float64) float64 {
-	switch {
-	case lambda <= 0:
-		return 1
-	case lambda >= 200 && c < lambda/2:
-		return 0 // below 1e-14: no need to add the terms
-	}
-	sum := 0.0
-	for k := 0.0; k <= c; k++ {
-		lg, _ := math.Lgamma(k + 1)
-		sum += math.Exp(-lambda + k*math.Log(lambda) - lg)
-	}
-	return min(sum, 1)
-}
-
-func val(n ledger.Num) float64 {
-	if n.OK() {
-		return n.V
-	}
-	return 0
-}
-
-// median of vs (reordered), absent when vs is empty.
-func median(vs []float64) ledger.Num {
-	if len(vs) == 0 {
-		return ledger.Absent("no peer has the value")
-	}
-	slices.Sort(vs)
-	n := len(vs)
-	if n%2 == 1 {
-		return ledger.Val(vs[n/2])
-	}
-	return ledger.Val((vs[n/2-1] + vs[n/2]) / 2)
 }
 
 // groupKey is an instance's values of the by= keys ("" where not grouped).
@@ -433,7 +280,7 @@ func keyOf(in *inst, by []string) groupKey {
 		case "engine":
 			k.engine = in.p.Engine
 		case "group":
-			k.group = in.group
+			k.group = in.Group
 		case "model":
 			k.model = in.model
 			if k.model == "" {
@@ -487,16 +334,16 @@ func groupInstances(ins []inst, by []string) []InstanceGroup {
 			gr.Up++
 			a.add(in.p)
 		}
-		if in.status == StatusStalled {
+		if in.Status == StatusStalled {
 			gr.Stalled++
 		}
-		if in.status != StatusOK {
+		if in.Status != StatusOK {
 			gr.Flagged++
 		}
 	}
 	for g := range groups {
 		gr, a := &groups[g], &accs[g]
-		med := median(a.windows)
+		med := diagnose.Median(a.windows)
 		if len(a.windows) == 0 {
 			med = a.window
 		}
@@ -571,7 +418,7 @@ func keep(in *inst, groups []InstanceGroup, q InstanceQuery) bool {
 	switch q.Status {
 	case "all":
 	case "outlier":
-		if in.status == StatusOK {
+		if in.Status == StatusOK {
 			return false
 		}
 	case "up":
@@ -579,7 +426,7 @@ func keep(in *inst, groups []InstanceGroup, q InstanceQuery) bool {
 			return false
 		}
 	default:
-		if in.status != q.Status {
+		if in.Status != q.Status {
 			return false
 		}
 	}
@@ -589,12 +436,12 @@ func keep(in *inst, groups []InstanceGroup, q InstanceQuery) bool {
 	if q.Q == "" {
 		return true
 	}
-	for _, s := range []string{in.p.Target, in.p.Role, in.p.Engine, in.group, in.model, in.status} {
+	for _, s := range []string{in.p.Target, in.p.Role, in.p.Engine, in.Group, in.model, in.Status} {
 		if strings.Contains(strings.ToLower(s), q.Q) {
 			return true
 		}
 	}
-	for _, f := range in.flags {
+	for _, f := range in.Flags {
 		if strings.Contains(strings.ToLower(f), q.Q) {
 			return true
 		}
@@ -615,7 +462,7 @@ func sortInstances(ins []*inst, q InstanceQuery) {
 		// Worst first: status, then severity within it; asc reverses.
 		dir = -dir
 		by = func(a, b *inst) int {
-			return dir * cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(b.severity, a.severity))
+			return dir * cmp.Or(cmp.Compare(a.Rank, b.Rank), cmp.Compare(b.Severity, a.Severity))
 		}
 	case f != nil:
 		by = func(a, b *inst) int {
@@ -633,12 +480,12 @@ func sortInstances(ins []*inst, q InstanceQuery) {
 	default:
 		text := map[string]func(*inst) string{
 			"name": func(i *inst) string { return i.p.Target }, "role": func(i *inst) string { return i.p.Role },
-			"engine": func(i *inst) string { return i.p.Engine }, "group": func(i *inst) string { return i.group },
+			"engine": func(i *inst) string { return i.p.Engine }, "group": func(i *inst) string { return i.Group },
 			"model": func(i *inst) string { return i.model },
 		}[q.Sort]
 		by = func(a, b *inst) int { return dir * strings.Compare(text(a), text(b)) }
 		if q.Sort == "status" { // worst first is "desc"
-			by = func(a, b *inst) int { return -dir * cmp.Compare(a.rank, b.rank) }
+			by = func(a, b *inst) int { return -dir * cmp.Compare(a.Rank, b.Rank) }
 		}
 	}
 	slices.SortFunc(ins, func(a, b *inst) int {

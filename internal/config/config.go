@@ -75,7 +75,6 @@ type ModelConfig struct {
 	KVDtype    string `yaml:"kv_dtype"`
 	TP         int    `yaml:"tp"`
 	WindowMode string `yaml:"window_mode"`
-	line       int
 }
 
 // Target is one engine instance to scrape.

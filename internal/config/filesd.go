@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -124,11 +125,13 @@ func readSDFile(path string) ([]Target, error) {
 // jsonError adds the line of a JSON syntax or type error.
 func jsonError(data []byte, err error) error {
 	var off int64 = -1
-	switch e := err.(type) {
-	case *json.SyntaxError:
-		off = e.Offset
-	case *json.UnmarshalTypeError:
-		off = e.Offset
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		off = syntax.Offset
+	case errors.As(err, &typ):
+		off = typ.Offset
 	}
 	if off < 0 || off > int64(len(data)) {
 		return err

@@ -143,7 +143,7 @@ func TestCheckExprCatchesTypos(t *testing.T) {
 		{`histogram_quantile(0.9, sum by (le) (rate(sglang:time_to_first_token_seconds_bucket[1m])))`, true},
 		{`stage:ptd_requests:rate5s`, true},
 		{`ptd_requests_completed_total`, true},
-		{`sum(rate(vllm:request_sucess_total[5s]))`, false},
+		{`sum(rate(vllm:request_sucess_total[5s]))`, false}, //nolint:misspell // the misspelled name is the case
 		{`stage:ptd_request:rate5s`, false},
 		{`ptd_counter_resets_total`, false},
 		{`rate({job="x"}[5s])`, false},

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
-	_ "github.com/ptdmon/ptdmon/internal/iterstats" // registers the iteration-statistics source
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/parse"
 	"github.com/ptdmon/ptdmon/internal/scrape"
+	_ "github.com/ptdmon/ptdmon/internal/trtllm/iterstats" // registers the iteration-statistics source
 )
 
 // Options configure the loops.

@@ -3,6 +3,7 @@ package scrape
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -49,7 +50,7 @@ func TestReadFromContentLength(t *testing.T) {
 		t.Helper()
 		var b body
 		n, err := b.readFrom(bytes.NewReader(data), limit, announced)
-		if err != wantErr {
+		if !errors.Is(err, wantErr) {
 			t.Fatalf("announced %d limit %d: err %v, want %v", announced, limit, err, wantErr)
 		}
 		if err == nil && (n != len(data) || !bytes.Equal(b.buf, data)) {

@@ -81,7 +81,7 @@ func (f *Fetcher) Fetch(ctx context.Context) (Result, error) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096)) // drained for reuse; the status is the error
 		return Result{}, &Error{ReasonHTTP, fmt.Errorf("GET %s: HTTP status %s", shown, resp.Status)}
 	}
 	n, err := f.body.readFrom(resp.Body, limit, resp.ContentLength)

@@ -14,6 +14,7 @@ import (
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/testutil"
 )
 
 func TestDownWatch(t *testing.T) {
@@ -74,12 +75,9 @@ func TestServeSaysAllTargetsDown(t *testing.T) {
 	go func() {
 		done <- Run(ctx, cfg, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	}()
-	for !strings.Contains(logs.String(), "every target is down") {
-		if ctx.Err() != nil {
-			t.Fatalf("nothing said about the down target in 10 s; log:\n%s", logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, 50*time.Millisecond, func() (bool, string) {
+		return strings.Contains(logs.String(), "every target is down"), "nothing said about the down target; log:\n" + logs.String()
+	})
 	if !strings.Contains(logs.String(), "connection refused") {
 		t.Errorf("the log does not say why:\n%s", logs.String())
 	}

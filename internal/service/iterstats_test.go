@@ -16,11 +16,10 @@ import (
 // trtIterEngine serves TensorRT-LLM's JSON iteration statistics: a queue of
 // records, one every 50 ms, each completing 1 request; GET drains it.
 type trtIterEngine struct {
-	mu      sync.Mutex
-	queue   []string
-	iter    int
-	stop    chan struct{}
-	started time.Time
+	mu    sync.Mutex
+	queue []string
+	iter  int
+	stop  chan struct{}
 }
 
 func (e *trtIterEngine) produce() {

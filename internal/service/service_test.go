@@ -14,6 +14,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
+	"github.com/ptdmon/ptdmon/internal/testutil"
 	"github.com/ptdmon/ptdmon/internal/tui"
 )
 
@@ -76,17 +77,10 @@ func getText(t *testing.T, url string) string {
 // test with its last account of what is missing when limit has passed.
 func eventually(t *testing.T, limit time.Duration, cond func() string) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
+	testutil.Eventually(t, limit, 100*time.Millisecond, func() (bool, string) {
 		why := cond()
-		if why == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not so after %v: %s", limit, why)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return why == "", why
+	})
 }
 
 // Views of the API used by the tests (decoded independently of the ledger's types).

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	ptd "github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/testutil"
 )
 
 type fakeClock struct {
@@ -245,16 +246,10 @@ func TestClusterContextCancelCloses(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancel()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := testClient.Get(c.TruthURL()); err != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("cluster still serving after context cancel")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, 10*time.Millisecond, func() (bool, string) {
+		_, err := testClient.Get(c.TruthURL())
+		return err != nil, "cluster still serving after context cancel"
+	})
 	c.Close()
 }
 

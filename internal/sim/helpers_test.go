@@ -3,7 +3,6 @@ package sim
 import (
 	"bytes"
 	"math"
-	"strings"
 	"testing"
 	"time"
 
@@ -138,15 +137,6 @@ func mixedScenario() Scenario {
 	sg.Decode.DP = 2
 	sc.Groups = []Group{fl, nx, sg}
 	return sc
-}
-
-func hasPrefix(s string, ps ...string) bool {
-	for _, p := range ps {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
 }
 
 func newParser() expfmt.TextParser { return expfmt.NewTextParser(model.UTF8Validation) }

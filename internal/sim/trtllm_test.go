@@ -16,7 +16,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	ptd "github.com/ptdmon/ptdmon/internal/engine"
-	"github.com/ptdmon/ptdmon/internal/reqtrace"
+	"github.com/ptdmon/ptdmon/internal/trtllm/reqtrace"
 )
 
 func trtScenario(t testing.TB) Scenario {

@@ -31,6 +31,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/testutil"
 )
 
 const chromium = "/usr/bin/chromium"
@@ -324,7 +325,10 @@ func waitForVerdict(t *testing.T, ctx context.Context, base, stage string, limit
 	t.Helper()
 	start := time.Now()
 	var last any
-	for time.Since(start) < limit && ctx.Err() == nil {
+	testutil.Eventually(t, limit, 500*time.Millisecond, func() (bool, string) {
+		if ctx.Err() != nil {
+			t.Fatalf("no %q verdict before the test's deadline; last: %+v", stage, last)
+		}
 		var snap struct {
 			Verdict *struct {
 				Stage    string
@@ -335,12 +339,11 @@ func waitForVerdict(t *testing.T, ctx context.Context, base, stage string, limit
 			last = *snap.Verdict
 			if snap.Verdict.Stage == stage {
 				t.Logf("verdict %q after %v: %q", stage, time.Since(start).Round(time.Second), snap.Verdict.Evidence)
-				return
+				return true, ""
 			}
 		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Fatalf("no %q verdict within %v; last: %+v", stage, limit, last)
+		return false, fmt.Sprintf("no %q verdict; last: %+v", stage, last)
+	})
 }
 
 // browser is one headless Chromium tab.
@@ -432,17 +435,12 @@ func (b *browser) state(t *testing.T) pageState {
 // holds, for up to 30 s.
 func (b *browser) waitReady(t *testing.T, rows int, done func(pageState) bool) pageState {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		st := b.state(t)
-		if st.ready() && len(st.Rows) == rows && done(st) {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("page not ready after 30 s: %+v", st)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	var st pageState
+	testutil.Eventually(t, 30*time.Second, 250*time.Millisecond, func() (bool, string) {
+		st = b.state(t)
+		return st.ready() && len(st.Rows) == rows && done(st), fmt.Sprintf("page not ready: %+v", st)
+	})
+	return st
 }
 
 // screenshot is a PNG of the page from the top, as wide as the window and
@@ -754,11 +752,10 @@ func TestAdvicePanelInChromium(t *testing.T) {
 		"-listen", "127.0.0.1:0", "-slo-ttft", "20", "-slo-itl", "0.05", "-slo-e2e", "15")
 	var decode float64
 	start := time.Now()
-	for decode == 0 {
-		if time.Since(start) > 130*time.Second || ctx.Err() != nil {
+	testutil.Eventually(t, 130*time.Second, 2*time.Second, func() (bool, string) {
+		if ctx.Err() != nil {
 			t.Fatalf("no decode advice within %v", time.Since(start).Round(time.Second))
 		}
-		time.Sleep(2 * time.Second)
 		var body struct {
 			Advice struct {
 				Decode struct{ Instances *float64 }
@@ -767,7 +764,8 @@ func TestAdvicePanelInChromium(t *testing.T) {
 		if getJSONQuiet(base+"/api/v1/advice", &body) == nil && body.Advice.Decode.Instances != nil {
 			decode = *body.Advice.Decode.Instances
 		}
-	}
+		return decode != 0, "no decode advice"
+	})
 	t.Logf("decode advice %g after %v", decode, time.Since(start).Round(time.Second))
 
 	b := startBrowser(t, ctx)
@@ -779,15 +777,12 @@ func TestAdvicePanelInChromium(t *testing.T) {
 		return { Decode: q("[data-stage=decode]"), TTFT: q("[data-slo=ttft]"), ITL: q("[data-slo=itl]"), E2E: q("[data-slo=e2e]"),
 			Goodput: q("[data-slo=goodput]"), Text: document.getElementById("advice").textContent }; })()`
 	var p panel
-	for deadline := time.Now().Add(20 * time.Second); ; {
+	testutil.Eventually(t, 20*time.Second, 500*time.Millisecond, func() (bool, string) {
 		var err error
 		p, err = chromedp.Run(b.ctx, chromedp.Evaluate[panel](js))
 		must(t, err)
-		if p.Decode != "" && p.E2E != "" || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return p.Decode != "" && p.E2E != "", fmt.Sprintf("the advice panel shows no decode advice or E2E attainment: %q", p.Text)
+	})
 	// The advice may grow by one as the arrival estimate moves between polls.
 	if n, err := strconv.ParseFloat(p.Decode, 64); err != nil || math.Abs(n-decode) > 1 {
 		t.Errorf("panel's decode advice %q, API's %g: %q", p.Decode, decode, p.Text)

@@ -23,6 +23,7 @@ import (
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/scrape"
+	"github.com/ptdmon/ptdmon/internal/testutil"
 	"github.com/ptdmon/ptdmon/internal/web"
 )
 
@@ -184,21 +185,17 @@ func (s tableState) listNames() []string {
 // waitTable polls the table until ok holds, for up to 20 s.
 func (b *browser) waitTable(t *testing.T, what string, ok func(tableState) bool) tableState {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		st, err := runEval[tableState](b, tableJS)
+	var st tableState
+	testutil.Eventually(t, 20*time.Second, 150*time.Millisecond, func() (bool, string) {
+		var err error
+		st, err = runEval[tableState](b, tableJS)
 		must(t, err)
 		if st.Error != "" {
 			t.Fatalf("table state: %s", st.Error)
 		}
-		if ok(st) {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 20 s; table %+v", what, st)
-		}
-		time.Sleep(150 * time.Millisecond)
-	}
+		return ok(st), fmt.Sprintf("%s; table %+v", what, st)
+	})
+	return st
 }
 
 // TestFleetTableInChromium opens the page of a 300-instance fleet in
@@ -338,7 +335,7 @@ func TestFleetTableInChromium(t *testing.T) {
 		t.Errorf("the group's first member is %q, want its outlier %q", st.Members[0].Name, f.slow)
 	}
 	b.eval(t, `(() => { [...document.querySelectorAll("#instances tbody.groups tr.pager button")].find((x) => x.textContent.startsWith("next")).click(); return ""; })()`)
-	st = b.waitTable(t, "second page of the group", func(s tableState) bool { return len(s.Members) == 25 && s.Members[0].Name != f.slow })
+	b.waitTable(t, "second page of the group", func(s tableState) bool { return len(s.Members) == 25 && s.Members[0].Name != f.slow })
 	if n := fleetSizes[engine.SGLang]; !strings.Contains(b.eval(t, `document.querySelector("#instances tbody.groups tr.pager").textContent`), fmt.Sprintf("26–50 of %d", n)) {
 		t.Errorf("pager of the group: %q", b.eval(t, `document.querySelector("#instances tbody.groups tr.pager").textContent`))
 	}
@@ -387,11 +384,10 @@ func TestFleetTableInChromium(t *testing.T) {
 	f.remove("vllm-p002")
 	b.eval(t, `(() => { document.querySelector('#instances tbody.list tr[data-target="vllm-p002"]').click(); return ""; })()`)
 	var filterText string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if filterText = b.eval(t, `document.getElementById("filter").textContent`); strings.Contains(filterText, "no longer known") {
-			break
-		}
-	}
+	testutil.Eventually(t, 10*time.Second, 200*time.Millisecond, func() (bool, string) {
+		filterText = b.eval(t, `document.getElementById("filter").textContent`)
+		return strings.Contains(filterText, "no longer known"), fmt.Sprintf("after picking a removed instance the charts say %q", filterText)
+	})
 	if !strings.Contains(filterText, "vllm-p002 is no longer known") || b.eval(t, `document.documentElement.dataset.filter`) != "" {
 		t.Errorf("after picking a removed instance the charts say %q (filter %q)", filterText, b.eval(t, `document.documentElement.dataset.filter`))
 	}

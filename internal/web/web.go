@@ -1,7 +1,9 @@
 // Package web serves the dashboard: the page at / and its assets under /ui/,
-// embedded in the binary so that it works offline. The assets are built from
-// web/ (plain JS modules plus uPlot from npm) by `npm run build` there and
-// committed, so `go build` never needs npm.
+// embedded in the binary so that it works offline. The page's own sources
+// (HTML, CSS and plain JS modules, no build step) are the files in assets/;
+// assets/vendor holds a checked-in copy of the pinned uPlot, which
+// `npm run build` in web/ copies from npm (docs/web.md#building-the-front-end),
+// so `go build` never needs npm.
 package web
 
 import (
@@ -60,7 +62,7 @@ func load() (map[string]*asset, error) {
 			a := &asset{body: b, ctype: contentType(p), etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
 			var z bytes.Buffer
 			zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
-			zw.Write(b)
+			_, _ = zw.Write(b) // into a bytes.Buffer: no write fails
 			zw.Close()
 			if z.Len() < len(b)*9/10 {
 				a.gz = z.Bytes()

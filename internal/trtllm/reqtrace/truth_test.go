@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptdmon/ptdmon/internal/reqtrace"
-	"github.com/ptdmon/ptdmon/internal/reqtrace/reqtracetest"
+	"github.com/ptdmon/ptdmon/internal/trtllm/reqtrace"
+	"github.com/ptdmon/ptdmon/internal/trtllm/reqtrace/reqtracetest"
 )
 
 const base = 73510.0

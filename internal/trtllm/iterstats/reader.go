@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
-	"github.com/ptdmon/ptdmon/internal/reqtrace"
+	"github.com/ptdmon/ptdmon/internal/trtllm/reqtrace"
 )
 
 // ErrEmpty is returned for an empty poll ([]) when no record was ever seen:

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ptdmon/ptdmon/internal/reqtrace"
-	"github.com/ptdmon/ptdmon/internal/reqtrace/reqtracetest"
+	"github.com/ptdmon/ptdmon/internal/trtllm/reqtrace"
+	"github.com/ptdmon/ptdmon/internal/trtllm/reqtrace/reqtracetest"
 )
 
 const benchRecords = 100_000

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptdmon/ptdmon/internal/reqtrace"
-	"github.com/ptdmon/ptdmon/internal/reqtrace/reqtracetest"
+	"github.com/ptdmon/ptdmon/internal/trtllm/reqtrace"
+	"github.com/ptdmon/ptdmon/internal/trtllm/reqtrace/reqtracetest"
 )
 
 // With random asymmetric legs, the chosen estimate is the least-delay probe

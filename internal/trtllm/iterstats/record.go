@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/reqtrace"
+	"github.com/ptdmon/ptdmon/internal/trtllm/reqtrace"
 )
 
 // The types below hold TensorRT-LLM's IterationStats fields tolerantly: a

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptdmon/ptdmon/internal/reqtrace"
-	"github.com/ptdmon/ptdmon/internal/reqtrace/reqtracetest"
+	"github.com/ptdmon/ptdmon/internal/trtllm/reqtrace"
+	"github.com/ptdmon/ptdmon/internal/trtllm/reqtrace/reqtracetest"
 )
 
 // bruteRank is the definition itself: the smallest observed value v with at

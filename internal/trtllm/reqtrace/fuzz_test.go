@@ -4,8 +4,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/ptdmon/ptdmon/internal/reqtrace"
-	"github.com/ptdmon/ptdmon/internal/reqtrace/reqtracetest"
+	"github.com/ptdmon/ptdmon/internal/trtllm/reqtrace"
+	"github.com/ptdmon/ptdmon/internal/trtllm/reqtrace/reqtracetest"
 )
 
 // FuzzRequestsParseLine: no input panics the parser or the span math, and whatever

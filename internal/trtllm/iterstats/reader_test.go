@@ -383,10 +383,10 @@ func TestSampleTimeEstimate(t *testing.T) {
 	r, _ := newTestReader(Options{})
 	base := time.Now() // with a monotonic reading
 	skew := 3 * time.Second
-	delays := []time.Duration{80, 30, 120, 5, 60, 200, 40}
+	delaysMS := []int{80, 30, 120, 5, 60, 200, 40}
 	least := time.Duration(1 << 62)
-	for k, d := range delays {
-		d *= time.Millisecond
+	for k, ms := range delaysMS {
+		d := time.Duration(ms) * time.Millisecond
 		truth := base.Add(time.Duration(k) * time.Second) // record built (ptdmon clock)
 		polled := truth.Add(d)
 		o, at := mustRead(t, r, body(t, rec{"timestamp": hostStamp(truth.Add(skew)), "iter": k + 1, "statsSequence": k + 1, "numCompletedRequests": 1}), polled)
