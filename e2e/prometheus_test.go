@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/gen"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/service"
@@ -59,12 +60,12 @@ func scenario(t *testing.T) sim.Scenario {
 	var groups []sim.Group
 	for _, g := range sc.Groups {
 		switch g.Engine {
-		case sim.EngineVLLM:
+		case string(engine.VLLM):
 			groups = append(groups, g)
 			nixl := g
 			nixl.Name, nixl.Connector, nixl.Prefill.Instances, nixl.Decode.Instances, nixl.Rate = "nixl", sim.ConnectorNIXL, 1, 1, 2
 			groups = append(groups, nixl)
-		case sim.EngineSGLang:
+		case string(engine.SGLang):
 			g.Prefill.DP, g.Decode.DP = 2, 2
 			groups = append(groups, g)
 		}

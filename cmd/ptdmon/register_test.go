@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +19,7 @@ import (
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/testutil"
 )
 
 // The made-up engine of TestRegisterNewEngine: its own prefix, a
@@ -148,36 +148,22 @@ func TestRegisterNewEngine(t *testing.T) {
 				} `json:"instances"`
 			} `json:"point"`
 		}
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			if time.Now().After(deadline) {
-				t.Fatalf("no prefill and KV rate in /api/v1/snapshot; last %+v; stderr: %s", snap, stderr.String())
-			}
-			time.Sleep(50 * time.Millisecond)
+		testutil.Eventually(t, 15*time.Second, 50*time.Millisecond, func() (bool, string) {
 			if base == "" {
 				m := started.FindStringSubmatch(stdout.String())
 				if m == nil {
-					continue
+					return false, "serve has not said where it listens; stderr: " + stderr.String()
 				}
 				base = m[1]
 			}
 			// A full window of samples, so the windowed rate spans 1 s.
 			if time.Since(start) < 2500*time.Millisecond {
-				continue
+				return false, "less than a window of samples"
 			}
-			res, err := http.Get(base + "api/v1/snapshot")
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = json.NewDecoder(res.Body).Decode(&snap)
-			res.Body.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if snap.Point.Prefill.Rate != nil && snap.Point.KV.Rate != nil {
-				break
-			}
-		}
+			getJSON(t, base+"api/v1/snapshot", &snap)
+			return snap.Point.Prefill.Rate != nil && snap.Point.KV.Rate != nil,
+				fmt.Sprintf("no prefill and KV rate in /api/v1/snapshot; last %+v; stderr: %s", snap, stderr.String())
+		})
 		for name, got := range map[string]float64{"prefill": *snap.Point.Prefill.Rate, "kv": *snap.Point.KV.Rate} {
 			// Cancelled requests are not completions: the truth is
 			// madeUpRate, not madeUpRate+madeUpCancelled.
@@ -320,12 +306,7 @@ func simulateMadeUp(t *testing.T, dir string) {
 	}
 	var base, truth string
 	// The demo stops by itself after 12 s; the rates are ready after about 3.
-	deadline := time.Now().Add(11 * time.Second)
-	for checked := false; !checked; {
-		if time.Now().After(deadline) {
-			t.Fatalf("no windowed rates for 4 madeup instances in /api/v1/snapshot; last %s; stderr: %s; truth: %s", describe(snap.Point.Instances), stderr.String(), fetchText(truth))
-		}
-		time.Sleep(100 * time.Millisecond)
+	testutil.Eventually(t, 11*time.Second, 100*time.Millisecond, func() (bool, string) {
 		if base == "" || truth == "" {
 			if m := page.FindStringSubmatch(stdout.String()); m != nil {
 				base = m[1]
@@ -333,16 +314,17 @@ func simulateMadeUp(t *testing.T, dir string) {
 			if m := truthURL.FindStringSubmatch(stderr.String()); m != nil {
 				truth = m[1]
 			}
-			continue
+			return false, "demo has not printed its URLs; stderr: " + stderr.String()
 		}
 		getJSON(t, base+"api/v1/snapshot", &snap)
 		ready := len(snap.Point.Instances) == 4
 		for _, in := range snap.Point.Instances {
-			// Enough completions that a count of one is 10% or less.
+			// At least six completions in the window, so that the ±1 below
+			// tells a right count from a wrong one.
 			ready = ready && in.Rate != nil && in.WindowTo.Sub(in.WindowFrom) >= 1500*time.Millisecond && *in.Rate >= 4
 		}
-		checked = ready
-	}
+		return ready, "no windowed rates for 4 madeup instances in /api/v1/snapshot; last " + describe(snap.Point.Instances)
+	})
 	for _, in := range snap.Point.Instances {
 		if in.Engine != string(madeUp) {
 			t.Errorf("%s: engine %q, want madeup", in.Target, in.Engine)
@@ -400,14 +382,4 @@ func getJSON(t *testing.T, url string, v any) {
 	if err := json.NewDecoder(res.Body).Decode(v); err != nil {
 		t.Fatalf("GET %s: %v", url, err)
 	}
-}
-
-func fetchText(url string) string {
-	res, err := http.Get(url)
-	if err != nil {
-		return err.Error()
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return string(b)
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
+	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
 
@@ -32,38 +33,38 @@ func TestVerdictOnOtherClusters(t *testing.T) {
 		restart bool
 	}{
 		{"vLLM NIXL with one small, slow decode instance", func() sim.Scenario {
-			x := g("vllm", sim.EngineVLLM, sim.ConnectorNIXL, 1.6, 1, 1)
+			x := g("vllm", string(engine.VLLM), sim.ConnectorNIXL, 1.6, 1, 1)
 			x.Decode.MaxBatch, x.Decode.StepTime = 8, 40*time.Millisecond
 			return base("slow-decode", x)
 		}, false, diagnose.DecodeBound, false},
 		{"vLLM FlagCX, SGLang and TensorRT-LLM all under capacity", func() sim.Scenario {
-			a := g("vllm", sim.EngineVLLM, sim.ConnectorFlagCX, 4, 2, 2)
-			b := g("sglang", sim.EngineSGLang, "", 2.5, 1, 1)
-			c := g("trt", sim.EngineTRTLLM, "", 3, 1, 1)
+			a := g("vllm", string(engine.VLLM), sim.ConnectorFlagCX, 4, 2, 2)
+			b := g("sglang", string(engine.SGLang), "", 2.5, 1, 1)
+			c := g("trt", string(engine.TensorRTLLM), "", 3, 1, 1)
 			c.Prefill.DP = 2
 			return base("three-balanced", a, b, c)
 		}, false, diagnose.Balanced, false},
 		{"KV-limited FlagCX group whose prefill p0 restarts at 35 s", func() sim.Scenario {
-			a := g("vllm", sim.EngineVLLM, sim.ConnectorFlagCX, 7, 2, 2)
+			a := g("vllm", string(engine.VLLM), sim.ConnectorFlagCX, 7, 2, 2)
 			a.Transfer.BandwidthBytesPerSec = 1.6 * float64(1<<30) // 2 × 2.7 req/s
 			sc := base("kv-restart", a)
 			sc.Restarts = []sim.Restart{{Instance: "vllm-p0", At: 35 * time.Second, Down: 4 * time.Second}}
 			return sc
 		}, false, diagnose.KVBound, true},
 		{"FlagCX with DP 2 and slow links", func() sim.Scenario {
-			a := g("vllm", sim.EngineVLLM, sim.ConnectorFlagCX, 5, 1, 2)
+			a := g("vllm", string(engine.VLLM), sim.ConnectorFlagCX, 5, 1, 2)
 			a.Prefill.DP = 2
 			a.Transfer.BandwidthBytesPerSec = 1.2 * float64(1<<30)
 			return base("dp2-slow-links", a)
 		}, false, diagnose.KVBound, false},
 		{"SGLang prefill-limited", func() sim.Scenario {
-			a := g("sglang", sim.EngineSGLang, "", 5, 1, 2)
+			a := g("sglang", string(engine.SGLang), "", 5, 1, 2)
 			return base("sglang-prefill", a)
 		}, false, diagnose.PrefillBound, false},
 		{"TensorRT-LLM with iteration stats, decode-limited, beside a balanced SGLang group", func() sim.Scenario {
-			a := g("trt", sim.EngineTRTLLM, "", 3, 1, 1)
+			a := g("trt", string(engine.TensorRTLLM), "", 3, 1, 1)
 			a.Decode.MaxBatch = 16
-			b := g("sglang", sim.EngineSGLang, "", 2, 1, 1)
+			b := g("sglang", string(engine.SGLang), "", 2, 1, 1)
 			return base("trt-decode", a, b)
 		}, true, diagnose.DecodeBound, false},
 	}

@@ -77,7 +77,7 @@ func (r run) do() error {
 		if r.noKV[st.group] {
 			kv = engine.KVNone
 		}
-		if in.Engine == sim.EngineTRTLLM && r.iterStats {
+		if in.Engine == string(engine.TensorRTLLM) && r.iterStats {
 			st.iter = iterstats.NewReader(role, iterstats.Options{Name: in.Name, Logger: quiet})
 		} else {
 			st.prom = engine.NewReader(eng, role, kv)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
+	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/sim"
 	"github.com/ptdmon/ptdmon/internal/stage"
 )
@@ -31,11 +32,11 @@ type flavour struct {
 }
 
 var flavours = []flavour{
-	{"vllm-flagcx", sim.EngineVLLM, sim.ConnectorFlagCX, false, []string{sim.StageNone, simPrefill, simKV, simDecode}},
-	{"vllm-nixl", sim.EngineVLLM, sim.ConnectorNIXL, false, []string{sim.StageNone, simPrefill, simKV, simDecode}},
-	{"sglang", sim.EngineSGLang, sim.ConnectorMooncake, false, []string{sim.StageNone, simPrefill, simKV, sim.StageAdmission, simDecode}},
-	{"trtllm", sim.EngineTRTLLM, sim.ConnectorUCX, false, []string{sim.StageNone, simPrefill, simKV, simDecode}},
-	{"trtllm-iterstats", sim.EngineTRTLLM, sim.ConnectorUCX, true, []string{sim.StageNone, simPrefill, simKV, simDecode}},
+	{"vllm-flagcx", string(engine.VLLM), sim.ConnectorFlagCX, false, []string{sim.StageNone, simPrefill, simKV, simDecode}},
+	{"vllm-nixl", string(engine.VLLM), sim.ConnectorNIXL, false, []string{sim.StageNone, simPrefill, simKV, simDecode}},
+	{"sglang", string(engine.SGLang), sim.ConnectorMooncake, false, []string{sim.StageNone, simPrefill, simKV, sim.StageAdmission, simDecode}},
+	{"trtllm", string(engine.TensorRTLLM), sim.ConnectorUCX, false, []string{sim.StageNone, simPrefill, simKV, simDecode}},
+	{"trtllm-iterstats", string(engine.TensorRTLLM), sim.ConnectorUCX, true, []string{sim.StageNone, simPrefill, simKV, simDecode}},
 }
 
 // group sizes one group so that `stage` saturates (utilisation ≈ 1.25) and
@@ -49,7 +50,7 @@ func group(f flavour, name, stage string, dp int, big bool) sim.Group {
 		Transfer: sim.TransferSpec{BandwidthBytesPerSec: 8 * float64(1<<30), Threads: 4},
 		Decode:   sim.DecodeSpec{Instances: 2, DP: dp, StepTime: 25 * time.Millisecond, MaxBatch: 32, KVSlots: 60},
 	}
-	if f.engine == sim.EngineTRTLLM {
+	if f.engine == string(engine.TensorRTLLM) {
 		// One iteration-stats record per 10 iterations, as deployments
 		// set iter_perf_stats_interval; skipped iterations carry over.
 		g.TRTLLM.IterStatsInterval = 10

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
 
@@ -13,7 +14,7 @@ import (
 // only when its truth is clear: every stage below 70% utilisation, or one
 // stage at or above 115% and the others below 90%.
 func randomCluster(rng *rand.Rand, name string) (sim.Group, bool) {
-	engines := []struct{ e, c string }{{sim.EngineVLLM, sim.ConnectorFlagCX}, {sim.EngineVLLM, sim.ConnectorNIXL}, {sim.EngineSGLang, sim.ConnectorMooncake}, {sim.EngineTRTLLM, sim.ConnectorUCX}}
+	engines := []struct{ e, c string }{{string(engine.VLLM), sim.ConnectorFlagCX}, {string(engine.VLLM), sim.ConnectorNIXL}, {string(engine.SGLang), sim.ConnectorMooncake}, {string(engine.TensorRTLLM), sim.ConnectorUCX}}
 	pick := engines[rng.IntN(len(engines))]
 	g := sim.Group{Name: name, Engine: pick.e, Connector: pick.c,
 		Prefill:  sim.PrefillSpec{Instances: 1 + rng.IntN(3), DP: 1 + rng.IntN(2), TokensPerSec: float64(12000 + rng.IntN(40000)), MaxBatch: 2 + rng.IntN(7)},

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/parse"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
@@ -31,7 +32,7 @@ func TestAlertsOnSimulatedCells(t *testing.T) {
 			KVBytesPerRequest: sim.LlamaKVBytes, StopFraction: 0.3, Groups: []sim.Group{g}}
 	}
 	group := func(conn string, rate float64) sim.Group {
-		return sim.Group{Name: "vllm", Engine: sim.EngineVLLM, Connector: conn, Rate: rate,
+		return sim.Group{Name: "vllm", Engine: string(engine.VLLM), Connector: conn, Rate: rate,
 			Prefill:  sim.PrefillSpec{Instances: 2, DP: 1, TokensPerSec: 24576, MaxBatch: 4, KVSlots: 60},
 			Transfer: sim.TransferSpec{BandwidthBytesPerSec: 8 * float64(1<<30), Threads: 4},
 			Decode:   sim.DecodeSpec{Instances: 2, DP: 1, StepTime: 25 * time.Millisecond, MaxBatch: 32, KVSlots: 60}}

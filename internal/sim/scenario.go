@@ -10,17 +10,6 @@ import (
 	ptd "github.com/ptdmon/ptdmon/internal/engine"
 )
 
-// Engine names as a Group's Engine field spells them, for callers outside
-// the simulator; the names and their behaviour belong to the engine
-// package and the profiles (profile.go).
-//
-// Deprecated: use engine.VLLM, engine.SGLang and engine.TensorRTLLM.
-const (
-	EngineVLLM   = string(ptd.VLLM)
-	EngineSGLang = string(ptd.SGLang)
-	EngineTRTLLM = string(ptd.TensorRTLLM)
-)
-
 // Roles and KV connectors used across the package.
 const (
 	RolePrefill = "prefill"
