@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"math"
+	"math/bits"
 	"time"
 )
 
@@ -125,13 +126,31 @@ func (c *columns) release(b *block) {
 	}
 }
 
-// materialise rebuilds the InstancePoints b was compacted from.
-func (c *columns) materialise(b *block) []InstancePoint {
+// materialise rebuilds the InstancePoints b was compacted from, or only
+// the one of target when it is set (none when b has no such instance).
+func (c *columns) materialise(b *block, target string) []InstancePoint {
 	n := len(b.inst)
-	out := make([]InstancePoint, n)
-	w := 0
-	for i := range out {
-		p := &out[i]
+	if target != "" {
+		for i, id := range b.inst {
+			if c.instances.get(id).target == target {
+				return c.rows(b, i, i+1)
+			}
+		}
+		return nil
+	}
+	return c.rows(b, 0, n)
+}
+
+// rows rebuilds the InstancePoints of rows [from, to) of b.
+func (c *columns) rows(b *block, from, to int) []InstancePoint {
+	n := len(b.inst)
+	out := make([]InstancePoint, to-from)
+	w := 0 // b.why's index of the next absent value
+	for i := 0; i < from; i++ {
+		w += bits.OnesCount16(uint16(b.absent[i]))
+	}
+	for i := from; i < to; i++ {
+		p := &out[i-from]
 		k := c.instances.get(b.inst[i])
 		p.Target, p.Role, p.Engine = k.target, k.role, k.engine
 		p.Up = b.flags[i]&flagUp != 0

@@ -126,8 +126,16 @@ func (w window) withTables(h *history, cold bool) window {
 	return w
 }
 
-// points returns the window's Points, rebuilding cold detail.
-func (w window) points() []Point {
+// Detail says which per-instance detail a reader of the history wants; the
+// zero value is every instance.
+type Detail struct {
+	None   bool   // no instance at all
+	Target string // only this instance, when set
+}
+
+// points returns the window's Points with the detail d asks for, rebuilding
+// cold detail: only the rows asked for are rebuilt.
+func (w window) points(d Detail) []Point {
 	if w.slots == nil {
 		return nil
 	}
@@ -135,8 +143,20 @@ func (w window) points() []Point {
 	for i := range w.slots {
 		s := &w.slots[i]
 		out[i] = s.Point
-		if s.cold != nil {
-			out[i].Instances = w.cols.materialise(s.cold)
+		switch {
+		case d.None:
+			out[i].Instances = nil
+		case s.cold != nil:
+			out[i].Instances = w.cols.materialise(s.cold, d.Target)
+		case d.Target != "":
+			out[i].Instances = nil
+			for k := range s.Instances {
+				if s.Instances[k].Target == d.Target {
+					// Shares the hot point's storage: points are read-only.
+					out[i].Instances = s.Instances[k : k+1 : k+1]
+					break
+				}
+			}
 		}
 	}
 	return out
@@ -151,7 +171,7 @@ func (l *Ledger) Latest() (Point, bool) {
 		return Point{}, false
 	}
 	w := window{slots: []slot{*h.at(h.count - 1)}}
-	return w.withTables(h, w.slots[0].cold != nil).points()[0], true
+	return w.withTables(h, w.slots[0].cold != nil).points(Detail{})[0], true
 }
 
 // Since returns the points newer than t, oldest first.
@@ -159,7 +179,7 @@ func (l *Ledger) Since(t time.Time) []Point {
 	l.mu.Lock()
 	w, _ := l.hist.collect(t, -1)
 	l.mu.Unlock()
-	if out := w.points(); out != nil {
+	if out := w.points(Detail{}); out != nil {
 		return out
 	}
 	return []Point{}
@@ -168,8 +188,15 @@ func (l *Ledger) Since(t time.Time) []Point {
 // Range returns at most max points newer than t, oldest first, and whether
 // more points follow them.
 func (l *Ledger) Range(t time.Time, max int) ([]Point, bool) {
+	return l.RangeDetail(t, max, Detail{})
+}
+
+// RangeDetail is Range with only the per-instance detail d asks for: a
+// reader that shows one instance or none does not pay for rebuilding the
+// others from the columns.
+func (l *Ledger) RangeDetail(t time.Time, max int, d Detail) ([]Point, bool) {
 	l.mu.Lock()
 	w, more := l.hist.collect(t, max)
 	l.mu.Unlock()
-	return w.points(), more
+	return w.points(d), more
 }

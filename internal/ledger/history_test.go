@@ -80,12 +80,28 @@ func TestHistoryReadsWhatWasComputed(t *testing.T) {
 		t.Errorf("Latest differs from the newest tick")
 	}
 
+	for _, d := range []Detail{{None: true}, {Target: "d1"}, {Target: "x0"}, {Target: "gone"}} {
+		got, _ := l.RangeDetail(time.Time{}, ring, d)
+		for i := range got {
+			w := want[i]
+			w.Instances = nil
+			for _, ip := range want[i].Instances {
+				if !d.None && ip.Target == d.Target {
+					w.Instances = append(w.Instances, ip)
+				}
+			}
+			if !reflect.DeepEqual(got[i], w) {
+				t.Fatalf("RangeDetail(%+v) point %d = %+v, want %+v", d, i, got[i].Instances, w.Instances)
+			}
+		}
+	}
+
 	// The tables hold what the stored blocks refer to and nothing more:
 	// the stale reason of every past second has left with its point.
 	reasons, names := map[string]bool{}, map[instanceKey]bool{}
 	for i := 0; i < l.hist.count; i++ {
 		if s := l.hist.at(i); s.cold != nil {
-			for _, ip := range l.hist.cols.materialise(s.cold) {
+			for _, ip := range l.hist.cols.materialise(s.cold, "") {
 				names[instanceKey{ip.Target, ip.Role, ip.Engine}] = true
 				for _, f := range instanceSeries {
 					if n := f(&ip); !n.OK() {
