@@ -170,8 +170,8 @@ func (l *Ledger) Latest() (Point, bool) {
 	if h.count == 0 {
 		return Point{}, false
 	}
-	w := window{slots: []slot{*h.at(h.count - 1)}}
-	return w.withTables(h, w.slots[0].cold != nil).points(Detail{})[0], true
+	// The newest point is always hot: its detail is as computed.
+	return h.at(h.count - 1).Point, true
 }
 
 // Since returns the points newer than t, oldest first.
