@@ -194,10 +194,7 @@ func (s *Server) series(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), code)
 		return
 	}
-	pts, more := s.Ledger.Range(since, MaxSeriesPoints)
-	for i := range pts {
-		pts[i].Instances = pick.apply(pts[i].Instances)
-	}
+	pts, more := s.Ledger.RangeDetail(since, MaxSeriesPoints, pick.detail())
 	var verdict *diagnose.Verdict
 	if len(pts) > 0 {
 		verdict = s.verdictAt(pts[len(pts)-1].Time)

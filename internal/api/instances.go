@@ -115,6 +115,12 @@ func (s *Server) parsePick(q url.Values) (instancePick, int, error) {
 	return p, 0, nil
 }
 
+// detail is the pick as the ledger's history reads it: the instances left
+// out are not rebuilt from its columns.
+func (p instancePick) detail() ledger.Detail {
+	return ledger.Detail{None: p.none, Target: p.only}
+}
+
 // apply returns the instances of ins to send. The one picked shares ins'
 // storage: points are read-only.
 func (p instancePick) apply(ins []ledger.InstancePoint) []ledger.InstancePoint {

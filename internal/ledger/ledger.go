@@ -22,7 +22,8 @@ type Config struct {
 	// History is the number of points kept (default 3600: 1 h at 1 s).
 	History int
 	// InstanceBudget bounds the per-instance entries kept across the history
-	// (default 200,000); older points lose their per-instance detail first.
+	// (default 720,000: the hour of 3,600 points at 200 instances, about
+	// 120 MiB); older points lose their per-instance detail first.
 	InstanceBudget int
 	// MaxSeries bounds the counter series state kept per target (default
 	// 50,000); a scrape that would exceed it is rejected whole, as
@@ -56,7 +57,7 @@ func (c *Config) defaults() {
 		c.History = 3600
 	}
 	if c.InstanceBudget <= 0 {
-		c.InstanceBudget = 200_000
+		c.InstanceBudget = 3600 * 200
 	}
 	if c.MaxSeries <= 0 {
 		c.MaxSeries = 50_000
@@ -90,10 +91,7 @@ type Ledger struct {
 	names     []string // sorted
 	removedKV float64  // adjusted KV bytes of targets no longer configured
 	sawKV     bool
-	points    []Point // ring
-	head      int     // index of the next point to write
-	count     int
-	instKept  int
+	hist      history
 	subs      map[chan Point]struct{}
 }
 
@@ -103,7 +101,7 @@ func New(cfg Config) *Ledger {
 	return &Ledger{
 		cfg:     cfg,
 		targets: make(map[string]*target),
-		points:  make([]Point, cfg.History),
+		hist:    newHistory(cfg.History, cfg.InstanceBudget, cfg.Interval),
 		subs:    make(map[chan Point]struct{}),
 	}
 }
@@ -224,7 +222,7 @@ func (l *Ledger) Tick(now time.Time) Point {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p := l.compute(now)
-	l.store(p)
+	l.hist.append(p)
 	for ch := range l.subs {
 		select {
 		case ch <- p:
@@ -232,67 +230,4 @@ func (l *Ledger) Tick(now time.Time) Point {
 		}
 	}
 	return p
-}
-
-func (l *Ledger) store(p Point) {
-	old := &l.points[l.head]
-	l.instKept -= len(old.Instances)
-	l.points[l.head] = p
-	l.instKept += len(p.Instances)
-	l.head = (l.head + 1) % len(l.points)
-	if l.count < len(l.points) {
-		l.count++
-	}
-	// Over budget: drop the per-instance detail of the oldest points.
-	for i := 0; l.instKept > l.cfg.InstanceBudget && i < l.count; i++ {
-		q := &l.points[(l.head-l.count+i+len(l.points))%len(l.points)]
-		l.instKept -= len(q.Instances)
-		q.Instances = nil
-	}
-}
-
-// Latest returns the newest point and whether there is one.
-func (l *Ledger) Latest() (Point, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.count == 0 {
-		return Point{}, false
-	}
-	return l.points[(l.head-1+len(l.points))%len(l.points)], true
-}
-
-// Since returns the points newer than t, oldest first.
-func (l *Ledger) Since(t time.Time) []Point {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := make([]Point, 0, l.count)
-	for i := 0; i < l.count; i++ {
-		p := l.points[(l.head-l.count+i+len(l.points))%len(l.points)]
-		if p.Time.After(t) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// Range returns at most max points newer than t, oldest first, and whether
-// more points follow them.
-func (l *Ledger) Range(t time.Time, max int) ([]Point, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []Point
-	for i := 0; i < l.count; i++ {
-		p := l.points[(l.head-l.count+i+len(l.points))%len(l.points)]
-		if !p.Time.After(t) {
-			continue
-		}
-		if len(out) == max {
-			return out, true
-		}
-		if out == nil {
-			out = make([]Point, 0, min(max, l.count-i))
-		}
-		out = append(out, p)
-	}
-	return out, false
 }

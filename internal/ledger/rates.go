@@ -127,180 +127,42 @@ func quant(acc *merged, what string) Quant {
 	return Quant{q(0.5), q(0.9), q(0.99)}
 }
 
-// sum adds present values; with some absent it reports which.
-type sum struct {
-	v       float64
-	n       int
-	reasons []string
-}
-
-func (s *sum) add(x Num) {
-	if x.OK() {
-		s.v += x.V
-		s.n++
-		return
-	}
-	s.reasons = append(s.reasons, x.Why)
-}
-
-func (s *sum) num(none string) Num {
-	if s.n > 0 {
-		return Val(s.v)
-	}
-	if len(s.reasons) > 0 {
-		return Absent(s.reasons[0])
-	}
-	return Absent(none)
-}
-
+// compute is the point at now: each instance's values, then the sums of
+// the prefill and decode stages and of the KV transfer over them.
 func (l *Ledger) compute(now time.Time) Point {
 	p := Point{Time: now}
-	w := l.cfg.Window
-	var stages [2]struct {
-		rate, rateW, running, waiting, usage, ptps, gtps sum
-		queues                                           [4]sum
-		hists                                            [3]merged
-		instances, up                                    int
-		missing                                          []string
-	}
-	var kv struct {
-		bytes, bytesW, xfers, fails sum
-		instances, up               int
-		missing                     []string
-		hist                        merged
-	}
+	var prefill, decode stageSum
+	var kv kvSum
 	var notes []string
-	queueGauges := [4]engine.Metric{engine.QueueBootstrap, engine.QueueInflight, engine.QueuePrealloc, engine.QueueTransfer}
-	stageHists := [3]engine.Metric{engine.TTFT, engine.ITL, engine.E2E}
 	kvTotal := l.removedKV
 
 	for _, name := range l.names {
 		t := l.targets[name]
 		kvTotal += t.totals[engine.KVBytes]
 		notes = append(notes, t.notes...)
-		role := t.effectiveRole()
-		eng := t.info.Engine
-		if eng == engine.EngineAuto {
-			eng = t.engine
-		}
-		ip := InstancePoint{Target: name, Role: string(role), Engine: string(eng), Up: t.up}
-		why := l.unavailable(t, now)
-		gauge := func(m engine.Metric) Num {
-			if why != "" {
-				return Absent(why)
-			}
-			s := t.at(0)
-			if s.nonFiniteGauge[m.GaugeIndex()] {
-				return Absent(whyNonFinite)
-			}
-			if !s.hasGauge[m.GaugeIndex()] {
-				return Absent("no " + m.String() + " gauge in the exposition")
-			}
-			return Val(s.gauges[m.GaugeIndex()])
-		}
-		rate := func(m engine.Metric) (Num, Num) {
-			if why != "" {
-				return Absent(why), Absent(why)
-			}
-			rw, from, to := t.windowed(m, now, w)
-			if m == engine.Completed {
-				ip.WindowFrom, ip.WindowTo = from, to
-			}
-			return t.instant(m), rw
-		}
-		ip.Instant, ip.Window = rate(engine.Completed)
-		ip.KVBytes, ip.KVBytesW = rate(engine.KVBytes)
-		_, ip.PromptTPS = rate(engine.PromptTokens)
-		_, ip.GenTPS = rate(engine.GenerationTokens)
-		ip.Running, ip.Waiting, ip.KVUsage = gauge(engine.Running), gauge(engine.Waiting), gauge(engine.KVUsage)
-		ip.Queues = Queues{gauge(engine.QueueBootstrap), gauge(engine.QueueInflight), gauge(engine.QueuePrealloc), gauge(engine.QueueTransfer)}
+		in := l.read(t, now)
+		ip := in.point(name)
 		p.Instances = append(p.Instances, ip)
-
 		if t.has(engine.KVBytes) {
-			kv.instances++
-			if why == "" {
-				kv.up++
-			}
-			if !ip.KVBytesW.OK() {
-				kv.missing = append(kv.missing, name)
-			}
-			kv.bytes.add(ip.KVBytes)
-			kv.bytesW.add(ip.KVBytesW)
-			if why == "" {
-				_, xw := rate(engine.KVTransfers)
-				kv.xfers.add(xw)
-				_, fw := rate(engine.KVFailures)
-				kv.fails.add(fw)
-				t.histIncrease(engine.KVXferTime.HistogramIndex(), now, w, &kv.hist)
-			}
+			kv.add(&in, &ip)
 		}
-		si := -1
-		switch role {
+		switch in.role {
 		case engine.Prefill:
-			si = 0
+			prefill.add(&in, &ip)
 		case engine.Decode:
-			si = 1
-		}
-		if si < 0 {
-			continue
-		}
-		st := &stages[si]
-		st.instances++
-		if why == "" {
-			st.up++
-		}
-		// Down, stale, or up without a usable completion counter: the
-		// stage's sum leaves the instance out and says so.
-		if !ip.Window.OK() {
-			st.missing = append(st.missing, name)
-		}
-		st.rate.add(ip.Instant)
-		st.rateW.add(ip.Window)
-		st.running.add(ip.Running)
-		st.waiting.add(ip.Waiting)
-		st.usage.add(ip.KVUsage)
-		st.ptps.add(ip.PromptTPS)
-		st.gtps.add(ip.GenTPS)
-		for i, m := range queueGauges {
-			st.queues[i].add(gauge(m))
-		}
-		if why == "" {
-			for i, m := range stageHists {
-				t.histIncrease(m.HistogramIndex(), now, w, &st.hists[i])
-			}
+			decode.add(&in, &ip)
 		}
 	}
-
-	for i, sp := range []*StagePoint{&p.Prefill, &p.Decode} {
-		st := &stages[i]
-		none := "no " + []string{"prefill", "decode"}[i] + " instance configured"
-		sp.Instances, sp.Up, sp.Missing = st.instances, st.up, st.missing
-		sp.Partial = st.rateW.n > 0 && len(st.missing) > 0
-		sp.Instant, sp.Window = st.rate.num(none), st.rateW.num(none)
-		sp.Running, sp.Waiting = st.running.num(none), st.waiting.num(none)
-		if st.usage.n > 0 {
-			sp.KVUsage = Val(st.usage.v / float64(st.usage.n))
-		} else {
-			sp.KVUsage = st.usage.num(none)
-		}
-		sp.PromptTPS, sp.GenTPS = st.ptps.num(none), st.gtps.num(none)
-		sp.Queues = Queues{st.queues[0].num(none), st.queues[1].num(none), st.queues[2].num(none), st.queues[3].num(none)}
-		sp.TTFT = quant(&st.hists[0], "TTFT")
-		sp.ITL = quant(&st.hists[1], "ITL")
-		sp.E2E = quant(&st.hists[2], "E2E")
-	}
+	p.Prefill = prefill.point("no prefill instance configured")
+	p.Decode = decode.point("no decode instance configured")
 
 	noKV := "no target exports a KV byte counter (" + engine.KVSourceDisplays() + ")"
 	if len(notes) > 0 {
 		noKV += "; " + strings.Join(dedupe(notes), "; ")
 	}
-	p.KV.Instances, p.KV.Up, p.KV.Missing = kv.instances, kv.up, kv.missing
-	p.KV.Partial = kv.bytesW.n > 0 && len(kv.missing) > 0
-	p.KV.BytesInstant, p.KV.BytesWindow = kv.bytes.num(noKV), kv.bytesW.num(noKV)
-	p.KV.Transfers, p.KV.Failures = kv.xfers.num(noKV), kv.fails.num(noKV)
+	p.KV = kv.point(noKV)
 	p.KV.Instant = l.perRequest(p.KV.BytesInstant)
 	p.KV.Window = l.perRequest(p.KV.BytesWindow)
-	p.KV.XferTime = quant(&kv.hist, "KV transfer time")
 	if l.sawKV {
 		p.GlobalKVBytes = Val(kvTotal)
 	} else {

@@ -36,10 +36,10 @@ type RoleBuckets struct {
 func (l *Ledger) Buckets() (Buckets, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.count == 0 {
+	if l.hist.count == 0 {
 		return Buckets{}, false
 	}
-	now := l.points[(l.head-1+len(l.points))%len(l.points)].Time
+	now := l.hist.at(l.hist.count - 1).Time
 	w := l.cfg.Window
 	out := Buckets{Time: now, Seconds: w.Seconds()}
 	add := func(dst *[]slo.Hist, t *target, m engine.Metric) (histPart, bool) {

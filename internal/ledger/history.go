@@ -1,0 +1,202 @@
+package ledger
+
+import "time"
+
+// hotSpan is how far back a point keeps its per-instance detail as the
+// InstancePoints it was computed with: the verdict (twice its 30 s window
+// and an interval) and the advice's arrival rate (60 s) read inside it on
+// every tick without copying. Older detail lives in column blocks.
+const hotSpan = 70 * time.Second
+
+// history is the ring of the newest points. The newest points (the hot
+// tail) keep their per-instance detail as it was computed; a point leaving
+// the hot tail has its detail stored by column (block), which holds an
+// instance-point in under 200 bytes where an InstancePoint takes about 400
+// plus its strings. Readers get the same Points either way: a cold point's
+// detail is rebuilt on read.
+//
+// The blocks are the in-memory end of a recording of a run: one writer
+// (the tick), per-series float64 columns stamped with the point's time,
+// names and reasons in tables written once. Writing a block out as it
+// leaves the ring is what a recording adds (docs/design.md#history).
+type history struct {
+	slots []slot
+	head  int // index of the next slot to write
+	count int
+	hot   int // points whose detail stays materialised
+	// budget bounds the instance-points kept with detail (hot and cold);
+	// older points lose theirs first.
+	budget int
+	kept   int
+	cols   columns
+}
+
+// slot is one point of the ring: its deployment-wide values and its
+// per-instance detail, either materialised (Instances, hot) or as a block
+// (cold), or neither once the budget dropped it.
+type slot struct {
+	Point
+	cold *block
+}
+
+func newHistory(points, budget int, interval time.Duration) history {
+	hot := int(hotSpan/interval) + 1
+	hot = max(1, min(hot, points))
+	return history{slots: make([]slot, points), hot: hot, budget: budget}
+}
+
+// at returns the i-th stored point, oldest first.
+func (h *history) at(i int) *slot {
+	return &h.slots[(h.head-h.count+i+len(h.slots))%len(h.slots)]
+}
+
+// append stores p as the newest point; the oldest leaves when the ring is
+// full, the point leaving the hot tail is compacted, and detail over the
+// budget is dropped oldest first.
+func (h *history) append(p Point) {
+	h.drop(&h.slots[h.head])
+	h.slots[h.head] = slot{Point: p}
+	h.kept += len(p.Instances)
+	h.head = (h.head + 1) % len(h.slots)
+	if h.count < len(h.slots) {
+		h.count++
+	}
+	if h.count > h.hot {
+		if s := h.at(h.count - 1 - h.hot); len(s.Instances) > 0 {
+			s.cold = h.cols.compact(s.Instances)
+			s.Instances = nil
+		}
+	}
+	for i := 0; h.kept > h.budget && i < h.count; i++ {
+		h.drop(h.at(i))
+	}
+}
+
+// drop forgets a slot's per-instance detail.
+func (h *history) drop(s *slot) {
+	h.kept -= len(s.Instances)
+	s.Instances = nil
+	if s.cold != nil {
+		h.kept -= len(s.cold.inst)
+		h.cols.release(s.cold)
+		s.cold = nil
+	}
+}
+
+// window is a copy of some slots, made under the ledger's lock, that turns
+// into Points outside it: blocks never change, and the copy of the tables
+// holds the names and reasons their codes meant at the time of the copy.
+type window struct {
+	slots []slot
+	cols  columns // instances.vals, reasons.vals and zones only
+}
+
+// collect copies the slots newer than t, at most max of them (max < 0: no
+// limit), and whether more follow.
+func (h *history) collect(t time.Time, max int) (window, bool) {
+	var w window
+	cold := false
+	for i := 0; i < h.count; i++ {
+		s := h.at(i)
+		if !s.Time.After(t) {
+			continue
+		}
+		if len(w.slots) == max {
+			return w.withTables(h, cold), true
+		}
+		if w.slots == nil {
+			n := h.count - i
+			if max >= 0 {
+				n = min(n, max)
+			}
+			w.slots = make([]slot, 0, n)
+		}
+		w.slots = append(w.slots, *s)
+		cold = cold || s.cold != nil
+	}
+	return w.withTables(h, cold), false
+}
+
+func (w window) withTables(h *history, cold bool) window {
+	if cold {
+		w.cols.instances.vals = append([]instanceKey(nil), h.cols.instances.vals...)
+		w.cols.reasons.vals = append([]string(nil), h.cols.reasons.vals...)
+		w.cols.zones = append([]*time.Location(nil), h.cols.zones...)
+	}
+	return w
+}
+
+// Detail says which per-instance detail a reader of the history wants; the
+// zero value is every instance.
+type Detail struct {
+	None   bool   // no instance at all
+	Target string // only this instance, when set
+}
+
+// points returns the window's Points with the detail d asks for, rebuilding
+// cold detail: only the rows asked for are rebuilt.
+func (w window) points(d Detail) []Point {
+	if w.slots == nil {
+		return nil
+	}
+	out := make([]Point, len(w.slots))
+	for i := range w.slots {
+		s := &w.slots[i]
+		out[i] = s.Point
+		switch {
+		case d.None:
+			out[i].Instances = nil
+		case s.cold != nil:
+			out[i].Instances = w.cols.materialise(s.cold, d.Target)
+		case d.Target != "":
+			out[i].Instances = nil
+			for k := range s.Instances {
+				if s.Instances[k].Target == d.Target {
+					// Shares the hot point's storage: points are read-only.
+					out[i].Instances = s.Instances[k : k+1 : k+1]
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Latest returns the newest point and whether there is one.
+func (l *Ledger) Latest() (Point, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h := &l.hist
+	if h.count == 0 {
+		return Point{}, false
+	}
+	// The newest point is always hot: its detail is as computed.
+	return h.at(h.count - 1).Point, true
+}
+
+// Since returns the points newer than t, oldest first.
+func (l *Ledger) Since(t time.Time) []Point {
+	l.mu.Lock()
+	w, _ := l.hist.collect(t, -1)
+	l.mu.Unlock()
+	if out := w.points(Detail{}); out != nil {
+		return out
+	}
+	return []Point{}
+}
+
+// Range returns at most max points newer than t, oldest first, and whether
+// more points follow them.
+func (l *Ledger) Range(t time.Time, max int) ([]Point, bool) {
+	return l.RangeDetail(t, max, Detail{})
+}
+
+// RangeDetail is Range with only the per-instance detail d asks for: a
+// reader that shows one instance or none does not pay for rebuilding the
+// others from the columns.
+func (l *Ledger) RangeDetail(t time.Time, max int, d Detail) ([]Point, bool) {
+	l.mu.Lock()
+	w, more := l.hist.collect(t, max)
+	l.mu.Unlock()
+	return w.points(d), more
+}

@@ -1,0 +1,148 @@
+package ledger
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
+)
+
+// TestHistoryReadsWhatWasComputed checks that the points read back from the
+// history, whether their detail is still hot or stored by column, equal the
+// points the ticks returned: values, absent reasons, names, up, window times
+// and their zones, and the JSON the API writes from them.
+func TestHistoryReadsWhatWasComputed(t *testing.T) {
+	const ticks, ring = 120, 40
+	l := New(Config{Interval: time.Second, Window: 5 * time.Second, History: ring, KVRequest: KVRequest{Bytes: 1 << 20}})
+	l.hist.hot = 3 // most points go cold within the test
+	l.SetTargets([]engine.Target{
+		{Name: "p0", Role: engine.Prefill, Engine: engine.VLLM},
+		{Name: "p1", Role: engine.Prefill},                     // no KV counter
+		{Name: "d0", Role: engine.Decode, Engine: engine.VLLM}, // scraped in another zone
+		{Name: "d1", Role: engine.Decode},                      // goes down, then stale
+		{Name: "x0"},                                           // no role: the exposition's
+	})
+	east := time.FixedZone("UTC+5", 5*3600)
+	var want []Point
+	for s := 0; s < ticks; s++ {
+		now := at(float64(s))
+		g := map[engine.Metric]float64{engine.Running: float64(s % 4), engine.KVUsage: 0.1 * float64(s%10)}
+		l.Record(Scrape{Target: "p0", Time: now.Add(-time.Millisecond), Obs: obs(engine.Prefill, float64(3*s), float64(s<<20), g)})
+		l.Record(Scrape{Target: "p1", Time: now.Add(-2 * time.Millisecond), Obs: obs(engine.Prefill, float64(s), math.NaN(), nil)})
+		l.Record(Scrape{Target: "d0", Time: now.Add(-3 * time.Millisecond).In(east), Obs: obs(engine.Decode, float64(2*s), float64(s<<19), g)})
+		switch {
+		case s < 30:
+			l.Record(Scrape{Target: "d1", Time: now, Obs: obs(engine.Decode, float64(s), 0, nil)})
+		case s < 60:
+			l.Record(Scrape{Target: "d1", Time: now, Err: errors.New("connection refused " + fmt.Sprint(s%3))})
+		} // then no scrape at all: stale, with a reason that changes every second
+		if s%2 == 0 {
+			l.Record(Scrape{Target: "x0", Time: now, Obs: obs(engine.Decode, float64(s), math.NaN(), nil)})
+		}
+		want = append(want, l.Tick(now))
+	}
+	want = want[ticks-ring:]
+
+	got := l.Since(time.Time{})
+	if len(got) != ring {
+		t.Fatalf("history holds %d points, want %d", len(got), ring)
+	}
+	cold := 0
+	for i := range got {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Fatalf("point %d read back differs:\n got %+v\nwant %+v", i, got[i].Instances, want[i].Instances)
+		}
+		gb, _ := json.Marshal(got[i])
+		wb, _ := json.Marshal(want[i])
+		if string(gb) != string(wb) {
+			t.Fatalf("point %d JSON differs:\n got %s\nwant %s", i, gb, wb)
+		}
+		if l.hist.at(i).cold != nil {
+			cold++
+		}
+	}
+	if cold != ring-3 {
+		t.Errorf("%d points stored by column, want %d", cold, ring-3)
+	}
+	if d0 := got[0].Instances[0]; d0.Target != "d0" || d0.WindowTo.Location() != east {
+		t.Errorf("%s's window time reads back in %v, want d0's in %v", d0.Target, d0.WindowTo.Location(), east)
+	}
+	page, more := l.Range(want[9].Time, 5)
+	if !more || len(page) != 5 || !reflect.DeepEqual(page, want[10:15]) {
+		t.Errorf("Range after point 9 = %d points (more %v), want points 10..14", len(page), more)
+	}
+	if p, ok := l.Latest(); !ok || !reflect.DeepEqual(p, want[ring-1]) {
+		t.Errorf("Latest differs from the newest tick")
+	}
+
+	for _, d := range []Detail{{None: true}, {Target: "d1"}, {Target: "x0"}, {Target: "gone"}} {
+		got, _ := l.RangeDetail(time.Time{}, ring, d)
+		for i := range got {
+			w := want[i]
+			w.Instances = nil
+			for _, ip := range want[i].Instances {
+				if !d.None && ip.Target == d.Target {
+					w.Instances = append(w.Instances, ip)
+				}
+			}
+			if !reflect.DeepEqual(got[i], w) {
+				t.Fatalf("RangeDetail(%+v) point %d = %+v, want %+v", d, i, got[i].Instances, w.Instances)
+			}
+		}
+	}
+
+	// The tables hold what the stored blocks refer to and nothing more:
+	// the stale reason of every past second has left with its point.
+	reasons, names := map[string]bool{}, map[instanceKey]bool{}
+	for i := 0; i < l.hist.count; i++ {
+		if s := l.hist.at(i); s.cold != nil {
+			for _, ip := range l.hist.cols.materialise(s.cold, "") {
+				names[instanceKey{ip.Target, ip.Role, ip.Engine}] = true
+				for _, f := range instanceSeries {
+					if n := f(&ip); !n.OK() {
+						reasons[n.Why] = true
+					}
+				}
+			}
+		}
+	}
+	if n := len(l.hist.cols.reasons.codes); n != len(reasons) {
+		t.Errorf("reason table holds %d strings, the stored blocks use %d", n, len(reasons))
+	}
+	if n := len(l.hist.cols.instances.codes); n != len(names) {
+		t.Errorf("instance table holds %d entries, the stored blocks use %d", n, len(names))
+	}
+}
+
+// TestHistoryBudgetDropsOldestDetail checks that detail over the budget
+// leaves oldest first, cold blocks included, and that the tables forget
+// what only the dropped blocks used.
+func TestHistoryBudgetDropsOldestDetail(t *testing.T) {
+	l := New(Config{Interval: time.Second, Window: 5 * time.Second, History: 30, InstanceBudget: 20})
+	l.hist.hot = 2
+	l.SetTargets([]engine.Target{{Name: "a", Role: engine.Prefill}, {Name: "b", Role: engine.Decode}})
+	for s := 0; s < 50; s++ {
+		l.Tick(at(float64(s)))
+	}
+	pts := l.Since(time.Time{})
+	for i, p := range pts {
+		want := 0
+		if i >= len(pts)-10 {
+			want = 2
+		}
+		if len(p.Instances) != want {
+			t.Errorf("point %d of %d has %d instances, want %d", i, len(pts), len(p.Instances), want)
+		}
+	}
+	if l.hist.kept != 20 {
+		t.Errorf("kept = %d, want 20", l.hist.kept)
+	}
+	if n := len(l.hist.cols.instances.codes); n != 2 {
+		t.Errorf("instance table holds %d entries, want 2", n)
+	}
+}
