@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 )
 
 // TestHistoryReadsWhatWasComputed checks that the points read back from the
@@ -18,7 +19,7 @@ import (
 // and their zones, and the JSON the API writes from them.
 func TestHistoryReadsWhatWasComputed(t *testing.T) {
 	const ticks, ring = 120, 40
-	l := New(Config{Interval: time.Second, Window: 5 * time.Second, History: ring, KVRequest: KVRequest{Bytes: 1 << 20}})
+	l := New(Config{Interval: time.Second, Window: 5 * time.Second, History: ring, KVRequest: kvsize.Request{Bytes: 1 << 20}})
 	l.hist.hot = 3 // most points go cold within the test
 	l.SetTargets([]engine.Target{
 		{Name: "p0", Role: engine.Prefill, Engine: engine.VLLM},
