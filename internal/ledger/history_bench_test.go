@@ -7,6 +7,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
@@ -23,7 +24,7 @@ type fleet struct {
 var benchStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func newFleet(n int) *fleet {
-	f := &fleet{l: ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, KVRequest: ledger.KVRequest{Bytes: 1 << 30}})}
+	f := &fleet{l: ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, KVRequest: kvsize.Request{Bytes: 1 << 30}})}
 	var infos []engine.Target
 	for i := 0; i < n; i++ {
 		role, name := engine.Prefill, fmt.Sprintf("p%d", i)
