@@ -12,7 +12,7 @@ import (
 // Cutting the span into a few long batches makes the batch means nearly
 // independent; the interval is then Student's t over them.
 const (
-	maxBatches = 20
+	maxBatches = 10
 	minBatches = 5
 )
 
