@@ -1,14 +1,20 @@
 package report
 
 import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
 	"github.com/ptdmon/ptdmon/internal/diagnose"
+	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
+	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/slo"
 )
 
 // simInput runs a built-in scenario (changed by edit, if set) in simulated
@@ -31,11 +37,50 @@ func simInput(t testing.TB, name string, seed int64, dur time.Duration, edit fun
 	for _, in := range res.Instances {
 		targets = append(targets, Target{Name: in.Name, Role: in.Role, Engine: in.Engine, Model: sc.Model})
 	}
+	js, err := json.Marshal(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return Input{
 		Meta: Meta{Targets: targets, BRequest: kvsize.Request{Bytes: sc.KVBytesPerRequest, Basis: kvsize.BasisSimulator},
-			ConfigHash: "sim-" + name, Version: "test", Interval: time.Second, Window: 5 * time.Second},
-		Points: res.Points,
+			ConfigHash: fmt.Sprintf("%x", sha256.Sum256(js))[:12], Version: "test", Interval: time.Second, Window: 5 * time.Second,
+			SLO: slo.Thresholds{TTFT: 2, ITL: 0.05, E2E: 20}},
+		Points:  res.Points,
+		Buckets: func(from, to time.Time) (ledger.Buckets, bool) { return simBuckets(res, from, to) },
 	}, res.Model
+}
+
+// simBuckets are the latency histograms' increases between two scrapes of
+// a simulated run, per instance, as a recording keeps them.
+func simBuckets(res *advicetest.Result, from, to time.Time) (ledger.Buckets, bool) {
+	a, b := int(from.Sub(advicetest.Epoch)/time.Second), int(to.Sub(advicetest.Epoch)/time.Second)
+	out := ledger.Buckets{Time: to, Seconds: float64(b - a)}
+	for i, in := range res.Instances {
+		rb := &out.Decode
+		if in.Role == sim.RolePrefill {
+			rb = &out.Prefill
+		}
+		rb.Up++
+		for _, h := range []struct {
+			m   engine.Metric
+			dst *[]slo.Hist
+		}{{engine.TTFT, &rb.TTFT}, {engine.ITL, &rb.ITL}, {engine.E2E, &rb.E2E}} {
+			inc, ok := res.Increase(i, h.m, a, b)
+			if !ok {
+				continue
+			}
+			sh := slo.Hist{Sum: inc.Sum, Count: inc.Count}
+			for _, bk := range inc.Buckets {
+				sh.Bounds = append(sh.Bounds, bk.UpperBound)
+				sh.Counts = append(sh.Counts, bk.Count)
+			}
+			*h.dst = append(*h.dst, sh)
+			if h.m == engine.E2E {
+				rb.E2ERate += sh.Total() / out.Seconds
+			}
+		}
+	}
+	return out, out.Decode.Up > 0
 }
 
 // TestSteadyStateAgainstSimulatorTruth runs scenarios whose true long-run
