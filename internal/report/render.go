@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -179,4 +180,23 @@ func numN(n ledger.Num) string {
 		return "– (" + n.Why + ")"
 	}
 	return fmt.Sprintf("%.3g", n.V)
+}
+
+// ReadJSON reads a report written by JSON, for a comparison: the stages'
+// batch means, the verdict, the SLO and the run's description come back
+// as they were written.
+func ReadJSON(b []byte) (*Report, error) {
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("not a ptdmon report in JSON: %w", err)
+	}
+	if r.Run.Points == 0 || r.Verdict.Class == "" {
+		return nil, errors.New("not a ptdmon report in JSON: no run or verdict")
+	}
+	for _, s := range []*Stage{&r.Stages.Prefill, &r.Stages.KV, &r.Stages.Decode} {
+		if s.RequestsPerSecond != nil {
+			s.Mean = *s.RequestsPerSecond
+		}
+	}
+	return &r, nil
 }
