@@ -5,7 +5,7 @@ import (
 	"math"
 )
 
-// Batch means (Law and Kelton, "Simulation Modeling and Analysis", §9.5.3):
+// Batch means (docs/report.md#the-report):
 // consecutive samples of a rate are correlated (a windowed rate shares most
 // of its window with its neighbour's, a queue drains over seconds), so the
 // spread of single samples understates the uncertainty of their mean.
