@@ -21,8 +21,8 @@ const (
 	smoothSpan = 30 * time.Second
 	bandRel    = 0.15
 	bandSigmas = 3.0
-	// presentShare of a smoothing window's points must carry a complete
-	// rate for its mean to count.
+	// presentShare of a smoothing window's points must carry a rate for
+	// its mean to count.
 	presentShare = 0.8
 )
 
@@ -50,15 +50,18 @@ type Steady struct {
 var Method = fmt.Sprintf("the longest run of consecutive points where every stage's windowed rate, smoothed over a centred %v, stays within ±%.0f%% of its median over the run (or ±%.0f Poisson standard deviations of the smoothed mean, if wider); stages with no rate at all are left out",
 	smoothSpan, bandRel*100, bandSigmas)
 
-// stageRate is a stage's complete windowed rate at a point.
+// stageRate is a stage's windowed rate at a point. A partial sum (an
+// instance down) counts: it is what the deployment did, and an instance
+// that stays down for the whole run must not hide its steady state; a
+// restart shows as a dip the band then judges.
 func stageRate(p *ledger.Point, s int) (float64, bool) {
 	switch s {
 	case 0:
-		return p.Prefill.Window.V, p.Prefill.Window.OK() && !p.Prefill.Partial
+		return p.Prefill.Window.V, p.Prefill.Window.OK()
 	case 1:
-		return p.KV.Window.V, p.KV.Window.OK() && !p.KV.Partial
+		return p.KV.Window.V, p.KV.Window.OK()
 	default:
-		return p.Decode.Window.V, p.Decode.Window.OK() && !p.Decode.Partial
+		return p.Decode.Window.V, p.Decode.Window.OK()
 	}
 }
 
@@ -116,7 +119,7 @@ func findSteady(pts []ledger.Point, interval time.Duration) (int, int, Steady) {
 		st.Medians[name], st.Bands[name] = &med, &band
 	}
 	if len(used) == 0 {
-		return whole("no stage has a complete windowed rate")
+		return whole("no stage has a windowed rate")
 	}
 	bestLo, bestLen, lo := -1, 0, -1
 	for i := range n {
