@@ -148,7 +148,7 @@ func (c *Comparison) Markdown() []byte {
 		if s.D.Relative != nil {
 			rel = fmt.Sprintf("%+.1f%%", 100**s.D.Relative)
 		}
-		sig := "no"
+		var sig string
 		switch {
 		case s.D.Welch == nil:
 			sig = "– (" + s.D.Absent + ")"
