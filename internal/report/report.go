@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/advice"
@@ -152,7 +153,7 @@ func guessInterval(pts []ledger.Point) time.Duration {
 	for i := 1; i < len(pts); i++ {
 		ds = append(ds, pts[i].Time.Sub(pts[i-1].Time))
 	}
-	sortDurations(ds)
+	slices.Sort(ds)
 	return ds[len(ds)/2]
 }
 

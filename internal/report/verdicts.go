@@ -1,7 +1,6 @@
 package report
 
 import (
-	"slices"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
@@ -114,5 +113,3 @@ func modal(classes []diagnose.Class, spans []Span, from, to time.Time) Modal {
 	}
 	return m
 }
-
-func sortDurations(ds []time.Duration) { slices.Sort(ds) }
