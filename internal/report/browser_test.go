@@ -18,6 +18,8 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"github.com/ptdmon/ptdmon/internal/sim"
 )
 
 const chromium = "/usr/bin/chromium"
@@ -77,59 +79,7 @@ func TestHTMLInChromium(t *testing.T) {
 	if err := json.Unmarshal(js, &doc); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "report.html")
-	if err := os.WriteFile(path, page, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fileURL := "file://" + path
-
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	actx, cancelA := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-extensions", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
-	defer cancelA()
-	bctx, cancelB := chromedp.NewContext(actx)
-	defer cancelB()
-	if err := chromedp.Do(bctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var requests []string
-	if err := chromedp.Listen(bctx, func(ev any) {
-		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
-			mu.Lock()
-			requests = append(requests, e.Request.URL)
-			mu.Unlock()
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Call(bctx, network.Enable, network.EnableParams{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := chromedp.Do(bctx, chromedp.Navigate(fileURL)); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(300 * time.Millisecond) // late requests (fonts, images) would start by now
-	v, err := chromedp.Run(bctx, chromedp.Evaluate[pageView](viewJS))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	for _, u := range requests {
-		if u != fileURL {
-			t.Errorf("the page requested %s: it must not fetch anything", u)
-		}
-	}
-	if len(requests) == 0 {
-		t.Error("no request seen at all: the network watch is broken")
-	}
-	mu.Unlock()
-
+	v := openInChromium[pageView](t, page, viewJS)
 	// The charts: three rate curves and the KV bytes curve, each with a
 	// point per second that had a rate, drawn across most of the chart.
 	drawn := map[string]bool{}
@@ -215,4 +165,103 @@ func lookup(doc any, path string) (any, bool) {
 		}
 	}
 	return cur, true
+}
+
+// openInChromium writes page to a file, opens it in headless Chromium,
+// fails the test if the page requests anything but itself, and returns
+// what js evaluates to once it has loaded.
+func openInChromium[T any](t *testing.T, page []byte, js string) T {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "page.html")
+	if err := os.WriteFile(path, page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fileURL := "file://" + path
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	actx, cancelA := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-extensions", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
+	defer cancelA()
+	bctx, cancelB := chromedp.NewContext(actx)
+	defer cancelB()
+	if err := chromedp.Do(bctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var requests []string
+	if err := chromedp.Listen(bctx, func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
+			mu.Lock()
+			requests = append(requests, e.Request.URL)
+			mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(bctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(bctx, chromedp.Navigate(fileURL)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // late requests (fonts, images) would start by now
+	v, err := chromedp.Run(bctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, u := range requests {
+		if u != fileURL {
+			t.Errorf("the page requested %s: it must not fetch anything", u)
+		}
+	}
+	if len(requests) == 0 {
+		t.Error("no request seen at all: the network watch is broken")
+	}
+	return v
+}
+
+// TestComparisonInChromium opens the comparison of a prefill-bound round
+// with the round after the advice: nothing is fetched, and the page shows
+// the bottleneck moving and each stage's difference as beyond the noise.
+func TestComparisonInChromium(t *testing.T) {
+	needChromium(t)
+	before := simReport(t, "prefill-bound", 1, nil)
+	after := simReport(t, "prefill-bound", 2, func(sc *sim.Scenario) {
+		for i := range sc.Groups {
+			sc.Groups[i].Prefill.Instances++
+		}
+	})
+	c := Compare(before, after, "before", "after")
+	page, err := c.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type view struct {
+		A, B   string
+		Moved  bool
+		Signif []string
+	}
+	v := openInChromium[view](t, page, `(() => ({
+  A: document.querySelector("[data-key='verdict.a']").textContent, B: document.querySelector("[data-key='verdict.b']").textContent,
+  Moved: document.body.textContent.includes("The bottleneck moved"),
+  Signif: [...document.querySelectorAll("#stages tr[data-stage]")].filter((r) => r.querySelector(".sig")).map((r) => r.dataset.stage),
+}))()`)
+	if v.A != string(c.Verdict.A) || v.B != string(c.Verdict.B) || !v.Moved {
+		t.Errorf("page verdicts %q → %q (moved %v), comparison %s → %s", v.A, v.B, v.Moved, c.Verdict.A, c.Verdict.B)
+	}
+	var want []string
+	for _, s := range c.stageList() {
+		if s.D.Significant {
+			want = append(want, s.Key)
+		}
+	}
+	if strings.Join(v.Signif, ",") != strings.Join(want, ",") || len(want) == 0 {
+		t.Errorf("page marks %v beyond noise, the comparison %v", v.Signif, want)
+	}
 }

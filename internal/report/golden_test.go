@@ -63,4 +63,14 @@ func TestGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "compare.json.golden", cj)
+
+	// A report read back from its JSON compares the same.
+	back, err := ReadJSON(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := Compare(back, after, "before", "after")
+	if got, want := string(again.Markdown()), string(c.Markdown()); got != want {
+		t.Errorf("comparison from the JSON report differs:\n%s\nwant\n%s", got, want)
+	}
 }
