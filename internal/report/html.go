@@ -26,6 +26,7 @@ var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"bytesRate": bytesRate,
 	"stamp":     stamp,
 	"numN":      numN,
+	"ratio":     ratio,
 	"pct":       func(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) },
 	"raw": func(v *float64) string {
 		if v == nil {

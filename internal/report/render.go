@@ -126,10 +126,7 @@ func (r *Report) Markdown() []byte {
 		p("| %s | %s | %s |\n", c.Stage, v, c.Evidence)
 	}
 	if a := r.Advice; a != nil {
-		p("\nAdvice for %s req/s at %.0f%% headroom: P:D %s", numN(a.Demand.Target), 100*a.Headroom, orDash(a.RatioText))
-		if a.RatioBound != "" {
-			p(" (%s)", a.RatioBound)
-		}
+		p("\nAdvice for %s req/s at %.0f%% headroom: %s", numN(a.Demand.Target), 100*a.Headroom, ratio(a.RatioText, a.RatioBound))
 		p("; prefill %s, decode %s instances (now %d and %d).\n", numN(a.Prefill.Instances), numN(a.Decode.Instances), a.Prefill.Current, a.Decode.Current)
 	} else {
 		p("\nNo advice: %s.\n", r.AdviceWhy)
@@ -199,4 +196,16 @@ func ReadJSON(b []byte) (*Report, error) {
 		}
 	}
 	return &r, nil
+}
+
+// ratio is the advised P:D, or its bound while one stage's count is
+// unknown.
+func ratio(text, bound string) string {
+	switch {
+	case text != "":
+		return "P:D " + text
+	case bound != "":
+		return bound
+	}
+	return "P:D –"
 }
