@@ -33,6 +33,11 @@ type Adapter struct {
 	// prefix. A bare name is claimed only when it is in Families (and not
 	// PrefixOnly), since bare names are generic.
 	PrefixOptional bool
+	// Listed: the families share no prefix of their own (a transfer
+	// library's generic names, such as Mooncake's transfer_bytes_total), so
+	// only the names in Families claim a family; Prefix only names the
+	// adapter in messages.
+	Listed bool
 
 	// Families is the engine's metric table (its KV connectors add theirs,
 	// see Connector).
@@ -92,6 +97,12 @@ type Family struct {
 	Metric Metric
 	// Finished: the family carries the adapter's FinishedLabel.
 	Finished bool
+	// ByLabel and ByValue: the value of the label ByLabel tells which
+	// metric a series counts (vLLM's prompt tokens by source, NIXL's errors
+	// by status, SGLang's latency by stage); a series with another value is
+	// not read. Metric is unused then.
+	ByLabel string
+	ByValue []Reason
 	// Sizes: a histogram of per-transfer sizes whose _sum is the counter
 	// Metric and whose _count is the counter Count; its buckets are not read.
 	Sizes bool
@@ -159,6 +170,9 @@ func Register(a Adapter) {
 	for _, have := range registry.adapters {
 		if have.Engine == a.Engine {
 			panic(fmt.Sprintf("engine: adapter %s registered twice", a.Engine))
+		}
+		if a.Listed || have.Listed {
+			continue
 		}
 		if strings.HasPrefix(a.Prefix, have.Prefix) || strings.HasPrefix(have.Prefix, a.Prefix) {
 			panic(fmt.Sprintf("engine: prefixes %q (%s) and %q (%s) overlap", a.Prefix, a.Engine, have.Prefix, have.Engine))
