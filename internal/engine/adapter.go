@@ -77,6 +77,12 @@ type Adapter struct {
 	// vLLM's waiting gauge also counts requests still waiting for their KV
 	// (docs/advisor.md#limits).
 	WaitingKVReady bool
+	// TransferLibrary: the endpoint is a transfer library's own (NIXL's
+	// telemetry, the Mooncake transfer engine), not an engine's: its KV
+	// bytes count the same transfers an engine's connector may count too,
+	// so they enter the KV sums only where no engine's connector counts any
+	// (docs/design.md#kv-sources-and-the-side-each-counts).
+	TransferLibrary bool
 }
 
 // Reason maps one finish reason to the metric it counts as.
@@ -325,6 +331,18 @@ func (e Engine) WaitingKVReady() bool {
 	return false
 }
 
+// TransferLibrary reports the trait of the same name of engine e's adapter.
+func (e Engine) TransferLibrary() bool {
+	registry.RLock()
+	defer registry.RUnlock()
+	for _, a := range registry.adapters {
+		if a.Engine == e {
+			return a.TransferLibrary
+		}
+	}
+	return false
+}
+
 // KVSourceDisplays lists the registered connectors' display names, for
 // messages: "FlagCX, NIXL, …, SGLang or Dynamo".
 func KVSourceDisplays() string {
@@ -388,7 +406,7 @@ func ParseKVSource(s string) (KVSource, bool) {
 // from source kv (KVAuto: the engine's own families), and whether there is one.
 func (a Adapter) Family(m Metric, kv KVSource) (Family, bool) {
 	for _, f := range a.Families {
-		if f.Metric == m && f.KV == kv && f.Skip == "" && !f.Deprecated {
+		if f.Metric == m && f.KV == kv && f.Skip == "" && !f.Deprecated && f.ByLabel == "" {
 			return f, true
 		}
 	}

@@ -23,6 +23,9 @@ func init() {
 		Order:   50,
 		Prefix:  "transfer_",
 		Listed:  true,
+		// TransferLibrary: under vLLM's Mooncake connector, the connector
+		// and the transfer engine count the same bytes.
+		TransferLibrary: true,
 	})
 	RegisterConnector(Connector{
 		Source:  KVMooncakeTE,

@@ -30,6 +30,9 @@ func init() {
 		Prefix:      "agent_",
 		Listed:      true,
 		GroupLabels: []string{"hostname", "agent_name"},
+		// TransferLibrary: under vLLM's NIXL connector, the connector's
+		// byte histogram and the agent's rx bytes count the same pulls.
+		TransferLibrary: true,
 	})
 	RegisterConnector(Connector{
 		Source:  KVNIXLTelemetry,
