@@ -83,6 +83,10 @@ type Adapter struct {
 	// so they enter the KV sums only where no engine's connector counts any
 	// (docs/design.md#kv-sources-and-the-side-each-counts).
 	TransferLibrary bool
+	// Frontend: the endpoint is a request router in front of the engines
+	// (Dynamo's frontend): it plays no P/D role, so a target of it needs
+	// none and counts in no stage.
+	Frontend bool
 }
 
 // Reason maps one finish reason to the metric it counts as.

@@ -178,6 +178,17 @@ func TestReaderCaptures(t *testing.T) {
 			PrefillKVComputedTokens: {100, 40960}, KVPostTime: {90, 90 * 0.0002}, KVDescriptors: {90, 90 * 64},
 		},
 	})
+	// Dynamo's frontend, no role: 900 + 60 requests answered, 12 errors;
+	// 7 queued, 40 in flight; TTFT 0.25 s and an estimated KV transfer of
+	// 20 ms for each of 960; active prefill tokens 3072 + 1024 and decode
+	// blocks 500 + 700 over the workers.
+	f("dynamo_frontend.txt", RoleUnknown, want{
+		engine: DynamoFrontend, role: RoleUnknown, model: "Qwen/Qwen3-32B",
+		counters: map[Metric]float64{FrontendRequests: 960, Errored: 12},
+		gauges:   map[Metric]float64{FrontendQueued: 7, FrontendInflight: 40, ActivePrefillTokens: 4096, ActiveDecodeBlocks: 1200},
+		absent:   []Metric{Completed},
+		hists:    map[Metric][2]float64{TTFT: {960, 240}, KVXferEstimate: {960, 19.2}},
+	})
 	// SGLang prefill, 2026: 200 requests, bootstrap 40 ms and allocation
 	// 8 ms each, 8 GB/s (GiB: 1024 of its MiB); stages bootstrap 0.04 s,
 	// waiting 0.1 s, forward 0.3 s, KV transfer 0.05 s (tokenize not read);
