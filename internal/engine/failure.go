@@ -22,16 +22,18 @@ const (
 	FailUnclassified FailureClass = "unclassified"
 )
 
-// failureClasses maps each failure counter to its class, in listing order.
+// failureClasses maps each failure counter to its class. The unclassified
+// counter, the only one before classes, comes first: where an instance has
+// none, the KV stage's failures are absent for its reason.
 var failureClasses = [...]struct {
 	m Metric
 	c FailureClass
 }{
+	{KVFailures, FailUnclassified},
 	{KVFailNetwork, FailNetwork},
 	{KVFailTimeout, FailTimeout},
 	{KVExpired, FailExpiry},
 	{KVFailNotify, FailNotification},
-	{KVFailures, FailUnclassified},
 }
 
 // FailureClass returns the class of a KV failure counter, and false for a
