@@ -16,5 +16,6 @@ func (l *Ledger) kvCounted() func(*target) bool {
 			break
 		}
 	}
-	return func(t *target) bool { return !engineKV || !t.engine.TransferLibrary() }
+	// The registry is asked only for the targets that count KV bytes.
+	return func(t *target) bool { return !engineKV || !t.has(engine.KVBytes) || !t.engine.TransferLibrary() }
 }
