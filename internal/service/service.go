@@ -47,6 +47,8 @@ type Options struct {
 	// Client, if set, makes the scrapes instead of scrape's own client
 	// (tests give one with an in-memory transport, to run in fake time).
 	Client *http.Client
+	// OTLPReady, if set, receives the OTLP receiver's address once it is up.
+	OTLPReady func(addr string)
 }
 
 // Run starts everything and blocks until ctx ends.
@@ -68,8 +70,13 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	if err != nil {
 		return setupError{fmt.Errorf("listen on %s: %w", cfg.Listen, err)}
 	}
+	requests, err := startOTLP(ctx, cfg, opts, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	p := newPipeline(ctx, cfg, targets, opts, log)
-	as := &api.Server{Ledger: p.ledger, Logger: log, Extra: web.Routes(), SLO: cfg.SLO, Headroom: cfg.Headroom}
+	as := &api.Server{Ledger: p.ledger, Logger: log, Extra: web.Routes(), SLO: cfg.SLO, Headroom: cfg.Headroom, Requests: requests}
 	if opts.Pprof {
 		addPprof(as.Extra)
 	}
