@@ -49,7 +49,8 @@ type RequestJSON struct {
 	CompletionTokens *int64                    `json:"completion_tokens,omitempty"`
 }
 
-func requestJSON(r *journey.Record) RequestJSON {
+// RequestOf is the wire form of one record.
+func RequestOf(r *journey.Record) RequestJSON {
 	out := RequestJSON{ID: r.ID, TraceID: r.TraceID, Pool: r.Pool, Model: r.Model,
 		PrefillInstance: r.PrefillInstance, DecodeInstance: r.DecodeInstance,
 		Arrival: float64(r.Arrival.UnixNano()) / 1e9, Legs: r.Legs,
@@ -109,7 +110,7 @@ func (s *Server) requests(w http.ResponseWriter, r *http.Request) {
 	lo := min(q.Offset, len(all.Records))
 	hi := min(lo+q.Limit, len(all.Records))
 	for i := lo; i < hi; i++ {
-		resp.Requests = append(resp.Requests, requestJSON(&all.Records[i]))
+		resp.Requests = append(resp.Requests, RequestOf(&all.Records[i]))
 	}
 	s.writeJSON(w, resp)
 }
