@@ -75,7 +75,11 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stdout, "ptdmon demo: open http://%s/\n", addr)
 				fmt.Fprintf(stderr, "scenario %s: %d simulated engines; truth at %s; Ctrl-C to stop\n", sc.Name, len(cfg.Targets), cluster.TruthURL())
 			},
-			OTLPReady: func(addr string) { fmt.Fprintf(stderr, "receiving OTLP traces on %s\n", addr) },
+			OTLPReady: func(addr string) {
+				// The simulated vLLM engines send their traces to the receiver.
+				cluster.SendTraces(ctx, "http://"+addr+"/v1/traces", time.Second)
+				fmt.Fprintf(stderr, "receiving OTLP traces on %s (the simulated vLLM engines send theirs)\n", addr)
+			},
 		})
 	})
 }

@@ -58,10 +58,10 @@ func postRequest(t *testing.T, otlpAddr, id string, a time.Time, q, wait, dec fl
 }
 
 // TestRequestsInChromium sends two requests' traces to `ptdmon demo
-// -otlp.listen` and checks the page: the table lists them slowest first,
-// a click draws the waterfall with each phase's true span (the KV transfer
-// marked inferred), and a click on the stage chart lists only the request
-// in flight then.
+// -otlp.listen`, beside the simulated engines' own, and checks the page:
+// the table lists the slowest first, a click draws its waterfall with each
+// phase's true span (the KV transfer marked inferred), and a click on the
+// stage chart lists the requests in flight then.
 func TestRequestsInChromium(t *testing.T) {
 	needChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
@@ -89,17 +89,19 @@ func TestRequestsInChromium(t *testing.T) {
 	rows := func() string {
 		return b.eval(t, `[...document.querySelectorAll("#requests-table tbody tr")].map((r) => r.dataset.id).join(",")`)
 	}
+	// The simulated engines send their own traces too: "long" is the
+	// slowest of all.
 	testutil.Eventually(t, 20*time.Second, 250*time.Millisecond, func() (bool, string) {
 		r := rows()
-		return r == "long,old", fmt.Sprintf("request rows %q", r)
+		return strings.HasPrefix(r, "long,") && strings.Contains(r, ",sim-"), fmt.Sprintf("request rows %q", r)
 	})
-	b.eval(t, `(() => { document.querySelector('#requests-table tr[data-id="old"]').click(); return ""; })()`)
+	b.eval(t, `(() => { document.querySelector('#requests-table tr[data-id="long"]').click(); return ""; })()`)
 	bars := b.eval(t, `[...document.querySelectorAll("#waterfall .wf-bar")].map((e) => [e.dataset.phase, e.dataset.start, e.dataset.end, e.dataset.inferred || ""].join(":")).join(",")`)
 	want := map[string][3]string{ // start, end after arrival, inferred
-		"queue":       {"0", "0.2", ""},
-		"prefill":     {"0.2", "0.5", ""},
-		"kv_transfer": {"0.501", "0.556", "1"}, // prefill leg's end to decode's scheduling: 0.506 + 0.05
-		"decode":      {"0.556", "1.566", ""},
+		"queue":       {"0", "0.02", ""},
+		"prefill":     {"0.02", "0.32", ""},
+		"kv_transfer": {"0.321", "0.406", "1"}, // prefill leg's end to decode's scheduling: 0.326 + 0.08
+		"decode":      {"0.406", "3600.416", ""},
 	}
 	got := map[string]bool{}
 	for _, bar := range strings.Split(bars, ",") {
@@ -128,14 +130,30 @@ func TestRequestsInChromium(t *testing.T) {
 		t.Errorf("absent phases listed %q", absent)
 	}
 
-	// A click in the middle of the stage chart: only "long" was in flight.
+	// A click in the middle of the stage chart lists the requests in
+	// flight then: "long" and simulated ones, never "old".
 	b.waitReady(t, len(targetNames(t, base)), func(pageState) bool { return true })
 	x, y := b.center(t, "#charts .uplot .u-over")
 	must(t, chromedp.Do(b.ctx, chromedp.MouseClickXY(x, y)))
+	type row struct {
+		ID           string
+		Arrival, E2E float64
+	}
+	var picked float64
+	var listed []row
 	testutil.Eventually(t, 10*time.Second, 250*time.Millisecond, func() (bool, string) {
-		r := rows()
-		return r == "long", fmt.Sprintf("in flight rows %q (%s)", r, b.eval(t, `document.getElementById("req-at").textContent`))
+		var err error
+		picked, err = strconv.ParseFloat(b.eval(t, `document.getElementById("req-at").dataset.t || "0"`), 64)
+		must(t, err)
+		listed, err = chromedp.Run(b.ctx, chromedp.Evaluate[[]row](`[...document.querySelectorAll("#requests-table tbody tr")].map((r) => ({ID: r.dataset.id, Arrival: +r.dataset.arrival, E2E: r.dataset.e2e == null ? -1 : +r.dataset.e2e}))`))
+		must(t, err)
+		return picked > 0 && len(listed) > 0 && listed[0].ID == "long", fmt.Sprintf("in flight at %v: %+v", picked, listed)
 	})
+	for _, r := range listed {
+		if r.ID == "old" || r.Arrival > picked || (r.E2E >= 0 && r.Arrival+r.E2E < picked) {
+			t.Errorf("%s (arrival %v, e2e %v) listed as in flight at %v", r.ID, r.Arrival, r.E2E, picked)
+		}
+	}
 	if errs := b.exceptions(); len(errs) > 0 {
 		t.Errorf("uncaught exceptions in the page: %q", errs)
 	}

@@ -117,6 +117,8 @@ export function startRequests(parent, paused) {
     for (const r of rows) {
       const tr = el("tr");
       tr.dataset.id = r.id;
+      tr.dataset.arrival = String(r.arrival);
+      if (r.e2e != null) tr.dataset.e2e = String(r.e2e);
       if (r.id === state.picked) tr.className = "picked";
       const cell = (v, cls) => tr.append(el("td", cls, v));
       cell(r.id);
@@ -154,6 +156,7 @@ export function startRequests(parent, paused) {
   return {
     inFlightAt(tSec) {
       state.at = tSec;
+      at.dataset.t = String(tSec);
       at.textContent = "in flight at " + f.clock(tSec);
       clear.hidden = false;
       load();
