@@ -97,6 +97,25 @@ func TestJoinAbsent(t *testing.T) {
 	}
 }
 
+// A KV-transfer span that arrives before its legs waits for them, and
+// then times the transfer.
+func TestKVSpanFirst(t *testing.T) {
+	l := NewLedger(0)
+	l.Add(Batch{KV: []KVSpan{{TraceID: "t1", Start: at(0.35), End: at(0.45)}}})
+	if recs := l.Records(); len(recs) != 0 {
+		t.Fatalf("a KV span alone makes records %+v", recs)
+	}
+	p, d := legs("t1", "r1", 0)
+	l.Add(Batch{Legs: []Leg{d, p}})
+	recs := l.Records()
+	if len(recs) != 1 {
+		t.Fatalf("records %+v", recs)
+	}
+	if v, ok := recs[0].Phase(PhaseKVTransfer); !ok || !near(v, 0.1) || recs[0].Waterfall[2].Inferred {
+		t.Errorf("kv %v %v: %+v", v, ok, recs[0].Waterfall)
+	}
+}
+
 func TestLedgerBound(t *testing.T) {
 	l := NewLedger(4)
 	for i, id := range []string{"a", "b", "c"} {

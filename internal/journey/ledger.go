@@ -189,14 +189,17 @@ func (l *Ledger) Stats() Stats {
 	return l.stats
 }
 
-// Records returns a copy of every record, oldest first. Waterfall and
+// Records returns a copy of every record with at least one leg, oldest
+// first (a KV-transfer span alone waits for its legs). Waterfall and
 // Absent are shared with the ledger and must not be changed.
 func (l *Ledger) Records() []Record {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make([]Record, 0, len(l.order)-l.head)
 	for _, e := range l.order[l.head:] {
-		out = append(out, e.record)
+		if e.prefill != nil || e.decode != nil {
+			out = append(out, e.record)
+		}
 	}
 	return out
 }
