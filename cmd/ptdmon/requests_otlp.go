@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,7 +25,7 @@ func isOTLPFile(name string) (bool, error) {
 	defer f.Close()
 	head := make([]byte, 512)
 	n, err := io.ReadFull(f, head)
-	if err != nil && n == 0 && err != io.EOF {
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return false, fmt.Errorf("read %s: %w", name, err)
 	}
 	return journey.LooksLikeOTLPJSON(head[:n]), nil

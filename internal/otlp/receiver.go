@@ -167,14 +167,19 @@ func (r *Receiver) accept(raw []byte, decode func(ptraceotlp.ExportRequest, []by
 	r.exports.Add(1)
 	r.spans.Add(int64(n))
 	if r.fwd != nil {
-		body := raw
-		if !protobuf {
-			var err error
-			if body, err = req.MarshalProto(); err != nil {
-				return accepted, nil // decoded data always encodes; nothing to forward otherwise
-			}
+		if body, ok := exportProto(req, raw, protobuf); ok {
+			r.fwd.send(body)
 		}
-		r.fwd.send(body)
 	}
 	return accepted, nil
+}
+
+// exportProto is the export as OTLP protobuf: raw itself when it came so,
+// else req encoded (decoded data always encodes).
+func exportProto(req ptraceotlp.ExportRequest, raw []byte, protobuf bool) ([]byte, bool) {
+	if protobuf {
+		return raw, true
+	}
+	b, err := req.MarshalProto()
+	return b, err == nil
 }
