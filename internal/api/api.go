@@ -38,6 +38,8 @@ type Server struct {
 	Headroom *float64
 	// Requests, if set, is the request ledger of the trace receiver.
 	Requests *journey.Ledger
+	// Collectors are added to /metrics (the trace receiver's counts).
+	Collectors []prometheus.Collector
 
 	verdicts verdictCache
 	past     timelineCache
@@ -73,6 +75,7 @@ func (s *Server) done() chan struct{} {
 func (s *Server) Handler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(&metrics.Collector{Ledger: s.Ledger, Stage: s.stage})
+	reg.MustRegister(s.Collectors...)
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,

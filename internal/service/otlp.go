@@ -15,14 +15,14 @@ import (
 
 // startOTLP starts the trace receiver of cfg.OTLP.Listen, feeding a request
 // ledger, until ctx ends. Without a listen address it returns nothing.
-func startOTLP(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger) (*journey.Ledger, error) {
+func startOTLP(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger) (*journey.Ledger, *otlp.Receiver, error) {
 	o := cfg.OTLP
 	if o.Listen == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
-		return nil, setupError{fmt.Errorf("listen for OTLP on %s: %w", o.Listen, err)}
+		return nil, nil, setupError{fmt.Errorf("listen for OTLP on %s: %w", o.Listen, err)}
 	}
 	l := journey.NewLedger(o.MaxSpans)
 	r := otlp.New(otlp.Config{MaxBytes: o.MaxBytes, MaxSpans: o.MaxSpans, Forward: o.Forward},
@@ -37,5 +37,5 @@ func startOTLP(ctx context.Context, cfg *config.Config, opts Options, log *slog.
 	if opts.OTLPReady != nil {
 		opts.OTLPReady(addr)
 	}
-	return l, nil
+	return l, r, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,5 +103,18 @@ func TestOTLPToRequests(t *testing.T) {
 	}
 	if q.ID != "r1" || q.PrefillInstance != "prefill" || q.DecodeInstance != "decode" || q.E2E == nil || math.Abs(*q.E2E-2.41) > 1e-6 {
 		t.Errorf("request %+v", q)
+	}
+
+	// A bad export is counted, and the accepted one's spans are.
+	bad, err := http.Post("http://"+otlpAddr+"/v1/traces", "application/x-protobuf", strings.NewReader("\xff\xff garbage"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad.Body.Close()
+	metrics := getText(t, "http://"+base+"/metrics")
+	for _, want := range []string{`ptd_otlp_exports_total{outcome="accepted"} 1`, `ptd_otlp_exports_total{outcome="invalid"} 1`, "ptd_otlp_spans_total 2"} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }
