@@ -138,7 +138,7 @@ func TestSDKJoinsTruth(t *testing.T) {
 		}
 		cases = append(cases, tr)
 	}
-	for _, proto := range []string{"grpc", "http"} {
+	for _, proto := range []string{"grpc", "http", "grpc+gzip", "http+gzip"} {
 		t.Run(proto, func(t *testing.T) {
 			l := journey.NewLedger(0)
 			_, addr := startReceiver(t, otlp.Config{}, l)
@@ -146,10 +146,15 @@ func TestSDKJoinsTruth(t *testing.T) {
 			exporter := func() sdktrace.SpanExporter {
 				var exp sdktrace.SpanExporter
 				var err error
-				if proto == "grpc" {
+				switch proto {
+				case "grpc":
 					exp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(addr), otlptracegrpc.WithInsecure())
-				} else {
+				case "grpc+gzip":
+					exp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpoint(addr), otlptracegrpc.WithInsecure(), otlptracegrpc.WithCompressor("gzip"))
+				case "http":
 					exp, err = otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(addr), otlptracehttp.WithInsecure())
+				default:
+					exp, err = otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(addr), otlptracehttp.WithInsecure(), otlptracehttp.WithCompression(otlptracehttp.GzipCompression))
 				}
 				if err != nil {
 					t.Fatal(err)
