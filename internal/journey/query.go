@@ -101,8 +101,8 @@ type Histogram struct {
 	Count int       `json:"count"`
 	Sum   float64   `json:"sum"`
 	Le    []float64 `json:"le"`
-	// Cumulative counts per bound of Le; the last bound's count is Count
-	// less those beyond it (the +Inf bucket is Count).
+	// Buckets[i] counts the durations ≤ Le[i], as Prometheus' cumulative
+	// buckets do; the +Inf bucket is Count.
 	Buckets []int `json:"buckets"`
 }
 
