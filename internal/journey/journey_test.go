@@ -60,6 +60,24 @@ func TestJoinOrderAndKeys(t *testing.T) {
 	f("no max_tokens", func(p, d *Leg) { p.MaxTokens, d.MaxTokens = -1, -1 }, true)
 }
 
+// Two requests in one trace (an agent's two calls) stay two, whatever
+// order their legs come in.
+func TestOneTraceTwoRequests(t *testing.T) {
+	p1, d1 := legs("t1", "r1", 0)
+	p2, d2 := legs("t1", "r2", 2)
+	l := NewLedger(0)
+	l.Add(Batch{Legs: []Leg{d1, p2, d2, p1}})
+	recs := l.Records()
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want 2: %+v", len(recs), recs)
+	}
+	for _, r := range recs {
+		if !r.Complete() || !near(r.E2E, 1.53) {
+			t.Errorf("%s: legs %q, e2e %v", r.ID, r.Legs, r.E2E)
+		}
+	}
+}
+
 func TestJoinAbsent(t *testing.T) {
 	p, d := legs("t1", "r1", 0)
 	r := Join(&p, nil, nil)

@@ -84,11 +84,18 @@ func (l *Ledger) Add(b Batch) {
 }
 
 // find returns the entry whose other leg this one is: same trace id, else
-// same request id, with this leg's side still vacant.
+// same request id, with this leg's side still vacant. Legs whose request
+// ids differ are never joined: one trace may hold several requests (an
+// agent's calls, say).
 func (l *Ledger) find(lg *Leg) *entry {
 	vacant := func(e *entry) bool {
 		if e == nil || e.dropped {
 			return false
+		}
+		for _, o := range []*Leg{e.prefill, e.decode} {
+			if o != nil && o.RequestID != "" && lg.RequestID != "" && o.RequestID != lg.RequestID {
+				return false
+			}
 		}
 		if lg.PrefillOnly() {
 			return e.prefill == nil
