@@ -76,6 +76,14 @@ func TestOneTraceTwoRequests(t *testing.T) {
 			t.Errorf("%s: legs %q, e2e %v", r.ID, r.Legs, r.E2E)
 		}
 	}
+	// One request whose proxy gave its legs different ids is still one.
+	p, d := legs("t3", "p-1", 0)
+	d.RequestID = "d-1"
+	l = NewLedger(0)
+	l.Add(Batch{Legs: []Leg{d, p}})
+	if recs := l.Records(); len(recs) != 1 || !recs[0].Complete() {
+		t.Errorf("legs with two ids: %+v", recs)
+	}
 }
 
 func TestJoinAbsent(t *testing.T) {

@@ -2,6 +2,7 @@ package journey
 
 import (
 	"sync"
+	"time"
 )
 
 // DefaultMaxSpans bounds the spans the ledger keeps by default.
@@ -84,16 +85,17 @@ func (l *Ledger) Add(b Batch) {
 }
 
 // find returns the entry whose other leg this one is: same trace id, else
-// same request id, with this leg's side still vacant. Legs whose request
-// ids differ are never joined: one trace may hold several requests (an
-// agent's calls, say).
+// same request id, with this leg's side still vacant. One trace may hold
+// several requests (an agent's calls, say), and a proxy may give the two
+// legs of one request different ids: legs of one trace whose ids differ
+// are joined only when their times fit one request (plausible).
 func (l *Ledger) find(lg *Leg) *entry {
 	vacant := func(e *entry) bool {
 		if e == nil || e.dropped {
 			return false
 		}
 		for _, o := range []*Leg{e.prefill, e.decode} {
-			if o != nil && o.RequestID != "" && lg.RequestID != "" && o.RequestID != lg.RequestID {
+			if o != nil && o.RequestID != "" && lg.RequestID != "" && o.RequestID != lg.RequestID && !plausible(o, lg) {
 				return false
 			}
 		}
@@ -109,6 +111,21 @@ func (l *Ledger) find(lg *Leg) *entry {
 		return e
 	}
 	return nil
+}
+
+// legSkew is how far the two engines' clocks may disagree for legs to be
+// taken as one request's.
+const legSkew = 250 * time.Millisecond
+
+// plausible says whether two legs can be one request's: the proxy sends
+// the decode leg once the prefill leg has answered, so the later leg
+// arrives after the earlier one ended.
+func plausible(a, b *Leg) bool {
+	p, d := a, b
+	if b.PrefillOnly() || !a.PrefillOnly() && b.Start.Before(a.Start) {
+		p, d = b, a
+	}
+	return !d.Start.Before(p.End.Add(-legSkew))
 }
 
 // earlier says whether a leg began before another: of two legs without
