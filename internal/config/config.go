@@ -60,6 +60,8 @@ type Config struct {
 	// Headroom is the fraction of capacity the advice leaves unused (nil:
 	// advice.DefaultHeadroom).
 	Headroom *float64 `yaml:"headroom"`
+	// OTLP is the trace receiver (otlp.go).
+	OTLP OTLP `yaml:"otlp"`
 
 	file string
 	// set names where each explicitly given setting came from
@@ -260,6 +262,7 @@ func (c *Config) SetDefaults() {
 	if c.MaxSeries == 0 && !c.isSet("max_series_per_target") {
 		c.MaxSeries = 50_000
 	}
+	c.OTLP.setDefaults()
 	for i := range c.Targets {
 		t := &c.Targets[i]
 		if t.Name == "" {
@@ -358,6 +361,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateServes(file)...)
 	errs = append(errs, c.validateFleet(file)...)
 	errs = append(errs, c.validateAdvice(at)...)
+	errs = append(errs, c.validateOTLP(at)...)
 	if len(c.Targets) == 0 && len(c.FileSD) == 0 && c.Source == "" {
 		bad(file, "no targets: add targets (or file_sd), or pass -prefill/-decode URLs")
 	}

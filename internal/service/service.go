@@ -21,6 +21,7 @@ import (
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/otlp"
 	"github.com/ptdmon/ptdmon/internal/scheduler"
 	"github.com/ptdmon/ptdmon/internal/web"
 )
@@ -47,6 +48,8 @@ type Options struct {
 	// Client, if set, makes the scrapes instead of scrape's own client
 	// (tests give one with an in-memory transport, to run in fake time).
 	Client *http.Client
+	// OTLPReady, if set, receives the OTLP receiver's address once it is up.
+	OTLPReady func(addr string)
 }
 
 // Run starts everything and blocks until ctx ends.
@@ -68,8 +71,16 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	if err != nil {
 		return setupError{fmt.Errorf("listen on %s: %w", cfg.Listen, err)}
 	}
+	requests, receiver, err := startOTLP(ctx, cfg, opts, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	p := newPipeline(ctx, cfg, targets, opts, log)
-	as := &api.Server{Ledger: p.ledger, Logger: log, Extra: web.Routes(), SLO: cfg.SLO, Headroom: cfg.Headroom}
+	as := &api.Server{Ledger: p.ledger, Logger: log, Extra: web.Routes(), SLO: cfg.SLO, Headroom: cfg.Headroom, Requests: requests}
+	if receiver != nil {
+		as.Collectors = append(as.Collectors, otlp.Collector{R: receiver})
+	}
 	if opts.Pprof {
 		addPprof(as.Extra)
 	}
