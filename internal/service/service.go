@@ -71,11 +71,15 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	if err != nil {
 		return setupError{fmt.Errorf("listen on %s: %w", cfg.Listen, err)}
 	}
-	requests, receiver, err := startOTLP(ctx, cfg, opts, log)
+	// The receiver stops when Run returns, whichever way.
+	otlpCtx, stopOTLP := context.WithCancel(ctx)
+	requests, receiver, otlpStopped, err := startOTLP(otlpCtx, cfg, opts, log)
 	if err != nil {
+		stopOTLP()
 		ln.Close()
 		return err
 	}
+	defer func() { stopOTLP(); <-otlpStopped }()
 	p := newPipeline(ctx, cfg, targets, opts, log)
 	as := &api.Server{Ledger: p.ledger, Logger: log, Extra: web.Routes(), SLO: cfg.SLO, Headroom: cfg.Headroom, Requests: requests}
 	if receiver != nil {
