@@ -73,7 +73,7 @@ type Group struct {
 	OldQueueName   bool `yaml:"old_queue_name" json:"old_queue_name,omitempty"`
 	OmitEngineType bool `yaml:"omit_engine_type" json:"omit_engine_type,omitempty"` // 2025 tokenizer metrics
 
-	// TensorRT-LLM only (see format_trtllm.go and iterstats.go).
+	// TensorRT-LLM only (see profile_trtllm.go and iterstats.go).
 	TRTLLM TRTLLMSpec `yaml:"trtllm" json:"trtllm,omitzero"`
 }
 
