@@ -201,7 +201,7 @@ func (b *browser) waitTable(t *testing.T, what string, ok func(tableState) bool)
 // TestFleetTableInChromium opens the page of a 300-instance fleet in
 // headless Chromium.
 func TestFleetTableInChromium(t *testing.T) {
-	needChromium(t)
+	testutil.NeedChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	f := startFleet(t, ctx)
