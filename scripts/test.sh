@@ -48,7 +48,7 @@ if ! "$lint" version 2>/dev/null | grep -q "version ${lint_version#v} "; then
 		go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$lint_version"
 	fi
 fi
-# Another run in the same tree (an editor's, say) waits instead of failing.
+# Another run in the same tree (an editor's, say) is no reason to fail.
 "$lint" run --allow-parallel-runners ./...
 
 go test -race -timeout 30m ./...
