@@ -99,6 +99,7 @@ type Snapshot struct {
 	KVRequest kvsize.Request        `json:"kv_request_bytes"`
 	Point     *ledger.Point         `json:"point"`
 	Verdict   *diagnose.Verdict     `json:"verdict"`
+	Pools     []Pool                `json:"pools"`
 	Targets   []ledger.TargetStatus `json:"targets"`
 }
 
@@ -118,6 +119,7 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 		snap.Targets = s.Ledger.Targets(time.Now())
 	}
 	if p, ok := s.Ledger.Latest(); ok {
+		snap.Pools = newPooling(s.Ledger.Meta(), cfg, s.diagnoseConfig(cfg).BytesPerRequest).pools(&p)
 		if stagesOnly {
 			p.Instances = nil
 		}

@@ -91,9 +91,23 @@ type Config struct {
 	// BytesPerRequest is B_request, to turn a group's KV bytes into
 	// requests; 0 leaves group KV req/s absent.
 	BytesPerRequest float64
+	// BytesOf is a group's own B_request, or 0 and why it has none
+	// (docs/pools.md); nil gives every group BytesPerRequest.
+	BytesOf func(group string) (bytes float64, why string)
 	// GroupOf assigns instances to groups (default ByEngine).
 	GroupOf GroupOf
 }
+
+// bytesFor is group's B_request and, when it is 0, the reason.
+func (c Config) bytesFor(group string) (float64, string) {
+	if c.BytesOf != nil {
+		return c.BytesOf(group)
+	}
+	return c.BytesPerRequest, whyNoBytes
+}
+
+// whyNoBytes is the reason of an absent KV req/s without B_request.
+const whyNoBytes = "B_request is not set"
 
 // DefaultWindow is the verdict's window unless configured.
 const DefaultWindow = 30 * time.Second
@@ -172,7 +186,7 @@ func Diagnose(pts []ledger.Point, cfg Config) Verdict {
 	facts := deploymentFacts(w, cfg)
 	var groups []GroupVerdict
 	for _, name := range names {
-		gw := groupPoints(w, name, cfg.GroupOf, cfg.BytesPerRequest)
+		gw := groupPoints(w, name, cfg)
 		v := judge(gw, cfg, facts)
 		if held, ok := holdAcrossRestart(pts, first, name, v, cfg, facts); ok {
 			v = held

@@ -1,0 +1,99 @@
+package api
+
+import (
+	"sort"
+
+	"github.com/ptdmon/ptdmon/internal/diagnose"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
+	"github.com/ptdmon/ptdmon/internal/ledger"
+)
+
+// Pool is one pool of /api/v1/snapshot (docs/pools.md): the instances that
+// serve one model, with the same stage objects as the point, summed over
+// the pool's instances only, and KV req/s by the pool's own B_request. Its
+// verdict is verdict.groups' entry of the same name.
+type Pool struct {
+	Name      string            `json:"name"`
+	Model     string            `json:"model,omitempty"`
+	KVRequest kvsize.Request    `json:"kv_request_bytes"`
+	Prefill   ledger.StagePoint `json:"prefill"`
+	KV        ledger.KVPoint    `json:"kv"`
+	Decode    ledger.StagePoint `json:"decode"`
+	Instances int               `json:"instances"`
+	// Reasons says why Model or KVRequest is not known.
+	Reasons map[string]string `json:"reasons,omitempty"`
+}
+
+// pooling is how instances fall into pools and what each pool's B_request
+// is, from the targets' metadata and the ledger's configuration.
+type pooling struct {
+	meta  map[string]ledger.TargetMeta
+	of    diagnose.GroupOf
+	named map[string]bool
+	own   map[string]kvsize.Request
+	dep   kvsize.Request
+}
+
+func newPooling(meta map[string]ledger.TargetMeta, cfg ledger.Config, deployment float64) pooling {
+	pl := pooling{meta: meta, of: ledger.PoolOf(meta), named: map[string]bool{}, own: cfg.PoolRequests, dep: cfg.KVRequest}
+	if deployment > 0 && float64(pl.dep.Bytes) != deployment {
+		pl.dep = kvsize.Request{Bytes: int64(deployment), Basis: kvsize.BasisConfig}
+	}
+	for _, m := range meta {
+		if m.Pool != "" {
+			pl.named[m.Pool] = true
+		}
+	}
+	return pl
+}
+
+// request is a pool's B_request and, without one, why.
+func (pl pooling) request(pool string) (kvsize.Request, string) {
+	return ledger.PoolRequest(pool, pl.named[pool], len(pl.named), pl.own, pl.dep)
+}
+
+// bytesOf is request in the form diagnose.Config.BytesOf takes.
+func (pl pooling) bytesOf(pool string) (float64, string) {
+	r, why := pl.request(pool)
+	return float64(r.Bytes), why
+}
+
+// pools sums p's instances pool by pool, in name order.
+func (pl pooling) pools(p *ledger.Point) []Pool {
+	count := map[string]int{}
+	model := map[string]string{}
+	for i := range p.Instances {
+		ip := &p.Instances[i]
+		name := pl.of(ip)
+		count[name]++
+		if model[name] == "" {
+			m := pl.meta[ip.Target]
+			model[name] = m.ModelLabel
+			if model[name] == "" {
+				model[name] = m.Model
+			}
+		}
+	}
+	names := make([]string, 0, len(count))
+	for n := range count {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]Pool, 0, len(names))
+	for _, name := range names {
+		g := diagnose.GroupPoints([]ledger.Point{*p}, name, pl.of, pl.bytesOf)[0]
+		r, why := pl.request(name)
+		pool := Pool{Name: name, Model: model[name], KVRequest: r, Prefill: g.Prefill, KV: g.KV, Decode: g.Decode, Instances: count[name]}
+		if pool.Model == "" {
+			pool.Reasons = map[string]string{"model": whyNoModel}
+		}
+		if why != "" {
+			if pool.Reasons == nil {
+				pool.Reasons = map[string]string{}
+			}
+			pool.Reasons["kv_request_bytes"] = why
+		}
+		out = append(out, pool)
+	}
+	return out
+}
