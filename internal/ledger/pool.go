@@ -2,7 +2,9 @@ package ledger
 
 import (
 	"fmt"
+	"sort"
 
+	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 )
 
@@ -77,4 +79,84 @@ func PoolRequest(pool string, named bool, namedPools int, own map[string]kvsize.
 		return unset, fmt.Sprintf("%d pools serve different models, so the one -kv-bytes-per-request cannot hold for pool %q: set pools: %s: kv_bytes_per_request or model", namedPools, pool, pool)
 	}
 	return deployment, ""
+}
+
+// poolKV sets the deployment's KV req/s as the sum of its pools', each
+// pool's bytes divided by its own B_request, and reports whether it did.
+// It does so only where pools differ in B_request: when pools have their
+// own (Config.PoolRequests) or more than one named pool is in view. One
+// pool without a B_request leaves the sum absent with its reason: a sum
+// that leaves a pool out would read as the whole.
+func (l *Ledger) poolKV(p *Point) bool {
+	first, several := "", false
+	for _, name := range l.names {
+		if pool, _ := PoolName(l.targets[name].info.Labels, l.targets[name].model); pool != "" {
+			if first == "" {
+				first = pool
+			} else if pool != first {
+				several = true
+				break
+			}
+		}
+	}
+	if len(l.cfg.PoolRequests) == 0 && !several {
+		return false
+	}
+	meta := make(map[string]TargetMeta, len(l.names))
+	named := map[string]bool{}
+	for _, name := range l.names {
+		m := l.targets[name].meta()
+		meta[name] = m
+		if m.Pool != "" {
+			named[m.Pool] = true
+		}
+	}
+	of := PoolOf(meta)
+	type sums struct{ inst, win sum }
+	byPool := map[string]*sums{}
+	var order []string
+	for i := range p.Instances {
+		ip := &p.Instances[i]
+		if !l.targets[ip.Target].has(engine.KVBytes) {
+			continue
+		}
+		pool := of(ip)
+		s := byPool[pool]
+		if s == nil {
+			s = &sums{}
+			byPool[pool] = s
+			order = append(order, pool)
+		}
+		s.inst.add(ip.KVBytes)
+		s.win.add(ip.KVBytesW)
+	}
+	if len(order) == 0 {
+		return false // KV bytes are absent, with the ledger's own reason
+	}
+	sort.Strings(order)
+	inst, win := Val(0), Val(0)
+	for _, pool := range order {
+		r, why := PoolRequest(pool, named[pool], len(named), l.cfg.PoolRequests, l.cfg.KVRequest)
+		if r.Bytes <= 0 {
+			inst, win = Absent("pool "+pool+": "+why), Absent("pool "+pool+": "+why)
+			break
+		}
+		s := byPool[pool]
+		inst = addPerRequest(inst, s.inst.num("no KV bytes from pool "+pool), r.Bytes)
+		win = addPerRequest(win, s.win.num("no KV bytes from pool "+pool), r.Bytes)
+	}
+	p.KV.Instant, p.KV.Window = inst, win
+	return true
+}
+
+// addPerRequest adds bytes ÷ perRequest to sum; an absent term makes the
+// sum absent with its reason.
+func addPerRequest(sum, bytes Num, perRequest int64) Num {
+	switch {
+	case !sum.OK():
+		return sum
+	case !bytes.OK():
+		return bytes
+	}
+	return Val(sum.V + bytes.V/float64(perRequest))
 }

@@ -132,13 +132,18 @@ func (l *Ledger) Meta() map[string]TargetMeta {
 	defer l.mu.Unlock()
 	out := make(map[string]TargetMeta, len(l.targets))
 	for name, t := range l.targets {
-		eng := t.info.Engine
-		if eng == engine.EngineAuto {
-			eng = t.engine
-		}
-		m := TargetMeta{ModelLabel: t.info.Labels["model"], Model: t.model, LastError: t.lastErr, Engine: string(eng)}
-		m.Pool, m.PoolLabelled = PoolName(t.info.Labels, t.model)
-		out[name] = m
+		out[name] = t.meta()
 	}
 	return out
+}
+
+// meta is the target's TargetMeta.
+func (t *target) meta() TargetMeta {
+	eng := t.info.Engine
+	if eng == engine.EngineAuto {
+		eng = t.engine
+	}
+	m := TargetMeta{ModelLabel: t.info.Labels["model"], Model: t.model, LastError: t.lastErr, Engine: string(eng)}
+	m.Pool, m.PoolLabelled = PoolName(t.info.Labels, t.model)
+	return m
 }
