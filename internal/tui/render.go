@@ -161,8 +161,8 @@ func render(w *bytes.Buffer, f Frame, width int) {
 	p := snap.Point
 	win := fmt.Sprintf("%gs", snap.Window)
 	fmt.Fprintf(w, "ptdmon  %s  window W=%s  B_request %s\n", snap.Time.Local().Format("15:04:05"), win, bReq(snap))
-	if snap.KVRequest.Bytes <= 0 {
-		fmt.Fprintln(w, "  KV req/s absent: set -kv-bytes-per-request or -model-config")
+	if why := kvAbsent(snap); why != "" {
+		fmt.Fprintln(w, "  KV req/s absent: "+why)
 	}
 	down, n, first := allDown(snap)
 	if f.Table != nil {
