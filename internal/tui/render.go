@@ -233,6 +233,7 @@ func render(w *bytes.Buffer, f Frame, width int) {
 	for _, r := range reasons {
 		fmt.Fprintf(w, "  %s\n", r)
 	}
+	pools(w, snap, win, width)
 	if adv != nil {
 		fmt.Fprintln(w)
 		renderAdvice(w, adv.Advice, adv.Err, width)
