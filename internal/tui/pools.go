@@ -5,10 +5,18 @@ import (
 	"fmt"
 )
 
-// pools writes one line per pool when there is more than one: its verdict
-// and its stages' windowed req/s (docs/pools.md), below the deployment's.
+// pools writes one line per pool when more than one pool serves a known
+// model: its verdict and its stages' windowed req/s (docs/pools.md), below
+// the deployment's. Pools of unknown models are engine kinds, which the
+// instance table's groups already show.
 func pools(w *bytes.Buffer, snap *Snapshot, win string, width int) {
-	if len(snap.Pools) < 2 {
+	models := 0
+	for _, p := range snap.Pools {
+		if p.Model != "" {
+			models++
+		}
+	}
+	if models < 2 {
 		return
 	}
 	verdicts := map[string]string{}

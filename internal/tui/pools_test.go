@@ -19,8 +19,8 @@ func TestPoolLines(t *testing.T) {
 	}
 	const why = `pool "qwen" has no B_request: set pools: qwen: kv_bytes_per_request or model`
 	s.Pools = []api.Pool{
-		{Name: "llama-70b", Prefill: ledger.StagePoint{Window: ledger.Val(2)}, KV: ledger.KVPoint{Window: ledger.Val(1.5)}, Decode: ledger.StagePoint{Window: ledger.Val(1.5)}},
-		{Name: "qwen", Prefill: ledger.StagePoint{Window: ledger.Val(3)}, KV: ledger.KVPoint{Window: ledger.Absent(why)}, Decode: ledger.StagePoint{Window: ledger.Val(3)}},
+		{Name: "llama-70b", Model: "meta-llama/Llama-3.1-70B-Instruct", Prefill: ledger.StagePoint{Window: ledger.Val(2)}, KV: ledger.KVPoint{Window: ledger.Val(1.5)}, Decode: ledger.StagePoint{Window: ledger.Val(1.5)}},
+		{Name: "qwen", Model: "Qwen/Qwen2.5-32B-Instruct", Prefill: ledger.StagePoint{Window: ledger.Val(3)}, KV: ledger.KVPoint{Window: ledger.Absent(why)}, Decode: ledger.StagePoint{Window: ledger.Val(3)}},
 	}
 	s.Verdict.Groups = []diagnose.GroupVerdict{
 		{Group: "llama-70b", Class: diagnose.KVBound, Headline: diagnose.Headline(diagnose.KVBound)},
