@@ -43,6 +43,8 @@ func twoPools(t *testing.T, cfg ledger.Config) *ledger.Ledger {
 			done := 100 + in.rps*float64(k)
 			o := &engine.Observation{Engine: in.target.Engine, Role: in.target.Role, Model: in.model,
 				Counters: []engine.CounterValue{{Metric: engine.Completed, Series: 1, Value: done}}}
+			o.Gauges[engine.Running.GaugeIndex()], o.HasGauges[engine.Running.GaugeIndex()] = 4, true
+			o.Gauges[engine.Waiting.GaugeIndex()], o.HasGauges[engine.Waiting.GaugeIndex()] = 1, true
 			if in.bReq > 0 {
 				o.Counters = append(o.Counters, engine.CounterValue{Metric: engine.KVBytes, Series: 2, Value: in.bReq * done})
 			}
@@ -139,4 +141,40 @@ func TestSnapshotPools(t *testing.T) {
 	f("flag and one pool", ledger.Config{KVRequest: kvsize.Request{Bytes: 1e9, Basis: kvsize.BasisFlag},
 		PoolRequests: map[string]kvsize.Request{"qwen": {Bytes: 5e8, Basis: kvsize.BasisConfig}}},
 		want{kv: map[string]float64{"qwen": 3}, why: map[string]string{llama: "2 pools serve different models"}, dep: -1})
+}
+
+// TestAdvicePools: each pool's advice sizes for the pool's own arrival
+// rate, its prefill completions (its queues hold steady), not the
+// deployment's.
+func TestAdvicePools(t *testing.T) {
+	srv := httptest.NewServer((&Server{Ledger: twoPools(t, ledger.Config{})}).Handler())
+	defer srv.Close()
+	var body struct {
+		Advice struct {
+			Demand struct {
+				Observed *float64 `json:"observed_requests_per_second"`
+			} `json:"demand"`
+		} `json:"advice"`
+		Pools []struct {
+			Pool   string `json:"pool"`
+			Advice struct {
+				Demand struct {
+					Observed *float64 `json:"observed_requests_per_second"`
+				} `json:"demand"`
+			} `json:"advice"`
+		} `json:"pools"`
+	}
+	get(t, srv.URL+"/api/v1/advice", &body)
+	want := map[string]float64{"meta-llama/Llama-3.1-70B-Instruct": 2, "qwen": 3}
+	if len(body.Pools) != len(want) {
+		t.Fatalf("%d pools of advice, want %d", len(body.Pools), len(want))
+	}
+	for _, p := range body.Pools {
+		if got := p.Advice.Demand.Observed; got == nil || math.Abs(*got-want[p.Pool]) > 1e-6 {
+			t.Errorf("pool %q: arrival rate %v, want %g", p.Pool, got, want[p.Pool])
+		}
+	}
+	if got := body.Advice.Demand.Observed; got == nil || math.Abs(*got-5) > 1e-6 {
+		t.Errorf("deployment arrival rate %v, want 5", got)
+	}
 }
