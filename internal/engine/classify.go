@@ -134,8 +134,17 @@ func (a *adapter) bindPlain(b binding, f *Family, full string, t model.MetricTyp
 		return wrongType(full, f.Type, t)
 	}
 	m := f.Metric
+	alias := ""
 	if f.Finished && a.FinishedLabel != "" {
 		reason := ls.Get(a.FinishedLabel)
+		for _, l := range a.FinishedAliases {
+			if reason != "" {
+				break
+			}
+			if reason = ls.Get(l); reason != "" {
+				alias = l
+			}
+		}
 		for _, r := range a.NotCompleted {
 			if r.Value == reason {
 				m = r.Metric
@@ -143,7 +152,12 @@ func (a *adapter) bindPlain(b binding, f *Family, full string, t model.MetricTyp
 			}
 		}
 	}
-	return set(b, f, m, f.Scale, partValue, ls)
+	b = set(b, f, m, f.Scale, partValue, ls)
+	if alias != "" {
+		b.note = true
+		b.why = "the finish reason is read from the label " + alias + ", not " + a.FinishedLabel + ": aborted and failed requests are told apart by it"
+	}
+	return b
 }
 
 func skipNote(family string, f *Family) binding {

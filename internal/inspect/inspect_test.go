@@ -75,4 +75,7 @@ func TestSummary(t *testing.T) {
 	f("vllm_prefill_flagcx.txt", engine.Prefill, "engine     vllm\n", "role       prefill\n", "requests_completed                 1993")
 	f("sglang_prefill.txt", "", "engine     sglang\n", "role       prefill\n")
 	f("vllm_decode_nixl.txt", "", "role       unknown (pass -role prefill|decode)")
+	// The other spelling of the finish reason is read, and said.
+	f("llmd_inference_sim.txt", engine.Decode, "requests_completed                 45", "requests_aborted                   3",
+		"vllm:request_success_total: the finish reason is read from the label finish_reason, not finished_reason")
 }
