@@ -4,6 +4,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -81,4 +82,40 @@ func TestHeldQueueEvidenceAgrees(t *testing.T) {
 	w = balancedWorld()
 	w.infl, w.pKV = drains, konst(0.5)
 	f("inflight", w)
+}
+
+// TestDecodeOnlyIsNotAFault: with 40% of requests sent straight to decode,
+// decode completes more than prefill; the verdict stays Balanced and says
+// how many requests went without remote prefill.
+func TestDecodeOnlyIsNotAFault(t *testing.T) {
+	w := balancedWorld()
+	w.p, w.kv, w.d = konst(6), konst(6), konst(10)
+	re := regexp.MustCompile(`decode completes (\d+\.\d) req/s, prefill (\d+\.\d) req/s: (\d+\.\d) req/s \((\d+)%\) are served without remote prefill`)
+	for seed := int64(1); seed <= 5; seed++ {
+		v := Diagnose(w.points(40, seed), Config{})
+		if v.Class != Balanced {
+			t.Errorf("seed %d: %q, want balanced: %q", seed, v.Class, v.Evidence)
+		}
+		var m []string
+		for _, n := range v.Notes {
+			if m = re.FindStringSubmatch(n); m != nil {
+				break
+			}
+		}
+		if m == nil {
+			t.Errorf("seed %d: no decode-only note in %q", seed, v.Notes)
+			continue
+		}
+		if pct, _ := strconv.Atoi(m[4]); pct < 30 || pct > 50 {
+			t.Errorf("seed %d: %s%% served without remote prefill, want about 40%%", seed, m[4])
+		}
+	}
+	// Balanced traffic has no such note.
+	for seed := int64(1); seed <= 5; seed++ {
+		for _, n := range Diagnose(balancedWorld().points(40, seed), Config{}).Notes {
+			if strings.Contains(n, "without remote prefill") {
+				t.Errorf("seed %d: balanced traffic noted as decode-only: %q", seed, n)
+			}
+		}
+	}
 }

@@ -142,6 +142,9 @@ func measure(w []ledger.Point, th Thresholds) signals {
 		func(p *ledger.Point) *ledger.Num { return &p.Decode.Window },
 		func(p *ledger.Point) *ledger.Num { return &p.KV.Window },
 		func(p *ledger.Point) *ledger.Num { return &p.Decode.Window }, minN, th)
+	if n := decodeOnly(w, minN, th); n != "" {
+		s.notes = append(s.notes, n)
+	}
 	pr := collect(w, func(p *ledger.Point) ledger.Num { return p.Prefill.Window })
 	kv := collect(w, func(p *ledger.Point) ledger.Num { return p.KV.Window })
 	if pr.n() > 0 {
@@ -276,4 +279,22 @@ func pinned(w []ledger.Point) (n, reporting int, level float64) {
 		}
 	}
 	return n, reporting, level
+}
+
+// decodeOnly notes decode completing more than prefill: with conditional
+// disaggregation short prompts skip remote prefill (decode prefills them
+// itself), so decode req/s counts every request and prefill req/s only the
+// remote prefills (docs/pools.md#decode-only-requests). That is served
+// traffic, never a fault; the note gives the evidence.
+func decodeOnly(w []ledger.Point, minN int, th Thresholds) string {
+	g := compare(w,
+		func(p *ledger.Point) *ledger.Num { return &p.Decode.Window },
+		func(p *ledger.Point) *ledger.Num { return &p.Prefill.Window },
+		func(p *ledger.Point) *ledger.Num { return &p.Decode.Window },
+		func(p *ledger.Point) *ledger.Num { return &p.Prefill.Window }, minN, th)
+	if !g.known || g.rel() < th.RateGap || g.up-g.own < th.RateGapAbs || g.below < th.Persist {
+		return ""
+	}
+	return fmt.Sprintf("decode completes %.1f req/s, prefill %.1f req/s: %.1f req/s (%.0f%%) are served without remote prefill (decode-only or locally prefilled requests), which is not a fault",
+		g.up, g.own, g.up-g.own, 100*g.rel())
 }
