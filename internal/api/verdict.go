@@ -88,7 +88,7 @@ func briefGroups(gs []diagnose.GroupVerdict) []diagnose.GroupVerdict {
 	}
 	out := make([]diagnose.GroupVerdict, len(gs))
 	for i, g := range gs {
-		g.Evidence, g.Notes = nil, nil
+		g.Evidence, g.Notes, g.Traffic = nil, nil, nil
 		out[i] = g
 	}
 	return out

@@ -38,7 +38,11 @@ type Verdict struct {
 	Headline string   `json:"headline"`
 	Evidence []string `json:"evidence,omitempty"`
 	// Notes are caveats: inputs that were absent, stages running partial.
-	Notes   []string  `json:"notes,omitempty"`
+	Notes []string `json:"notes,omitempty"`
+	// Traffic says what the traffic is where it explains the rates
+	// (requests served without remote prefill): neither a caveat nor
+	// evidence. A deployment of several groups leaves it to each group's.
+	Traffic []string  `json:"traffic,omitempty"`
 	Window  float64   `json:"window_seconds"` // span of the points used
 	Samples int       `json:"samples"`
 	At      time.Time `json:"at,omitzero"`
@@ -193,7 +197,7 @@ func Diagnose(pts []ledger.Point, cfg Config) Verdict {
 		}
 		last := gw[len(gw)-1]
 		groups = append(groups, GroupVerdict{
-			Group: name, Class: v.Class, Headline: v.Headline, Evidence: v.Evidence, Notes: v.Notes,
+			Group: name, Class: v.Class, Headline: v.Headline, Evidence: v.Evidence, Notes: v.Notes, Traffic: v.Traffic,
 			Prefill: last.Prefill.Instances, Decode: last.Decode.Instances, KV: last.KV.Instances,
 			HasKV: last.KV.Instances > 0, Samples: v.Samples,
 		})
@@ -248,6 +252,7 @@ func judge(w []ledger.Point, cfg Config, facts deployment) Verdict {
 			facts.bytesPerXfer/1e9, 100*(facts.bytesPerXfer/cfg.BytesPerRequest-1)))
 	}
 	v.Notes = append(v.Notes, s.notes...)
+	v.Traffic = s.traffic
 	decide(&v, s, th)
 	v.Headline = Headline(v.Class)
 	return v

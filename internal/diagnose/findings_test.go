@@ -97,13 +97,13 @@ func TestDecodeOnlyIsNotAFault(t *testing.T) {
 			t.Errorf("seed %d: %q, want balanced: %q", seed, v.Class, v.Evidence)
 		}
 		var m []string
-		for _, n := range v.Notes {
+		for _, n := range v.Traffic {
 			if m = re.FindStringSubmatch(n); m != nil {
 				break
 			}
 		}
 		if m == nil {
-			t.Errorf("seed %d: no decode-only note in %q", seed, v.Notes)
+			t.Errorf("seed %d: no decode-only line in %q", seed, v.Traffic)
 			continue
 		}
 		if pct, _ := strconv.Atoi(m[4]); pct < 30 || pct > 50 {
@@ -112,7 +112,7 @@ func TestDecodeOnlyIsNotAFault(t *testing.T) {
 	}
 	// Balanced traffic has no such note.
 	for seed := int64(1); seed <= 5; seed++ {
-		for _, n := range Diagnose(balancedWorld().points(40, seed), Config{}).Notes {
+		for _, n := range Diagnose(balancedWorld().points(40, seed), Config{}).Traffic {
 			if strings.Contains(n, "without remote prefill") {
 				t.Errorf("seed %d: balanced traffic noted as decode-only: %q", seed, n)
 			}

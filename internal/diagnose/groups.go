@@ -15,6 +15,7 @@ type GroupVerdict struct {
 	Headline string   `json:"headline"`
 	Evidence []string `json:"evidence,omitempty"`
 	Notes    []string `json:"notes,omitempty"`
+	Traffic  []string `json:"traffic,omitempty"`
 	// Prefill, Decode and KV count the instances whose numbers the verdict
 	// rests on (KV: those exporting KV bytes).
 	Prefill int  `json:"prefill_instances"`

@@ -127,6 +127,7 @@ type signals struct {
 	bytesSkew    bool
 	bytesPerXfer float64
 	notes        []string
+	traffic      []string
 }
 
 func measure(w []ledger.Point, th Thresholds) signals {
@@ -143,7 +144,7 @@ func measure(w []ledger.Point, th Thresholds) signals {
 		func(p *ledger.Point) *ledger.Num { return &p.KV.Window },
 		func(p *ledger.Point) *ledger.Num { return &p.Decode.Window }, minN, th)
 	if n := decodeOnly(w, minN, th); n != "" {
-		s.notes = append(s.notes, n)
+		s.traffic = append(s.traffic, n)
 	}
 	pr := collect(w, func(p *ledger.Point) ledger.Num { return p.Prefill.Window })
 	kv := collect(w, func(p *ledger.Point) ledger.Num { return p.KV.Window })
