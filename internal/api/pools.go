@@ -27,29 +27,23 @@ type Pool struct {
 // pooling is how instances fall into pools and what each pool's B_request
 // is, from the targets' metadata and the ledger's configuration.
 type pooling struct {
-	meta  map[string]ledger.TargetMeta
-	of    diagnose.GroupOf
-	named map[string]bool
-	own   map[string]kvsize.Request
-	dep   kvsize.Request
+	meta map[string]ledger.TargetMeta
+	of   diagnose.GroupOf
+	own  map[string]kvsize.Request
+	dep  kvsize.Request
 }
 
 func newPooling(meta map[string]ledger.TargetMeta, cfg ledger.Config, deployment float64) pooling {
-	pl := pooling{meta: meta, of: ledger.PoolOf(meta), named: map[string]bool{}, own: cfg.PoolRequests, dep: cfg.KVRequest}
+	pl := pooling{meta: meta, of: ledger.PoolOf(meta), own: cfg.PoolRequests, dep: cfg.KVRequest}
 	if deployment > 0 && float64(pl.dep.Bytes) != deployment {
 		pl.dep = kvsize.Request{Bytes: int64(deployment), Basis: kvsize.BasisConfig}
-	}
-	for _, m := range meta {
-		if m.Pool != "" {
-			pl.named[m.Pool] = true
-		}
 	}
 	return pl
 }
 
 // request is a pool's B_request and, without one, why.
 func (pl pooling) request(pool string) (kvsize.Request, string) {
-	return ledger.PoolRequest(pool, pl.named[pool], len(pl.named), pl.own, pl.dep)
+	return ledger.PoolRequest(pool, pl.own, pl.dep)
 }
 
 // bytesOf is request in the form diagnose.Config.BytesOf takes.

@@ -133,14 +133,16 @@ func TestSnapshotPools(t *testing.T) {
 		want{kv: map[string]float64{llama: 2, "qwen": 3}, dep: 5})
 	// The one pool set: qwen's KV req/s is absent, never llama's number.
 	f("one pool set", ledger.Config{PoolRequests: map[string]kvsize.Request{llama: {Bytes: 1e9, Basis: kvsize.BasisConfig}}},
-		want{kv: map[string]float64{llama: 2}, why: map[string]string{"qwen": `pool "qwen" has no B_request`}, dep: -1})
-	// One flag for two models would be one model's number for the other.
-	f("one flag for two pools", ledger.Config{KVRequest: kvsize.Request{Bytes: 1e9, Basis: kvsize.BasisFlag}},
-		want{why: map[string]string{llama: "2 pools serve different models", "qwen": "2 pools serve different models"}, dep: -1})
-	// A pool's own beats the flag; the other pool is still not given it.
+		want{kv: map[string]float64{llama: 2}, why: map[string]string{"qwen": `pool "qwen" has no B_request of its own`}, dep: -1})
+	// A pool's own beats the flag; the other pool is not given the flag's
+	// number, some other model's.
 	f("flag and one pool", ledger.Config{KVRequest: kvsize.Request{Bytes: 1e9, Basis: kvsize.BasisFlag},
 		PoolRequests: map[string]kvsize.Request{"qwen": {Bytes: 5e8, Basis: kvsize.BasisConfig}}},
-		want{kv: map[string]float64{"qwen": 3}, why: map[string]string{llama: "2 pools serve different models"}, dep: -1})
+		want{kv: map[string]float64{"qwen": 3}, why: map[string]string{llama: `pool "meta-llama/Llama-3.1-70B-Instruct" has no B_request of its own`}, dep: -1})
+	// Without pools: the one-pool flag serves every pool, as before pools,
+	// and the deployment's KV req/s is all bytes over it.
+	f("one flag, no pools", ledger.Config{KVRequest: kvsize.Request{Bytes: 1e9, Basis: kvsize.BasisFlag}},
+		want{kv: map[string]float64{llama: 2, "qwen": 1.5}, dep: 3.5})
 }
 
 // TestAdvicePools: each pool's advice sizes for the pool's own arrival

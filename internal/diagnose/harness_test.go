@@ -140,7 +140,7 @@ func (r run) do() error {
 				meta := led.Meta()
 				cfg.GroupOf = ledger.PoolOf(meta)
 				cfg.BytesOf = func(pool string) (float64, string) {
-					b, why := ledger.PoolRequest(pool, true, len(r.pools), r.pools, kvsize.Request{})
+					b, why := ledger.PoolRequest(pool, r.pools, kvsize.Request{})
 					return float64(b.Bytes), why
 				}
 			}

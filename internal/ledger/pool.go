@@ -60,56 +60,36 @@ func PoolOf(meta map[string]TargetMeta) func(ip *InstancePoint) string {
 }
 
 // PoolRequest is a pool's B_request and, when it has none, why. A pool's
-// own (Config.PoolRequests) comes first; the deployment's B_request (the
-// one-pool flags) serves a pool only where it cannot be another model's
-// number: when at most one named pool is in view, or the pool is named
-// by no label or model (an engine-kind group). named says whether pool
-// came from PoolName; namedPools is how many named pools are in view.
-func PoolRequest(pool string, named bool, namedPools int, own map[string]kvsize.Request, deployment kvsize.Request) (kvsize.Request, string) {
+// own (Config.PoolRequests) comes first. Once pools have their own, a pool
+// without one has none: the deployment's B_request (the one-pool flags) is
+// some model's number, and not to be given to another. Without any pool's
+// own, the deployment's serves every pool, as it did before pools.
+func PoolRequest(pool string, own map[string]kvsize.Request, deployment kvsize.Request) (kvsize.Request, string) {
 	if r, ok := own[pool]; ok && r.Bytes > 0 {
 		return r, ""
 	}
 	unset := kvsize.Request{Basis: kvsize.BasisUnset}
 	switch {
-	case deployment.Bytes <= 0 && len(own) > 0:
-		return unset, fmt.Sprintf("pool %q has no B_request: set pools: %s: kv_bytes_per_request or model", pool, pool)
+	case len(own) > 0:
+		return unset, fmt.Sprintf("pool %q has no B_request of its own: set pools: %s: kv_bytes_per_request or model", pool, pool)
 	case deployment.Bytes <= 0:
-		return unset, "B_request is not set"
-	case named && namedPools > 1:
-		return unset, fmt.Sprintf("%d pools serve different models, so the one -kv-bytes-per-request cannot hold for pool %q: set pools: %s: kv_bytes_per_request or model", namedPools, pool, pool)
+		return unset, "B_request is not set (-kv-bytes-per-request, or -model-config with -seq-len)"
 	}
 	return deployment, ""
 }
 
 // poolKV sets the deployment's KV req/s as the sum of its pools', each
-// pool's bytes divided by its own B_request, and reports whether it did.
-// It does so only where pools differ in B_request: when pools have their
-// own (Config.PoolRequests) or more than one named pool is in view. One
-// pool without a B_request leaves the sum absent with its reason: a sum
-// that leaves a pool out would read as the whole.
+// pool's bytes divided by its own B_request, and reports whether it did:
+// only where pools have their own (Config.PoolRequests). One pool without
+// a B_request leaves the sum absent with its reason: a sum that leaves a
+// pool out would read as the whole.
 func (l *Ledger) poolKV(p *Point) bool {
-	first, several := "", false
-	for _, name := range l.names {
-		if pool, _ := PoolName(l.targets[name].info.Labels, l.targets[name].model); pool != "" {
-			if first == "" {
-				first = pool
-			} else if pool != first {
-				several = true
-				break
-			}
-		}
-	}
-	if len(l.cfg.PoolRequests) == 0 && !several {
+	if len(l.cfg.PoolRequests) == 0 {
 		return false
 	}
 	meta := make(map[string]TargetMeta, len(l.names))
-	named := map[string]bool{}
 	for _, name := range l.names {
-		m := l.targets[name].meta()
-		meta[name] = m
-		if m.Pool != "" {
-			named[m.Pool] = true
-		}
+		meta[name] = l.targets[name].meta()
 	}
 	of := PoolOf(meta)
 	type sums struct{ inst, win sum }
@@ -136,7 +116,7 @@ func (l *Ledger) poolKV(p *Point) bool {
 	sort.Strings(order)
 	inst, win := Val(0), Val(0)
 	for _, pool := range order {
-		r, why := PoolRequest(pool, named[pool], len(named), l.cfg.PoolRequests, l.cfg.KVRequest)
+		r, why := PoolRequest(pool, l.cfg.PoolRequests, l.cfg.KVRequest)
 		if r.Bytes <= 0 {
 			inst, win = Absent("pool "+pool+": "+why), Absent("pool "+pool+": "+why)
 			break

@@ -56,28 +56,24 @@ func TestPoolOf(t *testing.T) {
 func TestPoolRequest(t *testing.T) {
 	own := map[string]kvsize.Request{"llama-70b": {Bytes: 320 << 10, Basis: kvsize.BasisConfig}}
 	dep := kvsize.Request{Bytes: 128 << 10, Basis: kvsize.BasisFlag}
-	f := func(pool string, named bool, namedPools int, own map[string]kvsize.Request, dep kvsize.Request, want int64, why string) {
+	f := func(pool string, own map[string]kvsize.Request, dep kvsize.Request, want int64, why string) {
 		t.Helper()
-		r, gotWhy := PoolRequest(pool, named, namedPools, own, dep)
+		r, gotWhy := PoolRequest(pool, own, dep)
 		if r.Bytes != want || !strings.Contains(gotWhy, why) || (why == "") != (gotWhy == "") {
-			t.Errorf("PoolRequest(%q, %v, %d) = %d %q; want %d and a reason with %q", pool, named, namedPools, r.Bytes, gotWhy, want, why)
+			t.Errorf("PoolRequest(%q) = %d %q; want %d and a reason with %q", pool, r.Bytes, gotWhy, want, why)
 		}
 		if r.Bytes == 0 && r.Basis != kvsize.BasisUnset {
 			t.Errorf("PoolRequest(%q): no bytes but basis %q", pool, r.Basis)
 		}
 	}
 	// A pool's own B_request, whatever else is set.
-	f("llama-70b", true, 2, own, dep, 320<<10, "")
-	f("llama-70b", true, 2, own, kvsize.Request{}, 320<<10, "")
-	// One named pool: the one-pool flag is its number.
-	f("qwen-32b", true, 1, nil, dep, 128<<10, "")
-	// Several named pools: the flag's number would be another model's.
-	f("qwen-32b", true, 2, own, dep, 0, "2 pools serve different models")
-	f("qwen-32b", true, 2, nil, dep, 0, "2 pools serve different models")
-	// Pools set in the file, this one not.
-	f("qwen-32b", true, 2, own, kvsize.Request{}, 0, `pool "qwen-32b" has no B_request`)
-	// Nothing set anywhere.
-	f("qwen-32b", true, 1, nil, kvsize.Request{}, 0, "B_request is not set")
-	// Engine-kind groups (no model known) keep the deployment's number.
-	f("vllm", false, 2, nil, dep, 128<<10, "")
+	f("llama-70b", own, dep, 320<<10, "")
+	f("llama-70b", own, kvsize.Request{}, 320<<10, "")
+	// Pools have their own, this one not: the flag's number is another
+	// model's.
+	f("qwen-32b", own, dep, 0, `pool "qwen-32b" has no B_request of its own`)
+	f("qwen-32b", own, kvsize.Request{}, 0, `pool "qwen-32b" has no B_request of its own`)
+	// No pool has its own: the one-pool settings serve every pool.
+	f("qwen-32b", nil, dep, 128<<10, "")
+	f("qwen-32b", nil, kvsize.Request{}, 0, "B_request is not set")
 }
