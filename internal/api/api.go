@@ -70,6 +70,7 @@ func (s *Server) done() chan struct{} {
 func (s *Server) Handler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(&metrics.Collector{Ledger: s.Ledger, Stage: s.stage})
+	reg.MustRegister(&metrics.PoolCollector{Stages: s.poolStages})
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,

@@ -2,6 +2,7 @@ package api
 
 import (
 	"sort"
+	"time"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
@@ -104,6 +105,19 @@ func (s *Server) splitPools(w []ledger.Point) map[string][]ledger.Point {
 	out := make(map[string][]ledger.Point, len(names))
 	for name := range names {
 		out[name] = diagnose.GroupPoints(w, name, dc.GroupOf, dc.BytesOf)
+	}
+	return out
+}
+
+// poolStages is each pool's verdict stage now, for ptd_pool_bottleneck_stage.
+func (s *Server) poolStages() map[string]string {
+	v := s.verdictAt(time.Time{})
+	if v == nil {
+		return nil
+	}
+	out := make(map[string]string, len(v.Groups))
+	for _, g := range v.Groups {
+		out[g.Group] = string(g.Class)
 	}
 	return out
 }

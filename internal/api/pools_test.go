@@ -1,7 +1,10 @@
 package api
 
 import (
+	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -178,5 +181,39 @@ func TestAdvicePools(t *testing.T) {
 	}
 	if got := body.Advice.Demand.Observed; got == nil || math.Abs(*got-5) > 1e-6 {
 		t.Errorf("deployment arrival rate %v, want 5", got)
+	}
+}
+
+// TestPoolBottleneckMetric: /metrics has one ptd_pool_bottleneck_stage per
+// pool, with the stage of the pool's verdict in the snapshot.
+func TestPoolBottleneckMetric(t *testing.T) {
+	srv := httptest.NewServer((&Server{Ledger: twoPools(t, ledger.Config{})}).Handler())
+	defer srv.Close()
+	var snap struct {
+		Verdict struct {
+			Groups []struct {
+				Group string `json:"group"`
+				Stage string `json:"stage"`
+			} `json:"groups"`
+		} `json:"verdict"`
+	}
+	get(t, srv.URL+"/api/v1/snapshot", &snap)
+	resp, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if len(snap.Verdict.Groups) != 2 {
+		t.Fatalf("verdict groups %+v, want the two pools", snap.Verdict.Groups)
+	}
+	for _, g := range snap.Verdict.Groups {
+		line := fmt.Sprintf("ptd_pool_bottleneck_stage{pool=%q,stage=%q} 1\n", g.Group, g.Stage)
+		if !strings.Contains(string(body), line) {
+			t.Errorf("/metrics lacks %q", line)
+		}
+	}
+	if n := strings.Count(string(body), "ptd_pool_bottleneck_stage{"); n != 2 {
+		t.Errorf("%d ptd_pool_bottleneck_stage series, want 2", n)
 	}
 }
