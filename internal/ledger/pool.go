@@ -3,6 +3,7 @@ package ledger
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
@@ -45,13 +46,21 @@ func PoolOf(meta map[string]TargetMeta) func(ip *InstancePoint) string {
 		}
 		engines[m.Pool][m.Engine] = true
 	}
-	return func(ip *InstancePoint) string {
-		m := meta[ip.Target]
+	// Each target's pool, settled once: the verdict asks for every
+	// instance of every point of its window.
+	pools := make(map[string]string, len(meta))
+	for target, m := range meta {
 		switch {
 		case m.Pool != "" && len(engines[m.Pool]) > 1:
-			return m.Pool + " (" + m.Engine + ")"
+			pools[target] = m.Pool + " (" + m.Engine + ")"
 		case m.Pool != "":
-			return m.Pool
+			pools[target] = m.Pool
+		}
+	}
+	return func(ip *InstancePoint) string {
+		switch p := pools[ip.Target]; {
+		case p != "":
+			return p
 		case ip.Engine == "":
 			return "unknown"
 		}
@@ -67,6 +76,13 @@ func PoolOf(meta map[string]TargetMeta) func(ip *InstancePoint) string {
 func PoolRequest(pool string, own map[string]kvsize.Request, deployment kvsize.Request) (kvsize.Request, string) {
 	if r, ok := own[pool]; ok && r.Bytes > 0 {
 		return r, ""
+	}
+	// One model on several engines is a pool "MODEL (ENGINE)" per engine;
+	// the model's B_request is theirs.
+	if i := strings.LastIndex(pool, " ("); i > 0 && strings.HasSuffix(pool, ")") {
+		if r, ok := own[pool[:i]]; ok && r.Bytes > 0 {
+			return r, ""
+		}
 	}
 	unset := kvsize.Request{Basis: kvsize.BasisUnset}
 	switch {

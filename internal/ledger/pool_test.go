@@ -73,6 +73,9 @@ func TestPoolRequest(t *testing.T) {
 	// model's.
 	f("qwen-32b", own, dep, 0, `pool "qwen-32b" has no B_request of its own`)
 	f("qwen-32b", own, kvsize.Request{}, 0, `pool "qwen-32b" has no B_request of its own`)
+	// One model on two engines: each engine's pool has the model's.
+	f("llama-70b (sglang)", own, dep, 320<<10, "")
+	f("qwen-32b (sglang)", own, dep, 0, `pool "qwen-32b (sglang)" has no B_request of its own`)
 	// No pool has its own: the one-pool settings serve every pool.
 	f("qwen-32b", nil, dep, 128<<10, "")
 	f("qwen-32b", nil, kvsize.Request{}, 0, "B_request is not set")
