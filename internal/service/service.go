@@ -40,6 +40,8 @@ func (e setupError) Unwrap() []error { return []error{e.err, ErrSetup} }
 type Options struct {
 	KVRequest kvsize.Request
 	Logger    *slog.Logger
+	// PoolRequests are the pools' own B_request (config.PoolRequests).
+	PoolRequests map[string]kvsize.Request
 	// Ready, if set, receives the listening address once the server is up.
 	Ready func(addr string)
 	// Pprof serves Go's profiles under /debug/pprof/ (off by default: they
@@ -144,6 +146,8 @@ func newPipeline(ctx context.Context, cfg *config.Config, targets []engine.Targe
 		MaxSeries: cfg.MaxSeries,
 		KVRequest: opts.KVRequest,
 		Logger:    log,
+
+		PoolRequests: opts.PoolRequests,
 	})
 	kv, _ := engine.ParseKVSource(cfg.KVSource)
 	col := scheduler.New(l, scheduler.Options{
