@@ -150,12 +150,9 @@ func (l *Ledger) SetTargets(infos []engine.Target) {
 		}
 		l.targets[in.Name] = newTarget(in, l.cfg.Interval, l.cfg.Window)
 	}
-	counted := l.kvCounted()
 	for name, t := range l.targets {
 		if !keep[name] {
-			if counted(t) {
-				l.removedKV += t.totals[engine.KVBytes]
-			}
+			l.removedKV += t.keptKV()
 			delete(l.targets, name)
 		}
 	}

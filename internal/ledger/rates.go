@@ -134,14 +134,12 @@ func (l *Ledger) compute(now time.Time) Point {
 	var prefill, decode stageSum
 	var kv kvSum
 	var notes []string
-	kvTotal := l.removedKV
 	counted := l.kvCounted()
+	var kvTotal float64
 
 	for _, name := range l.names {
 		t := l.targets[name]
-		if counted(t) {
-			kvTotal += t.totals[engine.KVBytes]
-		}
+		kvTotal += t.globalKV(counted(t), &l.removedKV)
 		notes = append(notes, t.notes...)
 		in := l.read(t, now)
 		ip := in.point(name)
@@ -169,7 +167,7 @@ func (l *Ledger) compute(now time.Time) Point {
 		p.KV.Window = l.perRequest(p.KV.BytesWindow)
 	}
 	if l.sawKV {
-		p.GlobalKVBytes = Val(kvTotal)
+		p.GlobalKVBytes = Val(l.removedKV + kvTotal)
 	} else {
 		p.GlobalKVBytes = Absent(noKV)
 	}

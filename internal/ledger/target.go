@@ -35,6 +35,9 @@ type target struct {
 	scrapes  uint64                      // successful scrapes ingested, the clock of seriesState.seen
 	totals   [engine.NumCounters]float64 // reset-adjusted, per metric
 	hasTotal [engine.NumCounters]bool
+	// kvGlobal is how this target's KV bytes enter the global KV counter
+	// (kvCounted decides, tick by tick, and a library target may change).
+	kvGlobal kvShare
 	hists    [engine.NumHistograms]histState
 
 	samples []sample // ring, newest at (head-1)
