@@ -118,7 +118,11 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	}
 	shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	_ = srv.Shutdown(shut) // past its deadline the server closes anyway; nothing is left to report to
+	if srv.Shutdown(shut) != nil {
+		// Shutdown waits for handlers and leaves connections still busy at
+		// its deadline open: close them, so nothing outlives Run.
+		_ = srv.Close()
+	}
 	<-done
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
