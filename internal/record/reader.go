@@ -1,0 +1,446 @@
+package record
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/scrape"
+)
+
+// Run is a recording opened for reading.
+type Run struct {
+	dir  string
+	meta Meta
+	db   *tsdb.DBReadOnly
+}
+
+// Open opens the recording in dir for reading; a run still being written
+// can be opened too (its newest samples are read from the WAL). Close it
+// when done.
+func Open(dir string) (*Run, error) {
+	m, err := readMeta(dir)
+	if err != nil {
+		return nil, err
+	}
+	// The read-only DB writes nothing to dir: the head is replayed from the
+	// WAL in memory (a torn tail is cut there, not on disk).
+	db, err := tsdb.OpenDBReadOnly(dir, "", slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, fmt.Errorf("open recording %s: %w", dir, err)
+	}
+	return &Run{dir: dir, meta: m, db: db}, nil
+}
+
+// Close releases the recording.
+func (r *Run) Close() error { return r.db.Close() }
+
+// Meta is what the run was: targets with role, engine and model, B_request,
+// configuration and its hash, ptdmon's version, sessions and annotations,
+// interval and window.
+func (r *Run) Meta() Meta { return r.meta }
+
+// Span is the time of the first and the last recorded tick.
+func (r *Run) Span() (from, to time.Time, err error) {
+	q, err := r.db.Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		return from, to, fmt.Errorf("query recording: %w", err)
+	}
+	defer q.Close()
+	ss := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, nameTick))
+	first, last := int64(math.MaxInt64), int64(math.MinInt64)
+	for ss.Next() {
+		it := ss.At().Iterator(nil)
+		for it.Next() == chunkenc.ValFloat {
+			t, v := it.At()
+			at := t*int64(time.Millisecond) + int64(v)
+			first, last = min(first, at), max(last, at)
+		}
+	}
+	if err := ss.Err(); err != nil {
+		return from, to, fmt.Errorf("query recording: %w", err)
+	}
+	if first > last {
+		return from, to, errors.New("the recording holds no tick")
+	}
+	return time.Unix(0, first), time.Unix(0, last), nil
+}
+
+// Replay feeds the recording up to to (zero: its end) to a fresh ledger
+// configured as the live one was, and returns it: its points from from on
+// are the live run's. Instance detail is kept for every point.
+func (r *Run) Replay(from, to time.Time) (*ledger.Ledger, error) {
+	n, err := r.ticks(to)
+	if err != nil {
+		return nil, err
+	}
+	l := ledger.New(r.LedgerConfig(n))
+	if _, _, err := feed(r.db, r.meta, l, time.Time{}, to); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Points returns the points the live ledger computed between from and to
+// (zero: the run's start or end), oldest first, with instance detail.
+func (r *Run) Points(from, to time.Time) ([]ledger.Point, error) {
+	l, err := r.Replay(from, to)
+	if err != nil {
+		return nil, err
+	}
+	pts, _ := l.RangeDetail(from.Add(-time.Nanosecond), -1, ledger.Detail{})
+	return pts, nil
+}
+
+// LedgerConfig is the configuration of the live run's ledger, with room
+// for points points and their instance detail.
+func (r *Run) LedgerConfig(points int) ledger.Config {
+	return ledgerConfig(r.meta, points)
+}
+
+func ledgerConfig(m Meta, points int) ledger.Config {
+	insts := max(len(m.Targets), 1)
+	return ledger.Config{
+		Interval:       time.Duration(m.Interval),
+		Window:         time.Duration(m.Window),
+		StaleAfter:     time.Duration(m.StaleAfter),
+		MaxSeries:      m.MaxSeries,
+		KVRequest:      m.KVRequest,
+		History:        max(points, 1),
+		InstanceBudget: max(points, 1) * insts,
+		Logger:         slog.New(slog.DiscardHandler),
+	}
+}
+
+// ticks counts the recorded ticks up to to.
+func (r *Run) ticks(to time.Time) (int, error) {
+	maxt := int64(math.MaxInt64)
+	if !to.IsZero() {
+		maxt = to.UnixMilli()
+	}
+	q, err := r.db.Querier(math.MinInt64, maxt)
+	if err != nil {
+		return 0, fmt.Errorf("query recording: %w", err)
+	}
+	defer q.Close()
+	ss := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, nameTick))
+	n := 0
+	for ss.Next() {
+		it := ss.At().Iterator(nil)
+		for it.Next() == chunkenc.ValFloat {
+			n++
+		}
+	}
+	return n, ss.Err()
+}
+
+// sliceSpan is the span of samples read and decoded at once: bounded
+// memory whatever the run's length.
+const sliceSpan = time.Minute
+
+// feed sends the recorded inputs between from and to (zero: unbounded) to
+// l, in the order the live ledger took them; it returns the number of
+// ticks sent and the time of the last.
+func feed(q storage.Queryable, m Meta, l *ledger.Ledger, from, to time.Time) (ticks int, last time.Time, err error) {
+	mint, maxt, err := bounds(q)
+	if err != nil || mint > maxt {
+		return 0, last, err
+	}
+	if !from.IsZero() {
+		mint = max(mint, from.UnixMilli())
+	}
+	if !to.IsZero() {
+		maxt = min(maxt, to.UnixMilli())
+	}
+	sets := m.TargetSets
+	if len(sets) == 0 && len(m.Targets) > 0 {
+		ts := make([]engine.Target, len(m.Targets))
+		for i, t := range m.Targets {
+			ts[i] = engine.Target{Name: t.Name, URL: t.URL, Role: engine.Role(t.Role), Engine: engine.Engine(t.Engine)}
+		}
+		sets = []TargetSet{{Targets: ts}}
+	}
+	nextSet := 0
+	// A set recorded after the tick at From applies before the next input
+	// placed after that tick.
+	applySets := func(e *replayEvent) {
+		for nextSet < len(sets) {
+			from := sets[nextSet].From.UnixNano()
+			if !sets[nextSet].From.IsZero() && (from > e.key || from == e.key && e.tick) {
+				return
+			}
+			l.SetTargets(sets[nextSet].Targets)
+			nextSet++
+		}
+	}
+	var carry []replayEvent
+	step := sliceSpan.Milliseconds()
+	for lo := mint; lo <= maxt; lo += step {
+		hi := min(lo+step-1, maxt)
+		evs, err := readSlice(q, lo, hi)
+		if err != nil {
+			return ticks, last, err
+		}
+		evs = append(carry, evs...)
+		slices.SortStableFunc(evs, cmpEvents)
+		// A scrape whose place is after a tick not read yet waits for it.
+		cut := len(evs)
+		if hi < maxt {
+			limit := (hi + 1) * int64(time.Millisecond)
+			for cut > 0 && evs[cut-1].key >= limit {
+				cut--
+			}
+		}
+		for i := range evs[:cut] {
+			e := &evs[i]
+			applySets(e)
+			if e.tick {
+				l.Tick(e.at)
+				ticks++
+				last = e.at
+				continue
+			}
+			l.Record(e.scrape)
+		}
+		carry = append(carry[:0:0], evs[cut:]...)
+	}
+	return ticks, last, nil
+}
+
+func bounds(q storage.Queryable) (int64, int64, error) {
+	qr, err := q.Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		return 0, 0, fmt.Errorf("query recording: %w", err)
+	}
+	defer qr.Close()
+	ss := qr.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, nameTick))
+	mint, maxt := int64(math.MaxInt64), int64(math.MinInt64)
+	for ss.Next() {
+		it := ss.At().Iterator(nil)
+		for it.Next() == chunkenc.ValFloat {
+			t, _ := it.At()
+			mint, maxt = min(mint, t), max(maxt, t)
+		}
+	}
+	// Scrapes before the first tick belong to it.
+	return mint - sliceSpan.Milliseconds(), maxt, ss.Err()
+}
+
+// replayEvent is one recorded input with its place in the live order: a
+// tick at its time, a scrape right after the last tick before it reached
+// the ledger.
+type replayEvent struct {
+	key    int64
+	tick   bool
+	at     time.Time
+	scrape ledger.Scrape
+}
+
+func cmpEvents(a, b replayEvent) int {
+	if a.key != b.key {
+		if a.key < b.key {
+			return -1
+		}
+		return 1
+	}
+	if a.tick != b.tick {
+		if a.tick {
+			return -1
+		}
+		return 1
+	}
+	if c := a.at.Compare(b.at); c != 0 {
+		return c
+	}
+	return strings.Compare(a.scrape.Target, b.scrape.Target)
+}
+
+// readSlice decodes the inputs recorded in [lo, hi] ms.
+func readSlice(q storage.Queryable, lo, hi int64) ([]replayEvent, error) {
+	qr, err := q.Querier(lo, hi)
+	if err != nil {
+		return nil, fmt.Errorf("query recording: %w", err)
+	}
+	defer qr.Close()
+	ss := qr.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, prefixRead+".+|"+nameTick))
+	type key struct {
+		target string
+		t      int64
+	}
+	reads := map[key]*read{}
+	get := func(target string, t int64) *read {
+		k := key{target, t}
+		r := reads[k]
+		if r == nil {
+			r = &read{}
+			reads[k] = r
+		}
+		return r
+	}
+	var ticks []replayEvent
+	var it chunkenc.Iterator
+	for ss.Next() {
+		s := ss.At()
+		ls := s.Labels()
+		name := ls.Get(labels.MetricName)
+		target := ls.Get(labelTarget)
+		it = s.Iterator(it)
+		for it.Next() == chunkenc.ValFloat {
+			t, v := it.At()
+			if t < lo || t > hi {
+				continue
+			}
+			if name == nameTick {
+				at := time.Unix(0, t*int64(time.Millisecond)+int64(v))
+				ticks = append(ticks, replayEvent{key: at.UnixNano(), tick: true, at: at})
+				continue
+			}
+			if err := get(target, t).take(name, ls, v); err != nil {
+				return nil, err
+			}
+		}
+		if err := it.Err(); err != nil {
+			return nil, fmt.Errorf("read recording: %w", err)
+		}
+	}
+	if err := ss.Err(); err != nil {
+		return nil, fmt.Errorf("read recording: %w", err)
+	}
+	evs := ticks
+	for k, r := range reads {
+		if !r.marked {
+			continue // a scrape whose marker was lost with a torn WAL tail
+		}
+		at := time.Unix(0, k.t*int64(time.Millisecond)+int64(r.subMilli))
+		s := ledger.Scrape{Target: k.target, Time: at, Duration: time.Duration(r.duration * float64(time.Second)),
+			Bytes: int(r.bytes), Samples: int(r.samples)}
+		if r.failed != "" || !r.ok {
+			s.Reason = scrape.Reason(r.failed)
+			s.Err = errors.New(r.errText)
+			if r.errText == "" {
+				s.Err = fmt.Errorf("scrape failed: %s", r.failed)
+			}
+		} else {
+			r.finish()
+			r.obs.Samples = s.Samples
+			s.Obs = &r.obs
+		}
+		evs = append(evs, replayEvent{key: at.UnixNano() - int64(r.order), at: at, scrape: s})
+	}
+	return evs, nil
+}
+
+// read gathers one scrape's recorded samples.
+type read struct {
+	marked   bool
+	ok       bool
+	failed   string
+	errText  string
+	subMilli float64
+	order    float64
+	duration float64
+	bytes    float64
+	samples  float64
+	obs      engine.Observation
+}
+
+func (r *read) take(name string, ls labels.Labels, v float64) error {
+	switch name {
+	case nameScrape:
+		r.marked, r.ok, r.subMilli = true, true, v
+		r.obs.Engine = engine.Engine(ls.Get(labelEngine))
+		r.obs.Role = engine.Role(ls.Get(labelRole))
+		r.obs.Model = ls.Get(labelModel)
+		r.obs.SchedulerMode = ls.Get(labelMode)
+		return nil
+	case nameFailed:
+		r.marked, r.failed, r.errText, r.subMilli = true, ls.Get(labelReason), ls.Get(labelError), v
+		if r.failed == "" {
+			r.failed = "unknown"
+		}
+		return nil
+	case nameOrder:
+		r.order = v
+		return nil
+	case nameDuration:
+		r.duration = v
+		return nil
+	case nameBytes:
+		r.bytes = v
+		return nil
+	case nameSamples:
+		r.samples = v
+		return nil
+	}
+	rn, ok := readNames[name]
+	if !ok {
+		return nil // a series of a later version: not ours to read
+	}
+	switch rn.part {
+	case partCounter:
+		id, err := strconv.ParseUint(ls.Get(labelSeries), 16, 64)
+		if err != nil {
+			return fmt.Errorf("recording: series %s: %w", ls, err)
+		}
+		r.obs.Counters = append(r.obs.Counters, engine.CounterValue{Metric: rn.metric, Series: id, Value: v})
+	case partGauge:
+		i := rn.metric.GaugeIndex()
+		r.obs.Gauges[i], r.obs.HasGauges[i] = v, true
+	case partBucket:
+		le, err := parseLE(ls.Get("le"))
+		if err != nil {
+			return fmt.Errorf("recording: series %s: %w", ls, err)
+		}
+		h := &r.obs.Histograms[rn.metric.HistogramIndex()]
+		h.Buckets = append(h.Buckets, engine.Bucket{UpperBound: le, Count: v})
+		h.Present = true
+	case partSum:
+		h := &r.obs.Histograms[rn.metric.HistogramIndex()]
+		h.Sum, h.HasSum = v, true
+	case partCount:
+		h := &r.obs.Histograms[rn.metric.HistogramIndex()]
+		h.Count, h.HasCount = v, true
+	}
+	return nil
+}
+
+// finish puts the read's values in the order the adapters give them.
+func (r *read) finish() {
+	slices.SortFunc(r.obs.Counters, func(a, b engine.CounterValue) int {
+		if a.Metric != b.Metric {
+			return int(a.Metric) - int(b.Metric)
+		}
+		switch {
+		case a.Series < b.Series:
+			return -1
+		case a.Series > b.Series:
+			return 1
+		}
+		return 0
+	})
+	for i := range r.obs.Histograms {
+		h := &r.obs.Histograms[i]
+		slices.SortFunc(h.Buckets, func(a, b engine.Bucket) int {
+			switch {
+			case a.UpperBound < b.UpperBound:
+				return -1
+			case a.UpperBound > b.UpperBound:
+				return 1
+			}
+			return 0
+		})
+	}
+}
