@@ -62,6 +62,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fl.String("source", "read the engines from a TSDB instead of scraping them: prometheus=URL (Prometheus, VictoriaMetrics, Thanos, Mimir)", func(c *config.Config) *string { return &c.Source })
 	fl.String("shard", "keep only the targets of shard i/N (Prometheus hashmod of the target address)", func(c *config.Config) *string { return &c.Shard })
 	adviceFlags(fl)
+	fl.String("record", "keep the run in this directory, and resume from it (a Prometheus TSDB and run.json; docs/runs.md)", func(c *config.Config) *string { return &c.Record.Dir })
 	return c.Run(args, func([]string) error {
 		log := c.Logger()
 		if *modelCfg != "" && *seqLen == 0 {

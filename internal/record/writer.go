@@ -87,7 +87,10 @@ func Create(opts Options) (*Recorder, error) {
 	to.MaxBytes = opts.MaxBytes
 	// Blocks of 2 h, as Prometheus cuts them; compaction runs in the DB's
 	// own goroutine, off the scrape path.
-	db, err := tsdb.Open(opts.Dir, opts.Logger.With("component", "record"), nil, to, nil)
+	// The TSDB's own progress lines (WAL replay, compactions) are
+	// Prometheus's business; its warnings and errors are ptdmon's.
+	tlog := slog.New(warnOnly{opts.Logger.Handler()}).With("component", "record")
+	db, err := tsdb.Open(opts.Dir, tlog, nil, to, nil)
 	if err != nil {
 		return nil, fmt.Errorf("open recording %s: %w", opts.Dir, err)
 	}
@@ -224,6 +227,13 @@ func (r *Recorder) Close() error {
 		r.meta.Sessions[len(r.meta.Sessions)-1].Stop = time.Now()
 		err = writeMeta(r.opts.Dir, r.meta)
 		r.mu.Unlock()
+		// A stopped run is handed on as blocks: promtool, Prometheus and
+		// a copy of the directory need no WAL replay to read it.
+		if h := r.db.Head(); h.NumSeries() > 0 {
+			if cerr := r.db.CompactHead(tsdb.NewRangeHead(h, h.MinTime(), h.MaxTime())); cerr != nil && err == nil {
+				err = fmt.Errorf("write the recording's block: %w", cerr)
+			}
+		}
 		if cerr := r.db.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("close recording: %w", cerr)
 		}
@@ -425,3 +435,13 @@ func windowLabel(d time.Duration) string {
 	}
 	return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
 }
+
+// warnOnly passes on warnings and errors only.
+type warnOnly struct{ slog.Handler }
+
+func (w warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
+}
+
+func (w warnOnly) WithAttrs(as []slog.Attr) slog.Handler { return warnOnly{w.Handler.WithAttrs(as)} }
+func (w warnOnly) WithGroup(g string) slog.Handler       { return warnOnly{w.Handler.WithGroup(g)} }

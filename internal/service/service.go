@@ -21,6 +21,7 @@ import (
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/record"
 	"github.com/ptdmon/ptdmon/internal/scheduler"
 	"github.com/ptdmon/ptdmon/internal/web"
 )
@@ -47,6 +48,8 @@ type Options struct {
 	// Client, if set, makes the scrapes instead of scrape's own client
 	// (tests give one with an in-memory transport, to run in fake time).
 	Client *http.Client
+
+	recorder *record.Recorder // the -record directory's, set by Run
 }
 
 // Run starts everything and blocks until ctx ends.
@@ -68,8 +71,16 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	if err != nil {
 		return setupError{fmt.Errorf("listen on %s: %w", cfg.Listen, err)}
 	}
+	if opts.recorder, err = openRecorder(cfg, opts.KVRequest, log); err != nil {
+		ln.Close()
+		return setupError{err}
+	}
 	p := newPipeline(ctx, cfg, targets, opts, log)
-	as := &api.Server{Ledger: p.ledger, Logger: log, Extra: web.Routes(), SLO: cfg.SLO, Headroom: cfg.Headroom}
+	as := &api.Server{Ledger: p.ledger, Logger: log, Extra: web.Routes(), SLO: cfg.SLO, Headroom: cfg.Headroom, Health: recordHealth(opts.recorder)}
+	if opts.recorder != nil {
+		as.Extra["GET /api/v1/record"] = recordHandler(opts.recorder)
+		defer opts.recorder.Close()
+	}
 	if opts.Pprof {
 		addPprof(as.Extra)
 	}
@@ -122,6 +133,10 @@ type pipeline struct {
 
 // newPipeline builds the ledger and starts the scrape loops of targets.
 func newPipeline(ctx context.Context, cfg *config.Config, targets []engine.Target, opts Options, log *slog.Logger) *pipeline {
+	var tap ledger.Tap
+	if opts.recorder != nil {
+		tap = opts.recorder
+	}
 	l := ledger.New(ledger.Config{
 		Interval:  cfg.Interval.Duration,
 		Window:    cfg.Window.Duration,
@@ -129,7 +144,9 @@ func newPipeline(ctx context.Context, cfg *config.Config, targets []engine.Targe
 		MaxSeries: cfg.MaxSeries,
 		KVRequest: opts.KVRequest,
 		Logger:    log,
+		Tap:       tap,
 	})
+	resume(opts.recorder, l, log)
 	kv, _ := engine.ParseKVSource(cfg.KVSource)
 	col := scheduler.New(l, scheduler.Options{
 		Interval:        cfg.Interval.Duration,
