@@ -83,12 +83,12 @@ func (r *Run) Span() (from, to time.Time, err error) {
 // configured as the live one was, and returns it: its points from from on
 // are the live run's. Instance detail is kept for every point.
 func (r *Run) Replay(from, to time.Time) (*ledger.Ledger, error) {
-	n, err := r.ticks(to)
+	n, err := r.Ticks(to)
 	if err != nil {
 		return nil, err
 	}
 	l := ledger.New(r.LedgerConfig(n))
-	if _, _, err := feed(r.db, r.meta, l, time.Time{}, to); err != nil {
+	if _, _, err := feed(r.db, r.meta, l, to, nil); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -125,8 +125,8 @@ func ledgerConfig(m Meta, points int) ledger.Config {
 	}
 }
 
-// ticks counts the recorded ticks up to to.
-func (r *Run) ticks(to time.Time) (int, error) {
+// Ticks counts the recorded ticks up to to (zero: the end).
+func (r *Run) Ticks(to time.Time) (int, error) {
 	maxt := int64(math.MaxInt64)
 	if !to.IsZero() {
 		maxt = to.UnixMilli()
@@ -151,16 +151,24 @@ func (r *Run) ticks(to time.Time) (int, error) {
 // memory whatever the run's length.
 const sliceSpan = time.Minute
 
-// feed sends the recorded inputs between from and to (zero: unbounded) to
-// l, in the order the live ledger took them; it returns the number of
-// ticks sent and the time of the last.
-func feed(q storage.Queryable, m Meta, l *ledger.Ledger, from, to time.Time) (ticks int, last time.Time, err error) {
+// Feed sends the recording up to to (zero: its end) to l, a ledger
+// configured with LedgerConfig, in the order the live ledger took the
+// inputs. pace, if set, is called before each tick with its time, and
+// stops the feed by returning false: a replay at a given speed sleeps
+// there. It returns the number of ticks sent.
+func (r *Run) Feed(l *ledger.Ledger, to time.Time, pace func(tick time.Time) bool) (int, error) {
+	n, _, err := feed(r.db, r.meta, l, to, pace)
+	return n, err
+}
+
+// feed sends the recorded inputs up to to (zero: unbounded) to l, in the
+// order the live ledger took them; every input from the run's start is
+// sent, since the counters' state depends on all of them. It returns the
+// number of ticks sent and the time of the last.
+func feed(q storage.Queryable, m Meta, l *ledger.Ledger, to time.Time, pace func(time.Time) bool) (ticks int, last time.Time, err error) {
 	mint, maxt, err := bounds(q)
 	if err != nil || mint > maxt {
 		return 0, last, err
-	}
-	if !from.IsZero() {
-		mint = max(mint, from.UnixMilli())
 	}
 	if !to.IsZero() {
 		maxt = min(maxt, to.UnixMilli())
@@ -208,6 +216,9 @@ func feed(q storage.Queryable, m Meta, l *ledger.Ledger, from, to time.Time) (ti
 			e := &evs[i]
 			applySets(e)
 			if e.tick {
+				if pace != nil && !pace(e.at) {
+					return ticks, last, nil
+				}
 				l.Tick(e.at)
 				ticks++
 				last = e.at

@@ -133,7 +133,7 @@ func (r *Recorder) Resume(l *ledger.Ledger) (int, error) {
 	if len(meta.Sessions) < 2 {
 		return 0, nil
 	}
-	n, last, err := feed(r.db, meta, l, time.Time{}, time.Time{})
+	n, last, err := feed(r.db, meta, l, time.Time{}, nil)
 	// The new session's first scrapes come after the last recorded tick.
 	r.lastTick = last
 	return n, err

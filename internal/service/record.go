@@ -16,8 +16,8 @@ import (
 	"github.com/ptdmon/ptdmon/internal/record"
 )
 
-// openRecorder opens cfg's recording, nil when none is configured.
-func openRecorder(cfg *config.Config, kv kvsize.Request, log *slog.Logger) (*record.Recorder, error) {
+// OpenRecorder opens cfg's recording, nil when none is configured.
+func OpenRecorder(cfg *config.Config, kv kvsize.Request, log *slog.Logger) (*record.Recorder, error) {
 	if cfg.Record.Dir == "" {
 		return nil, nil
 	}

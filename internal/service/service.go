@@ -48,8 +48,9 @@ type Options struct {
 	// Client, if set, makes the scrapes instead of scrape's own client
 	// (tests give one with an in-memory transport, to run in fake time).
 	Client *http.Client
-
-	recorder *record.Recorder // the -record directory's, set by Run
+	// Recorder, if set, records the run (Run opens one itself for
+	// record.dir); Run closes it when it returns.
+	Recorder *record.Recorder
 }
 
 // Run starts everything and blocks until ctx ends.
@@ -71,15 +72,17 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	if err != nil {
 		return setupError{fmt.Errorf("listen on %s: %w", cfg.Listen, err)}
 	}
-	if opts.recorder, err = openRecorder(cfg, opts.KVRequest, log); err != nil {
-		ln.Close()
-		return setupError{err}
+	if opts.Recorder == nil {
+		if opts.Recorder, err = OpenRecorder(cfg, opts.KVRequest, log); err != nil {
+			ln.Close()
+			return setupError{err}
+		}
 	}
 	p := newPipeline(ctx, cfg, targets, opts, log)
-	as := &api.Server{Ledger: p.ledger, Logger: log, Extra: web.Routes(), SLO: cfg.SLO, Headroom: cfg.Headroom, Health: recordHealth(opts.recorder)}
-	if opts.recorder != nil {
-		as.Extra["GET /api/v1/record"] = recordHandler(opts.recorder)
-		defer opts.recorder.Close()
+	as := &api.Server{Ledger: p.ledger, Logger: log, Extra: web.Routes(), SLO: cfg.SLO, Headroom: cfg.Headroom, Health: recordHealth(opts.Recorder)}
+	if opts.Recorder != nil {
+		as.Extra["GET /api/v1/record"] = recordHandler(opts.Recorder)
+		defer opts.Recorder.Close()
 	}
 	if opts.Pprof {
 		addPprof(as.Extra)
@@ -134,8 +137,8 @@ type pipeline struct {
 // newPipeline builds the ledger and starts the scrape loops of targets.
 func newPipeline(ctx context.Context, cfg *config.Config, targets []engine.Target, opts Options, log *slog.Logger) *pipeline {
 	var tap ledger.Tap
-	if opts.recorder != nil {
-		tap = opts.recorder
+	if opts.Recorder != nil {
+		tap = opts.Recorder
 	}
 	l := ledger.New(ledger.Config{
 		Interval:  cfg.Interval.Duration,
@@ -146,7 +149,7 @@ func newPipeline(ctx context.Context, cfg *config.Config, targets []engine.Targe
 		Logger:    log,
 		Tap:       tap,
 	})
-	resume(opts.recorder, l, log)
+	resume(opts.Recorder, l, log)
 	kv, _ := engine.ParseKVSource(cfg.KVSource)
 	col := scheduler.New(l, scheduler.Options{
 		Interval:        cfg.Interval.Duration,
