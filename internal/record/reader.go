@@ -36,13 +36,44 @@ func Open(dir string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The read-only DB writes nothing to dir: the head is replayed from the
-	// WAL in memory (a torn tail is cut there, not on disk).
-	db, err := tsdb.OpenDBReadOnly(dir, "", slog.New(slog.DiscardHandler))
+	db, err := openReadOnly(dir)
 	if err != nil {
-		return nil, fmt.Errorf("open recording %s: %w", dir, err)
+		// A WAL torn by a crash: let the TSDB repair it (it cuts the
+		// segment at the damage, as Prometheus does at start-up), then
+		// read again.
+		if rerr := repair(dir); rerr != nil {
+			return nil, fmt.Errorf("open recording %s: %w (repair: %w)", dir, err, rerr)
+		}
+		if db, err = openReadOnly(dir); err != nil {
+			return nil, fmt.Errorf("open recording %s: %w", dir, err)
+		}
 	}
 	return &Run{dir: dir, meta: m, db: db}, nil
+}
+
+// openReadOnly opens dir without writing to it and reads its head from the
+// WAL at once, so that damage shows here rather than at the first query.
+func openReadOnly(dir string) (*tsdb.DBReadOnly, error) {
+	db, err := tsdb.OpenDBReadOnly(dir, "", slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, err
+	}
+	q, err := db.Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	q.Close()
+	return db, nil
+}
+
+// repair opens dir for writing, which repairs a damaged WAL, and closes it.
+func repair(dir string) error {
+	db, err := tsdb.Open(dir, slog.New(slog.DiscardHandler), nil, tsdb.DefaultOptions(), nil)
+	if err != nil {
+		return err
+	}
+	return db.Close()
 }
 
 // Close releases the recording.

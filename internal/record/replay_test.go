@@ -26,6 +26,19 @@ var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // It returns the live points.
 func liveRun(t *testing.T, dir, scenario string, secs int) []ledger.Point {
 	t.Helper()
+	return liveRunWith(t, dir, scenario, secs, (*Recorder).Close)
+}
+
+// liveRunOpen is liveRun ended as a crash ends it: the head is not cut
+// into a block and the session has no stop; what was recorded is in the
+// WAL only.
+func liveRunOpen(t *testing.T, dir, scenario string, secs int) []ledger.Point {
+	t.Helper()
+	return liveRunWith(t, dir, scenario, secs, (*Recorder).abandon)
+}
+
+func liveRunWith(t *testing.T, dir, scenario string, secs int, end func(*Recorder) error) []ledger.Point {
+	t.Helper()
 	sc, err := sim.LoadScenario(scenario)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +103,7 @@ func liveRun(t *testing.T, dir, scenario string, secs int) []ledger.Point {
 		}
 		late = late[:0]
 	}
-	if err := rec.Close(); err != nil {
+	if err := end(rec); err != nil {
 		t.Fatal(err)
 	}
 	return pts

@@ -241,6 +241,19 @@ func (r *Recorder) Close() error {
 	return err
 }
 
+// abandon writes what is queued and closes the TSDB, leaving the head in
+// the WAL and the session without a stop, as a killed process leaves them
+// (tests).
+func (r *Recorder) abandon() error {
+	var err error
+	r.closed.Do(func() {
+		close(r.ch)
+		<-r.done
+		err = r.db.Close()
+	})
+	return err
+}
+
 // loop appends the queued inputs; it commits at every tick, so a kill
 // loses at most the inputs since the last tick and what the WAL had not
 // yet written.
