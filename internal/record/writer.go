@@ -270,14 +270,19 @@ func (r *Recorder) loop() {
 			err = w.tick(e.at, &e.point)
 			if err == nil {
 				err = w.commit()
+			} else {
+				_ = w.rollback()
 			}
+			// Only a commit tells that the disk takes the writes again.
+			r.fail(err)
 		default:
-			err = w.scrape(&e)
+			if err = w.scrape(&e); err != nil {
+				r.fail(err)
+			}
 			if e.ok {
 				r.noteModel(e.scrape.Target, &e.obs)
 			}
 		}
-		r.fail(err)
 	}
 	r.fail(w.commit())
 }
@@ -420,6 +425,16 @@ func (w *appender) add(k seriesKey, mk func() labels.Labels, t int64, v float64)
 	r.ref = nr
 	w.refs[k] = r
 	return nil
+}
+
+func (w *appender) rollback() error {
+	if w.app == nil {
+		return nil
+	}
+	err := w.app.Rollback()
+	w.app = nil
+	clear(w.refs)
+	return err
 }
 
 func (w *appender) commit() error {
