@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/record"
 	"github.com/ptdmon/ptdmon/internal/sim"
 	"github.com/ptdmon/ptdmon/internal/testutil"
 )
@@ -170,5 +171,152 @@ func TestKilledServeResumes(t *testing.T) {
 		if p.Time.After(killedAt) && p.Decode.Instant.OK() && p.Decode.Instant.V > 2*steady {
 			t.Errorf("decode %.1f req/s at %v after the resume, at most %.1f before the kill", p.Decode.Instant.V, p.Time, steady)
 		}
+	}
+}
+
+// simConfig starts a simulated cluster and writes a ptdmon.yaml for it.
+func simConfig(t *testing.T, scenario string) string {
+	t.Helper()
+	sc, err := sim.LoadScenario(scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	cluster, err := sim.Start(ctx, sc, sim.Options{Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cluster.Close() })
+	var yaml strings.Builder
+	fmt.Fprintf(&yaml, "interval: 250ms\nwindow: 1s\nkv_bytes_per_request: %d\ntargets:\n", cluster.BytesPerRequest())
+	for _, tg := range cluster.Targets() {
+		fmt.Fprintf(&yaml, "  - {name: %s, url: %q, role: %s, engine: %s}\n", tg.Name, tg.URL, tg.Role, tg.Engine)
+	}
+	cfg := filepath.Join(t.TempDir(), "ptdmon.yaml")
+	if err := os.WriteFile(cfg, []byte(yaml.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// ptdmon record runs the command, exits with its status, marks its start
+// and end in the recording and says how to report on it.
+func TestRecordWrapsACommand(t *testing.T) {
+	cfg := simConfig(t, "balanced")
+	dir := filepath.Join(t.TempDir(), "round1")
+	var stdout, stderr strings.Builder
+	code := dispatch([]string{"record", "-config", cfg, "-o", dir, "-settle", "500ms", "--",
+		"sh", "-c", "echo generating load; sleep 2; exit 3"}, &stdout, &stderr)
+	if code != 3 {
+		t.Fatalf("exit %d, want the command's 3; stderr:\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "generating load") {
+		t.Errorf("the command's output is not passed on: %q", stdout.String())
+	}
+	if want := "ptdmon report " + dir; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+	}
+	run, err := record.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	m := run.Meta()
+	if len(m.Annotations) != 2 || !strings.HasPrefix(m.Annotations[0].Text, "start: sh -c") || !strings.Contains(m.Annotations[1].Text, "exit status 3") {
+		t.Fatalf("annotations = %+v", m.Annotations)
+	}
+	span := m.Annotations[1].Time.Sub(m.Annotations[0].Time)
+	if span < 2*time.Second || span > 4*time.Second {
+		t.Errorf("the command ran %v between its marks, it sleeps 2 s", span)
+	}
+	pts, err := run.Points(m.Annotations[0].Time, m.Annotations[1].Time)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 250 ms ticks over the command's 2 s and more.
+	if len(pts) < 7 {
+		t.Errorf("%d points while the command ran", len(pts))
+	}
+	if m.KVRequest.Bytes == 0 || m.ConfigHash == "" || len(m.Targets) == 0 || m.Targets[0].Model == "" {
+		t.Errorf("meta lacks B_request, the hash or the targets' models: %+v", m)
+	}
+
+	f := func(args []string, want string) {
+		t.Helper()
+		var o, e strings.Builder
+		if code := dispatch(append([]string{"record"}, args...), &o, &e); code != 2 || !strings.Contains(e.String(), want) {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", args, code, e.String(), want)
+		}
+	}
+	f([]string{"-o", dir}, "missing the command")
+	f([]string{"-config", cfg, "--", "true"}, "-o DIR is required")
+}
+
+// ptdmon replay serves the recorded points through the same API as serve:
+// all at once, or paced at -speed.
+func TestReplayServesTheRecording(t *testing.T) {
+	cfg := simConfig(t, "kv-bound")
+	dir := filepath.Join(t.TempDir(), "round1")
+	var o, e strings.Builder
+	if code := dispatch([]string{"record", "-config", cfg, "-o", dir, "-settle", "250ms", "--", "sleep", "3"}, &o, &e); code != 0 {
+		t.Fatalf("record exited %d: %s", code, e.String())
+	}
+	run, err := record.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := run.Points(time.Time{}, time.Time{})
+	run.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	replay := func(args ...string) (string, func()) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		old := serveContext
+		serveContext = func() (context.Context, context.CancelFunc) { return ctx, cancel }
+		var stdout, stderr syncBuffer
+		done := make(chan int, 1)
+		go func() { done <- runReplay(append([]string{dir, "-listen", "127.0.0.1:0"}, args...), &stdout, &stderr) }()
+		var addr string
+		testutil.Eventually(t, 20*time.Second, 50*time.Millisecond, func() (bool, string) {
+			m := regexp.MustCompile(`on http://(\S+)/`).FindStringSubmatch(stdout.String())
+			if m != nil {
+				addr = m[1]
+			}
+			return m != nil, "replay's address; stderr: " + stderr.String()
+		})
+		return addr, func() {
+			cancel()
+			if code := <-done; code != 0 {
+				t.Errorf("replay exited %d: %s", code, stderr.String())
+			}
+			serveContext = old
+		}
+	}
+
+	addr, stop := replay()
+	got := series(t, addr)
+	stop()
+	if len(got) != len(want) || len(got) < 10 {
+		t.Fatalf("replay serves %d points, the recording holds %d", len(got), len(want))
+	}
+	for i := range want {
+		a, b := want[i].KV.Window, got[i].KV.Window
+		if !want[i].Time.Equal(got[i].Time) || a.OK() != b.OK() || a.V != b.V {
+			t.Fatalf("point %d: recorded %v %v, served %v %v", i, want[i].Time, a, got[i].Time, b)
+		}
+	}
+
+	// At -speed 1 the points arrive as they were recorded: after half a
+	// second, a few of them and not all.
+	addr, stop = replay("-speed", "1")
+	defer stop()
+	time.Sleep(time.Second)
+	n := len(series(t, addr))
+	if n == 0 || n >= len(want)-2 {
+		t.Errorf("at -speed 1, %d of %d points served after 1 s", n, len(want))
 	}
 }
