@@ -60,36 +60,78 @@ func (w *appender) scrape(e *event) error {
 	if !e.ok {
 		return err
 	}
+	tr := w.target(tgt)
 	for _, c := range o.Counters {
-		name, id := counterName(c.Metric), seriesID(c.Series)
-		put(seriesKey{target: tgt, name: name, a: id}, func() labels.Labels {
-			return lbls(name, labelTarget, tgt, labelSeries, id)
-		}, c.Value)
+		k := counterKey{c.Metric, c.Series}
+		r := tr.counters[k]
+		if r == nil {
+			r = &ref{ls: lbls(counterName(c.Metric), labelTarget, tgt, labelSeries, seriesID(c.Series))}
+			tr.counters[k] = r
+		}
+		if err = w.put(r, ts, c.Value); err != nil {
+			return err
+		}
 	}
 	for i, ok := range o.HasGauges {
 		if !ok {
 			continue
 		}
-		name := gaugeName(engine.GaugeAt(i))
-		put(seriesKey{target: tgt, name: name}, func() labels.Labels { return lbls(name, labelTarget, tgt) }, o.Gauges[i])
+		r := &tr.gauges[i]
+		if r.ls.IsEmpty() {
+			r.ls = lbls(gaugeName(engine.GaugeAt(i)), labelTarget, tgt)
+		}
+		if err = w.put(r, ts, o.Gauges[i]); err != nil {
+			return err
+		}
 	}
 	for i := range o.Histograms {
 		h := &o.Histograms[i]
 		if !h.Present || len(h.Buckets) == 0 {
 			continue // the ledger takes such a histogram for absent
 		}
-		base := prefixRead + engine.HistogramAt(i).String()
-		bucket, sum, count := base+suffixBucket, base+suffixSum, base+suffixCount
-		for _, b := range h.Buckets {
-			le := formatLE(b.UpperBound)
-			put(seriesKey{target: tgt, name: bucket, a: le}, func() labels.Labels {
-				return lbls(bucket, labelTarget, tgt, "le", le)
-			}, b.Count)
+		if err = w.histogram(&tr.hists[i], tgt, engine.HistogramAt(i), h, ts); err != nil {
+			return err
 		}
-		put(seriesKey{target: tgt, name: sum}, func() labels.Labels { return lbls(sum, labelTarget, tgt) }, h.Sum)
-		put(seriesKey{target: tgt, name: count}, func() labels.Labels { return lbls(count, labelTarget, tgt) }, h.Count)
 	}
 	return err
+}
+
+// histogram appends one histogram's buckets, sum and count.
+func (w *appender) histogram(hr *histRefs, tgt string, m engine.Metric, h *engine.Histogram, ts int64) error {
+	base := prefixRead + m.String()
+	if !sameLEs(hr.les, h.Buckets) {
+		hr.les = hr.les[:0]
+		hr.buckets = make([]ref, len(h.Buckets))
+		for i, b := range h.Buckets {
+			hr.les = append(hr.les, b.UpperBound)
+			hr.buckets[i].ls = lbls(base+suffixBucket, labelTarget, tgt, "le", formatLE(b.UpperBound))
+		}
+	}
+	for i, b := range h.Buckets {
+		if err := w.put(&hr.buckets[i], ts, b.Count); err != nil {
+			return err
+		}
+	}
+	if hr.sum.ls.IsEmpty() {
+		hr.sum.ls = lbls(base+suffixSum, labelTarget, tgt)
+		hr.count.ls = lbls(base+suffixCount, labelTarget, tgt)
+	}
+	if err := w.put(&hr.sum, ts, h.Sum); err != nil {
+		return err
+	}
+	return w.put(&hr.count, ts, h.Count)
+}
+
+func sameLEs(les []float64, bs []engine.Bucket) bool {
+	if len(les) != len(bs) {
+		return false
+	}
+	for i, b := range bs {
+		if les[i] != b.UpperBound && !(math.IsNaN(les[i]) && math.IsNaN(b.UpperBound)) {
+			return false
+		}
+	}
+	return true
 }
 
 // tick writes the tick's exact time and the point's derived series;

@@ -37,7 +37,7 @@ func liveRunOpen(t *testing.T, dir, scenario string, secs int) []ledger.Point {
 	return liveRunWith(t, dir, scenario, secs, (*Recorder).abandon)
 }
 
-func liveRunWith(t *testing.T, dir, scenario string, secs int, end func(*Recorder) error) []ledger.Point {
+func liveRunWith(t testing.TB, dir, scenario string, secs int, end func(*Recorder) error) []ledger.Point {
 	t.Helper()
 	sc, err := sim.LoadScenario(scenario)
 	if err != nil {

@@ -382,12 +382,15 @@ func copyObs(dst, src *engine.Observation) {
 }
 
 // appender writes events to the TSDB, keeping each series' reference so
-// that a scrape's samples are appended without hashing their labels again.
+// that a scrape's samples are appended without hashing their labels again;
+// the references are kept per target, in arrays where the metric says
+// where, so the lookups stay cheap at thousands of series.
 type appender struct {
-	window string // the label of the windowed rates, e.g. "5s"
-	db     *tsdb.DB
-	app    storage.Appender
-	refs   map[seriesKey]ref
+	window  string // the label of the windowed rates, e.g. "5s"
+	db      *tsdb.DB
+	app     storage.Appender
+	refs    map[seriesKey]*ref // ticks' series and scrape markers
+	targets map[string]*targetRefs
 }
 
 type ref struct {
@@ -395,25 +398,59 @@ type ref struct {
 	ref storage.SeriesRef
 }
 
-// seriesKey names one recorded series without building its labels.
+// seriesKey names one series of a tick or a scrape marker.
 type seriesKey struct {
 	target string
 	name   string
-	a, b   string // series id, le, reason, stage, window, queue
+	a, b   string // stage, window, queue, reason, error, engine, role
 	c      string
 }
 
-func newAppender(db *tsdb.DB, window time.Duration) *appender {
-	return &appender{db: db, window: windowLabel(window), refs: make(map[seriesKey]ref)}
+// targetRefs are one target's series of canonical values.
+type targetRefs struct {
+	counters map[counterKey]*ref
+	gauges   [engine.NumGauges]ref
+	hists    [engine.NumHistograms]histRefs
 }
 
+type counterKey struct {
+	m      engine.Metric
+	series uint64
+}
+
+type histRefs struct {
+	les        []float64
+	buckets    []ref
+	sum, count ref
+}
+
+func newAppender(db *tsdb.DB, window time.Duration) *appender {
+	return &appender{db: db, window: windowLabel(window), refs: make(map[seriesKey]*ref), targets: make(map[string]*targetRefs)}
+}
+
+func (w *appender) target(name string) *targetRefs {
+	t := w.targets[name]
+	if t == nil {
+		t = &targetRefs{counters: make(map[counterKey]*ref)}
+		w.targets[name] = t
+	}
+	return t
+}
+
+// add appends to the series k names, built by mk the first time.
 func (w *appender) add(k seriesKey, mk func() labels.Labels, t int64, v float64) error {
+	r := w.refs[k]
+	if r == nil {
+		r = &ref{ls: mk()}
+		w.refs[k] = r
+	}
+	return w.put(r, t, v)
+}
+
+// put appends to r, whose labels are set.
+func (w *appender) put(r *ref, t int64, v float64) error {
 	if w.app == nil {
 		w.app = w.db.Appender(context.Background())
-	}
-	r, ok := w.refs[k]
-	if !ok {
-		r.ls = mk()
 	}
 	nr, err := w.app.Append(r.ref, r.ls, t, v)
 	if err != nil {
@@ -423,8 +460,14 @@ func (w *appender) add(k seriesKey, mk func() labels.Labels, t int64, v float64)
 		return fmt.Errorf("append %s: %w", r.ls.Get(labels.MetricName), err)
 	}
 	r.ref = nr
-	w.refs[k] = r
 	return nil
+}
+
+// forget drops every reference: after a failed commit they may name
+// series the head never created.
+func (w *appender) forget() {
+	clear(w.refs)
+	clear(w.targets)
 }
 
 func (w *appender) rollback() error {
@@ -433,7 +476,7 @@ func (w *appender) rollback() error {
 	}
 	err := w.app.Rollback()
 	w.app = nil
-	clear(w.refs)
+	w.forget()
 	return err
 }
 
@@ -444,9 +487,7 @@ func (w *appender) commit() error {
 	err := w.app.Commit()
 	w.app = nil
 	if err != nil {
-		// A failed commit can leave references to series the head never
-		// created; start again from labels.
-		clear(w.refs)
+		w.forget()
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
