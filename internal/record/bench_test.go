@@ -63,7 +63,6 @@ func BenchmarkAppendScrape(b *testing.B) {
 	w := newAppender(db, 5*time.Second)
 	n := samplesOf(o)
 	b.SetBytes(int64(16 * n))
-	b.ReportMetric(float64(n), "samples/op")
 	targets := make([]string, 200)
 	for i := range targets {
 		targets[i] = "vllm-" + string(rune('a'+i/26%26)) + string(rune('a'+i%26)) + string(rune('0'+i/676))
@@ -83,6 +82,8 @@ func BenchmarkAppendScrape(b *testing.B) {
 			}
 		}
 	}
+	b.ReportMetric(float64(n), "samples/op")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/sample")
 }
 
 // BenchmarkRecordedRun records a simulated run of 10 minutes, cuts its
