@@ -202,7 +202,8 @@ func (r *Recorder) Tick(now time.Time, p ledger.Point) {
 	}
 	r.flushTargets(r.lastTick)
 	r.lastTick = now
-	p.Instances = nil
+	// The verdict reads the instances; the history may reuse their slice.
+	p.Instances = append([]ledger.InstancePoint(nil), p.Instances...)
 	r.send(event{tick: true, at: now, point: p})
 }
 
@@ -260,6 +261,7 @@ func (r *Recorder) abandon() error {
 func (r *Recorder) loop() {
 	defer close(r.done)
 	w := newAppender(r.db, time.Duration(r.meta.Window))
+	vs := newVerdicts(r.meta)
 	for e := range r.ch {
 		var err error
 		switch {
@@ -268,6 +270,9 @@ func (r *Recorder) loop() {
 			continue
 		case e.tick:
 			err = w.tick(e.at, &e.point)
+			if err == nil {
+				err = vs.observe(w, &e.point)
+			}
 			if err == nil {
 				err = w.commit()
 			} else {
