@@ -318,41 +318,49 @@ func readSlice(q storage.Queryable, lo, hi int64) ([]replayEvent, error) {
 	}
 	defer qr.Close()
 	ss := qr.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, prefixRead+".+|"+nameTick))
-	type key struct {
-		target string
-		t      int64
-	}
-	reads := map[key]*read{}
-	get := func(target string, t int64) *read {
-		k := key{target, t}
-		r := reads[k]
-		if r == nil {
-			r = &read{}
-			reads[k] = r
-		}
-		return r
-	}
+	// Reads by target, then by time: a series' samples look up their
+	// target once.
+	reads := map[string]map[int64]*read{}
 	var ticks []replayEvent
 	var it chunkenc.Iterator
 	for ss.Next() {
 		s := ss.At()
 		ls := s.Labels()
 		name := ls.Get(labels.MetricName)
-		target := ls.Get(labelTarget)
 		it = s.Iterator(it)
+		if name == nameTick {
+			for it.Next() == chunkenc.ValFloat {
+				if t, v := it.At(); t >= lo && t <= hi {
+					at := time.Unix(0, t*int64(time.Millisecond)+int64(v))
+					ticks = append(ticks, replayEvent{key: at.UnixNano(), tick: true, at: at})
+				}
+			}
+			continue
+		}
+		take, err := decoder(name, ls)
+		if err != nil {
+			return nil, err
+		}
+		if take == nil {
+			continue
+		}
+		target := ls.Get(labelTarget)
+		byTime := reads[target]
+		if byTime == nil {
+			byTime = map[int64]*read{}
+			reads[target] = byTime
+		}
 		for it.Next() == chunkenc.ValFloat {
 			t, v := it.At()
 			if t < lo || t > hi {
 				continue
 			}
-			if name == nameTick {
-				at := time.Unix(0, t*int64(time.Millisecond)+int64(v))
-				ticks = append(ticks, replayEvent{key: at.UnixNano(), tick: true, at: at})
-				continue
+			r := byTime[t]
+			if r == nil {
+				r = &read{}
+				byTime[t] = r
 			}
-			if err := get(target, t).take(name, ls, v); err != nil {
-				return nil, err
-			}
+			take(r, v)
 		}
 		if err := it.Err(); err != nil {
 			return nil, fmt.Errorf("read recording: %w", err)
@@ -362,27 +370,37 @@ func readSlice(q storage.Queryable, lo, hi int64) ([]replayEvent, error) {
 		return nil, fmt.Errorf("read recording: %w", err)
 	}
 	evs := ticks
-	for k, r := range reads {
-		if !r.marked {
-			continue // a scrape whose marker was lost with a torn WAL tail
-		}
-		at := time.Unix(0, k.t*int64(time.Millisecond)+int64(r.subMilli))
-		s := ledger.Scrape{Target: k.target, Time: at, Duration: time.Duration(r.duration * float64(time.Second)),
-			Bytes: int(r.bytes), Samples: int(r.samples)}
-		if r.failed != "" || !r.ok {
-			s.Reason = scrape.Reason(r.failed)
-			s.Err = errors.New(r.errText)
-			if r.errText == "" {
-				s.Err = fmt.Errorf("scrape failed: %s", r.failed)
+	for target, byTime := range reads {
+		for t, r := range byTime {
+			if ev, ok := r.event(target, t); ok {
+				evs = append(evs, ev)
 			}
-		} else {
-			r.finish()
-			r.obs.Samples = s.Samples
-			s.Obs = &r.obs
 		}
-		evs = append(evs, replayEvent{key: at.UnixNano() - int64(r.order), at: at, scrape: s})
 	}
 	return evs, nil
+}
+
+// event is the scrape r holds, at its place in the live order; false when
+// its marker was lost (with a torn WAL tail).
+func (r *read) event(target string, ms int64) (replayEvent, bool) {
+	if !r.marked {
+		return replayEvent{}, false
+	}
+	at := time.Unix(0, ms*int64(time.Millisecond)+int64(r.subMilli))
+	s := ledger.Scrape{Target: target, Time: at, Duration: time.Duration(r.duration * float64(time.Second)),
+		Bytes: int(r.bytes), Samples: int(r.samples)}
+	if r.failed != "" || !r.ok {
+		s.Reason = scrape.Reason(r.failed)
+		s.Err = errors.New(r.errText)
+		if r.errText == "" {
+			s.Err = fmt.Errorf("scrape failed: %s", r.failed)
+		}
+	} else {
+		r.finish()
+		r.obs.Samples = s.Samples
+		s.Obs = &r.obs
+	}
+	return replayEvent{key: at.UnixNano() - int64(r.order), at: at, scrape: s}, true
 }
 
 // read gathers one scrape's recorded samples.
@@ -399,64 +417,68 @@ type read struct {
 	obs      engine.Observation
 }
 
-func (r *read) take(name string, ls labels.Labels, v float64) error {
+// decoder returns what one series' samples set in a read, decided once
+// from its labels; nil for a series this version does not read.
+func decoder(name string, ls labels.Labels) (func(r *read, v float64), error) {
 	switch name {
 	case nameScrape:
-		r.marked, r.ok, r.subMilli = true, true, v
-		r.obs.Engine = engine.Engine(ls.Get(labelEngine))
-		r.obs.Role = engine.Role(ls.Get(labelRole))
-		r.obs.Model = ls.Get(labelModel)
-		r.obs.SchedulerMode = ls.Get(labelMode)
-		return nil
+		eng, role := engine.Engine(ls.Get(labelEngine)), engine.Role(ls.Get(labelRole))
+		model, mode := ls.Get(labelModel), ls.Get(labelMode)
+		return func(r *read, v float64) {
+			r.marked, r.ok, r.subMilli = true, true, v
+			r.obs.Engine, r.obs.Role, r.obs.Model, r.obs.SchedulerMode = eng, role, model, mode
+		}, nil
 	case nameFailed:
-		r.marked, r.failed, r.errText, r.subMilli = true, ls.Get(labelReason), ls.Get(labelError), v
-		if r.failed == "" {
-			r.failed = "unknown"
+		reason, msg := ls.Get(labelReason), ls.Get(labelError)
+		if reason == "" {
+			reason = "unknown"
 		}
-		return nil
+		return func(r *read, v float64) { r.marked, r.failed, r.errText, r.subMilli = true, reason, msg, v }, nil
 	case nameOrder:
-		r.order = v
-		return nil
+		return func(r *read, v float64) { r.order = v }, nil
 	case nameDuration:
-		r.duration = v
-		return nil
+		return func(r *read, v float64) { r.duration = v }, nil
 	case nameBytes:
-		r.bytes = v
-		return nil
+		return func(r *read, v float64) { r.bytes = v }, nil
 	case nameSamples:
-		r.samples = v
-		return nil
+		return func(r *read, v float64) { r.samples = v }, nil
 	}
 	rn, ok := readNames[name]
 	if !ok {
-		return nil // a series of a later version: not ours to read
+		return nil, nil // a series of a later version: not ours to read
 	}
+	m := rn.metric
 	switch rn.part {
 	case partCounter:
 		id, err := strconv.ParseUint(ls.Get(labelSeries), 16, 64)
 		if err != nil {
-			return fmt.Errorf("recording: series %s: %w", ls, err)
+			return nil, fmt.Errorf("recording: series %s: %w", ls, err)
 		}
-		r.obs.Counters = append(r.obs.Counters, engine.CounterValue{Metric: rn.metric, Series: id, Value: v})
+		return func(r *read, v float64) {
+			r.obs.Counters = append(r.obs.Counters, engine.CounterValue{Metric: m, Series: id, Value: v})
+		}, nil
 	case partGauge:
-		i := rn.metric.GaugeIndex()
-		r.obs.Gauges[i], r.obs.HasGauges[i] = v, true
+		i := m.GaugeIndex()
+		return func(r *read, v float64) { r.obs.Gauges[i], r.obs.HasGauges[i] = v, true }, nil
 	case partBucket:
 		le, err := parseLE(ls.Get("le"))
 		if err != nil {
-			return fmt.Errorf("recording: series %s: %w", ls, err)
+			return nil, fmt.Errorf("recording: series %s: %w", ls, err)
 		}
-		h := &r.obs.Histograms[rn.metric.HistogramIndex()]
-		h.Buckets = append(h.Buckets, engine.Bucket{UpperBound: le, Count: v})
-		h.Present = true
+		i := m.HistogramIndex()
+		return func(r *read, v float64) {
+			h := &r.obs.Histograms[i]
+			h.Buckets = append(h.Buckets, engine.Bucket{UpperBound: le, Count: v})
+			h.Present = true
+		}, nil
 	case partSum:
-		h := &r.obs.Histograms[rn.metric.HistogramIndex()]
-		h.Sum, h.HasSum = v, true
+		i := m.HistogramIndex()
+		return func(r *read, v float64) { h := &r.obs.Histograms[i]; h.Sum, h.HasSum = v, true }, nil
 	case partCount:
-		h := &r.obs.Histograms[rn.metric.HistogramIndex()]
-		h.Count, h.HasCount = v, true
+		i := m.HistogramIndex()
+		return func(r *read, v float64) { h := &r.obs.Histograms[i]; h.Count, h.HasCount = v, true }, nil
 	}
-	return nil
+	return nil, nil
 }
 
 // finish puts the read's values in the order the adapters give them.
