@@ -41,7 +41,7 @@ type Recorder struct {
 	opts Options
 	db   *tsdb.DB
 	log  *slog.Logger
-	ch   chan event
+	ch   chan *event // pointers: an event is kilobytes, the queue holds thousands
 	done chan struct{}
 
 	live    atomic.Bool // false while Resume feeds the ledger
@@ -94,7 +94,7 @@ func Create(opts Options) (*Recorder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open recording %s: %w", opts.Dir, err)
 	}
-	r := &Recorder{opts: opts, db: db, log: opts.Logger, ch: make(chan event, opts.Queue), done: make(chan struct{})}
+	r := &Recorder{opts: opts, db: db, log: opts.Logger, ch: make(chan *event, opts.Queue), done: make(chan struct{})}
 	old, err := readMeta(opts.Dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		r.log.Warn("run.json unreadable; starting it again", "err", err)
@@ -175,7 +175,7 @@ func (r *Recorder) Targets(ts []engine.Target) {
 // flushTargets sends the pending target set, placed at key.
 func (r *Recorder) flushTargets(key time.Time) {
 	if r.pending != nil {
-		r.send(event{targets: r.pending, at: key})
+		r.send(&event{targets: r.pending, at: key})
 		r.pending = nil
 	}
 }
@@ -185,7 +185,7 @@ func (r *Recorder) Scrape(s ledger.Scrape) {
 	if !r.live.Load() {
 		return
 	}
-	e := event{at: s.Time, after: r.lastTick, scrape: s}
+	e := &event{at: s.Time, after: r.lastTick, scrape: s}
 	r.flushTargets(r.lastTick)
 	if s.Obs != nil {
 		copyObs(&e.obs, s.Obs)
@@ -204,10 +204,10 @@ func (r *Recorder) Tick(now time.Time, p ledger.Point) {
 	r.lastTick = now
 	// The verdict reads the instances; the history may reuse their slice.
 	p.Instances = append([]ledger.InstancePoint(nil), p.Instances...)
-	r.send(event{tick: true, at: now, point: p})
+	r.send(&event{tick: true, at: now, point: p})
 }
 
-func (r *Recorder) send(e event) {
+func (r *Recorder) send(e *event) {
 	select {
 	case r.ch <- e:
 	default:
@@ -281,7 +281,7 @@ func (r *Recorder) loop() {
 			// Only a commit tells that the disk takes the writes again.
 			r.fail(err)
 		default:
-			if err = w.scrape(&e); err != nil {
+			if err = w.scrape(e); err != nil {
 				r.fail(err)
 			}
 			if e.ok {
