@@ -21,9 +21,9 @@ import (
 	"github.com/ptdmon/ptdmon/internal/testutil"
 )
 
-// buildPtdmon builds this command into a temporary directory: the tests of
+// buildRecordingPtdmon builds this command into a temporary directory: the tests of
 // a crash run the real binary in its own process.
-func buildPtdmon(t *testing.T) string {
+func buildRecordingPtdmon(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "ptdmon")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
@@ -33,8 +33,8 @@ func buildPtdmon(t *testing.T) string {
 	return bin
 }
 
-// startServe runs `ptdmon serve -record dir` and returns its address.
-func startServe(t *testing.T, bin, cfg, dir string) (*exec.Cmd, string) {
+// startRecordingServe runs `ptdmon serve -record dir` and returns its address.
+func startRecordingServe(t *testing.T, bin, cfg, dir string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "-config", cfg, "-record", dir, "-listen", "127.0.0.1:0", "-log-level", "warn")
 	stdout, err := cmd.StdoutPipe()
@@ -58,7 +58,7 @@ func startServe(t *testing.T, bin, cfg, dir string) (*exec.Cmd, string) {
 	return cmd, string(m[1])
 }
 
-func series(t *testing.T, addr string) []ledger.Point {
+func recordedSeries(t *testing.T, addr string) []ledger.Point {
 	t.Helper()
 	resp, err := http.Get("http://" + addr + "/api/v1/series?since=0")
 	if err != nil {
@@ -82,7 +82,7 @@ func TestKilledServeResumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := buildPtdmon(t)
+	bin := buildRecordingPtdmon(t)
 	sc, err := sim.LoadScenario("balanced")
 	if err != nil {
 		t.Fatal(err)
@@ -105,10 +105,10 @@ func TestKilledServeResumes(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "run")
 
-	first, addr := startServe(t, bin, cfg, dir)
+	first, addr := startRecordingServe(t, bin, cfg, dir)
 	var before []ledger.Point
 	testutil.Eventually(t, 30*time.Second, 200*time.Millisecond, func() (bool, string) {
-		before = series(t, addr)
+		before = recordedSeries(t, addr)
 		return len(before) >= 20, fmt.Sprintf("%d points before the kill, want 20", len(before))
 	})
 	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
@@ -117,11 +117,11 @@ func TestKilledServeResumes(t *testing.T) {
 	_ = first.Wait()
 	killedAt := time.Now()
 	time.Sleep(3 * time.Second) // the engines go on serving requests
-	_, addr = startServe(t, bin, cfg, dir)
+	_, addr = startRecordingServe(t, bin, cfg, dir)
 	restartedAt := time.Now()
 	var after []ledger.Point
 	testutil.Eventually(t, 30*time.Second, 200*time.Millisecond, func() (bool, string) {
-		after = series(t, addr)
+		after = recordedSeries(t, addr)
 		return len(after) > 0 && after[len(after)-1].Time.After(restartedAt.Add(5*time.Second)), "5 s of points after the restart"
 	})
 
@@ -174,8 +174,8 @@ func TestKilledServeResumes(t *testing.T) {
 	}
 }
 
-// simConfig starts a simulated cluster and writes a ptdmon.yaml for it.
-func simConfig(t *testing.T, scenario string) string {
+// recordingSimConfig starts a simulated cluster and writes a ptdmon.yaml for it.
+func recordingSimConfig(t *testing.T, scenario string) string {
 	t.Helper()
 	sc, err := sim.LoadScenario(scenario)
 	if err != nil {
@@ -203,7 +203,7 @@ func simConfig(t *testing.T, scenario string) string {
 // ptdmon record runs the command, exits with its status, marks its start
 // and end in the recording and says how to report on it.
 func TestRecordWrapsACommand(t *testing.T) {
-	cfg := simConfig(t, "balanced")
+	cfg := recordingSimConfig(t, "balanced")
 	dir := filepath.Join(t.TempDir(), "round1")
 	var stdout, stderr strings.Builder
 	code := dispatch([]string{"record", "-config", cfg, "-o", dir, "-settle", "500ms", "--",
@@ -256,7 +256,7 @@ func TestRecordWrapsACommand(t *testing.T) {
 // ptdmon replay serves the recorded points through the same API as serve:
 // all at once, or paced at -speed.
 func TestReplayServesTheRecording(t *testing.T) {
-	cfg := simConfig(t, "kv-bound")
+	cfg := recordingSimConfig(t, "kv-bound")
 	dir := filepath.Join(t.TempDir(), "round1")
 	var o, e strings.Builder
 	if code := dispatch([]string{"record", "-config", cfg, "-o", dir, "-settle", "250ms", "--", "sleep", "3"}, &o, &e); code != 0 {
@@ -298,7 +298,7 @@ func TestReplayServesTheRecording(t *testing.T) {
 	}
 
 	addr, stop := replay()
-	got := series(t, addr)
+	got := recordedSeries(t, addr)
 	stop()
 	if len(got) != len(want) || len(got) < 10 {
 		t.Fatalf("replay serves %d points, the recording holds %d", len(got), len(want))
@@ -315,7 +315,7 @@ func TestReplayServesTheRecording(t *testing.T) {
 	addr, stop = replay("-speed", "1")
 	defer stop()
 	time.Sleep(time.Second)
-	n := len(series(t, addr))
+	n := len(recordedSeries(t, addr))
 	if n == 0 || n >= len(want)-2 {
 		t.Errorf("at -speed 1, %d of %d points served after 1 s", n, len(want))
 	}
