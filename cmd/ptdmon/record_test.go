@@ -320,3 +320,40 @@ func TestReplayServesTheRecording(t *testing.T) {
 		t.Errorf("at -speed 1, %d of %d points served after 1 s", n, len(want))
 	}
 }
+
+// Mistakes on replay's command line are one line and exit 2.
+func TestReplayUsageErrors(t *testing.T) {
+	empty := t.TempDir()
+	f := func(args []string, want string) {
+		t.Helper()
+		var o, e strings.Builder
+		if code := dispatch(append([]string{"replay"}, args...), &o, &e); code != 2 || !strings.Contains(e.String(), want) || strings.Count(e.String(), "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and one line with %q", args, code, e.String(), want)
+		}
+	}
+	f([]string{empty}, "not a ptdmon recording (no run.json)")
+	f([]string{}, "missing argument DIR")
+	f([]string{empty, "-speed", "-1"}, "-speed -1 must be ≥ 0")
+}
+
+func TestRunTime(t *testing.T) {
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	f := func(s string, want time.Time, wantErr string) {
+		t.Helper()
+		got, err := runTime("-from", s, start)
+		if wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), wantErr) {
+				t.Errorf("%q: %v, want error %q", s, err, wantErr)
+			}
+			return
+		}
+		if err != nil || !got.Equal(want) {
+			t.Errorf("%q: %v %v, want %v", s, got, err, want)
+		}
+	}
+	f("", time.Time{}, "")
+	f("10m", start.Add(10*time.Minute), "")
+	f("2026-03-01T12:30:00Z", start.Add(30*time.Minute), "")
+	f("1772368200", start.Add(30*time.Minute), "")
+	f("yesterday", time.Time{}, "want RFC 3339")
+}
