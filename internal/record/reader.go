@@ -225,20 +225,49 @@ func feed(q storage.Queryable, m Meta, l *ledger.Ledger, to time.Time, pace func
 			nextSet++
 		}
 	}
-	var carry []replayEvent
-	step := sliceSpan.Milliseconds()
-	for lo := mint; lo <= maxt; lo += step {
-		hi := min(lo+step-1, maxt)
-		evs, err := readSlice(q, lo, hi)
-		if err != nil {
-			return ticks, last, err
+	// The next slices are read and decoded while the ledger takes this
+	// one: a resume uses both halves of the work at once.
+	type slice struct {
+		evs []replayEvent
+		hi  int64
+		err error
+	}
+	slicesCh := make(chan slice, 2)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(slicesCh)
+		step := sliceSpan.Milliseconds()
+		for lo := mint; lo <= maxt; lo += step {
+			hi := min(lo+step-1, maxt)
+			evs, err := readSlice(q, lo, hi)
+			if err == nil {
+				slices.SortStableFunc(evs, cmpEvents)
+			}
+			select {
+			case slicesCh <- slice{evs, hi, err}:
+			case <-stop:
+				return
+			}
+			if err != nil {
+				return
+			}
 		}
-		evs = append(carry, evs...)
-		slices.SortStableFunc(evs, cmpEvents)
+	}()
+	var carry []replayEvent
+	for sl := range slicesCh {
+		if sl.err != nil {
+			return ticks, last, sl.err
+		}
+		evs := sl.evs
+		if len(carry) > 0 {
+			evs = append(carry, evs...)
+			slices.SortStableFunc(evs, cmpEvents)
+		}
 		// A scrape whose place is after a tick not read yet waits for it.
 		cut := len(evs)
-		if hi < maxt {
-			limit := (hi + 1) * int64(time.Millisecond)
+		if sl.hi < maxt {
+			limit := (sl.hi + 1) * int64(time.Millisecond)
 			for cut > 0 && evs[cut-1].key >= limit {
 				cut--
 			}
