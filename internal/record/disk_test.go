@@ -75,3 +75,21 @@ func TestFullDiskKeepsTheLiveView(t *testing.T) {
 		t.Errorf("run.json: %v", err)
 	}
 }
+
+// A scrape that reaches the ledger after the recording closed is not
+// recorded, and does not panic the scrape path.
+func TestInputsAfterCloseAreDropped(t *testing.T) {
+	rec, err := Create(Options{Dir: t.TempDir(), Meta: Meta{Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rec.Targets([]engine.Target{{Name: "p0"}})
+	rec.Scrape(ledger.Scrape{Target: "p0", Time: epoch, Obs: &engine.Observation{}})
+	rec.Tick(epoch, ledger.Point{Time: epoch})
+	if err := rec.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}

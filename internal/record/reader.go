@@ -76,6 +76,9 @@ func repair(dir string) error {
 	return db.Close()
 }
 
+// Dir is the recording's directory.
+func (r *Run) Dir() string { return r.dir }
+
 // Close releases the recording.
 func (r *Run) Close() error { return r.db.Close() }
 

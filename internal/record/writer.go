@@ -47,7 +47,9 @@ type Recorder struct {
 	live    atomic.Bool // false while Resume feeds the ledger
 	dropped atomic.Uint64
 	lastErr atomic.Pointer[string]
-	errs    atomic.Uint64
+
+	sendMu sync.Mutex // guards ch against a send after Close
+	shut   bool
 
 	mu       sync.Mutex // guards meta
 	meta     Meta
@@ -208,6 +210,11 @@ func (r *Recorder) Tick(now time.Time, p ledger.Point) {
 }
 
 func (r *Recorder) send(e *event) {
+	r.sendMu.Lock()
+	defer r.sendMu.Unlock()
+	if r.shut {
+		return // a scrape that ends after the recording: not recorded, never a panic
+	}
 	select {
 	case r.ch <- e:
 	default:
@@ -222,7 +229,10 @@ func (r *Recorder) send(e *event) {
 func (r *Recorder) Close() error {
 	var err error
 	r.closed.Do(func() {
+		r.sendMu.Lock()
+		r.shut = true
 		close(r.ch)
+		r.sendMu.Unlock()
 		<-r.done
 		r.mu.Lock()
 		r.meta.Sessions[len(r.meta.Sessions)-1].Stop = time.Now()
@@ -248,7 +258,10 @@ func (r *Recorder) Close() error {
 func (r *Recorder) abandon() error {
 	var err error
 	r.closed.Do(func() {
+		r.sendMu.Lock()
+		r.shut = true
 		close(r.ch)
+		r.sendMu.Unlock()
 		<-r.done
 		err = r.db.Close()
 	})
@@ -306,7 +319,6 @@ func (r *Recorder) fail(err error) {
 	if p := r.lastErr.Load(); p == nil || *p != msg {
 		r.log.Error("recording failed; the live view goes on", "err", err)
 	}
-	r.errs.Add(1)
 	r.lastErr.Store(&msg)
 }
 
