@@ -32,6 +32,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		interval = fs.Duration("interval", time.Second, "scrape interval")
 		window   = fs.Duration("window", config.DefaultWindow, "window W of the windowed rates")
 		duration = fs.Duration("duration", 0, "stop after this long (0 = until interrupted)")
+		otlpAddr = cli.HostPort(fs, "otlp.listen", "", "also receive OTLP traces (gRPC and HTTP) on host:port (docs/traces.md)")
 	)
 	advice := config.NewFlags(fs)
 	adviceFlags(advice)
@@ -59,6 +60,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		for _, t := range cluster.Targets() {
 			cfg.Targets = append(cfg.Targets, config.TargetFrom(t, "simulator"))
 		}
+		cfg.OTLP.Listen = *otlpAddr
 		advice.Apply(cfg)
 		cfg.SetDefaults()
 		if err := cfg.Validate(); err != nil {
@@ -73,6 +75,11 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 			Ready: func(addr string) {
 				fmt.Fprintf(stdout, "ptdmon demo: open http://%s/\n", addr)
 				fmt.Fprintf(stderr, "scenario %s: %d simulated engines; truth at %s; Ctrl-C to stop\n", sc.Name, len(cfg.Targets), cluster.TruthURL())
+			},
+			OTLPReady: func(addr string) {
+				// The simulated vLLM engines send their traces to the receiver.
+				cluster.SendTraces(ctx, "http://"+addr+"/v1/traces", time.Second)
+				fmt.Fprintf(stderr, "receiving OTLP traces on %s (the simulated vLLM engines send theirs)\n", addr)
 			},
 		})
 	})

@@ -147,7 +147,7 @@ func genInput(what, cfgPath string) (gen.Input, []byte, error) {
 	if err != nil {
 		return gen.Input{}, nil, err
 	}
-	return gen.FromConfig(cfg, int64(kv.Bytes)), data, nil
+	return gen.FromConfig(cfg, kv.Bytes), data, nil
 }
 
 // buildPaths returns the compose file's build context (the source tree,

@@ -357,3 +357,37 @@ func TestRunTime(t *testing.T) {
 	f("1772368200", start.Add(30*time.Minute), "")
 	f("yesterday", time.Time{}, "want RFC 3339")
 }
+
+// ptdmon report reads what ptdmon record wrote: what ran (the hash of the
+// configuration, the targets) and the recorded points.
+func TestReportOfARecording(t *testing.T) {
+	cfg := recordingSimConfig(t, "kv-bound")
+	dir := filepath.Join(t.TempDir(), "round1")
+	var o, e strings.Builder
+	if code := dispatch([]string{"record", "-config", cfg, "-o", dir, "-settle", "250ms", "--", "sleep", "4"}, &o, &e); code != 0 {
+		t.Fatalf("record exited %d: %s", code, e.String())
+	}
+	run, err := record.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := run.Meta()
+	run.Close()
+	out := filepath.Join(t.TempDir(), "round1.json")
+	o.Reset()
+	e.Reset()
+	if code := dispatch([]string{"report", dir, "-format", "json", "-o", out}, &o, &e); code != 0 {
+		t.Fatalf("report exited %d: %s", code, e.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), m.ConfigHash) || !strings.Contains(string(b), m.Targets[0].Name) {
+		t.Errorf("the report does not name the recorded configuration hash %s and target %s:\n%.600s", m.ConfigHash, m.Targets[0].Name, b)
+	}
+}

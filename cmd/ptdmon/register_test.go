@@ -113,8 +113,8 @@ func TestRegisterNewEngine(t *testing.T) {
 			}
 		}
 		f(cfgText, "")
-		f(strings.Replace(cfgText, "engine: madeup", "engine: bogus", 1), `engine "bogus": want vllm, sglang, trtllm, madeup or auto`)
-		f(strings.Replace(cfgText, "kv_source: madeuplink", "kv_source: bogus", 1), "sglang, dynamo, madeuplink or none")
+		f(strings.Replace(cfgText, "engine: madeup", "engine: bogus", 1), `engine "bogus": want vllm, sglang, trtllm, nixl-telemetry, mooncake-te, dynamo-frontend, madeup or auto`)
+		f(strings.Replace(cfgText, "kv_source: madeuplink", "kv_source: bogus", 1), "sglang, dynamo, nixl-telemetry, mooncake-te, madeuplink or none")
 	})
 
 	t.Run("serve", func(t *testing.T) {

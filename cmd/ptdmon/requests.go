@@ -12,13 +12,14 @@ import (
 )
 
 func init() {
-	register("requests", "per-request phases from TensorRT-LLM perf-metrics JSONL", runRequests)
+	register("requests", "per-request phases from TensorRT-LLM perf-metrics JSONL or OTLP JSON traces", runRequests)
 }
 
 func runRequests(args []string, stdout, stderr io.Writer) int {
 	c := cli.New("requests", "[flags] FILE.jsonl...",
 		"Reads TensorRT-LLM per-request perf-metrics JSONL (disagg server or worker files, any\n"+
 			"format generation) and reports queue, prefill, KV transfer, decode, TTFT, E2E and TPOT.\n"+
+			"Also reads OTLP JSON file exports of vLLM traces and joins each request's legs (docs/traces.md).\n"+
 			"Flags may come before or after the files.", cli.SomeArg, stdout, stderr)
 	fset := c.Flags
 	clockSync := fset.String("clock-sync", "", "clock-sync probes (JSON) to align each worker's clock to the disagg server's")
@@ -29,6 +30,16 @@ func runRequests(args []string, stdout, stderr io.Writer) int {
 	return c.Run(args, func(files []string) error {
 		if *top < 0 {
 			return cli.Usagef("-top must be ≥ 0")
+		}
+		otlp, err := isOTLPFile(files[0])
+		if err != nil {
+			return err
+		}
+		if otlp {
+			if *clockSync != "" || *usage != "" || *htmlOut != "" {
+				return cli.Usagef("-clock-sync, -usage and -html are for TensorRT-LLM records, not OTLP traces")
+			}
+			return otlpRequests(files, *asJSON, *top, stdout, stderr)
 		}
 		return requests(files, *clockSync, *usage, *asJSON, *htmlOut, *top, stdout, stderr)
 	})

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -62,6 +63,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fl.String("source", "read the engines from a TSDB instead of scraping them: prometheus=URL (Prometheus, VictoriaMetrics, Thanos, Mimir)", func(c *config.Config) *string { return &c.Source })
 	fl.String("shard", "keep only the targets of shard i/N (Prometheus hashmod of the target address)", func(c *config.Config) *string { return &c.Shard })
 	adviceFlags(fl)
+	otlpFlags(fs, fl)
 	fl.String("record", "keep the run in this directory, and resume from it (a Prometheus TSDB and run.json; docs/runs.md)", func(c *config.Config) *string { return &c.Record.Dir })
 	return c.Run(args, func([]string) error {
 		log := c.Logger()
@@ -124,6 +126,15 @@ func adviceFlags(fl *config.Flags) {
 	fl.Float64("slo-itl", "slo.itl", "ITL SLO in seconds", func(c *config.Config) *float64 { return &c.SLO.ITL })
 	fl.Float64("slo-e2e", "slo.e2e", "E2E latency SLO in seconds", func(c *config.Config) *float64 { return &c.SLO.E2E })
 	fl.OptionalFloat64("headroom", "headroom", "fraction of capacity the advice leaves unused (default 0.2)", func(c *config.Config) **float64 { return &c.Headroom })
+}
+
+// otlpFlags binds the trace receiver's settings (docs/traces.md).
+func otlpFlags(fs *flag.FlagSet, fl *config.Flags) {
+	listen := cli.HostPort(fs, "otlp.listen", "", "receive OTLP traces (gRPC and HTTP) on host:port, e.g. 127.0.0.1:4317")
+	fl.StringVar(listen, "otlp.listen", func(c *config.Config) *string { return &c.OTLP.Listen })
+	fl.String("otlp.forward", "forward the traces received, unchanged, to this OTLP/HTTP URL (e.g. http://tempo:4318/v1/traces)", func(c *config.Config) *string { return &c.OTLP.Forward })
+	fl.Int64("otlp.max-bytes", "bytes of OTLP exports read at once (default 16 MiB)", func(c *config.Config) *int64 { return &c.OTLP.MaxBytes })
+	fl.Int("otlp.max-spans", "spans the request ledger keeps (default 100000)", func(c *config.Config) *int { return &c.OTLP.MaxSpans })
 }
 
 // targetFlags turns -prefill or -decode values into targets of role.

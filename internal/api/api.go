@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
+	"github.com/ptdmon/ptdmon/internal/journey"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/metrics"
@@ -38,6 +39,10 @@ type Server struct {
 	// them) and the advice's headroom (nil: advice.DefaultHeadroom).
 	SLO      slo.Thresholds
 	Headroom *float64
+	// Requests, if set, is the request ledger of the trace receiver.
+	Requests *journey.Ledger
+	// Collectors are added to /metrics (the trace receiver's counts).
+	Collectors []prometheus.Collector
 
 	verdicts verdictCache
 	past     timelineCache
@@ -73,6 +78,7 @@ func (s *Server) done() chan struct{} {
 func (s *Server) Handler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(&metrics.Collector{Ledger: s.Ledger, Stage: s.stage})
+	reg.MustRegister(s.Collectors...)
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,
@@ -83,6 +89,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/v1/stream", s.stream)
 	mux.HandleFunc("GET /api/v1/instances", s.instances)
 	mux.HandleFunc("GET /api/v1/targets", s.targets)
+	mux.HandleFunc("GET /api/v1/requests", s.requests)
 	s.registerAdvice(mux, reg)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -60,6 +60,8 @@ type Config struct {
 	// Headroom is the fraction of capacity the advice leaves unused (nil:
 	// advice.DefaultHeadroom).
 	Headroom *float64 `yaml:"headroom"`
+	// OTLP is the trace receiver (otlp.go).
+	OTLP OTLP `yaml:"otlp"`
 	// Record keeps the run on disk (record.go).
 	Record RecordConfig `yaml:"record"`
 
@@ -92,6 +94,9 @@ type Target struct {
 	// only reader, and the same worker must not also be listed through
 	// /prometheus/metrics, or its completions count twice.
 	IterationStats bool `yaml:"iteration_stats"`
+	// Serves names the target of the engine instance a transfer library's
+	// endpoint serves (serves.go): the library's target takes its role.
+	Serves string `yaml:"serves"`
 
 	// DefinedAt is where the target was defined, for error messages
 	// ("ptdmon.yaml:12", "-prefill", a file_sd file's group and entry).
@@ -200,7 +205,7 @@ func atLine(file, msg string) string {
 	return file + ": " + msg
 }
 
-var targetKeys = map[string]bool{"name": true, "url": true, "role": true, "engine": true, "labels": true, "iteration_stats": true}
+var targetKeys = map[string]bool{"name": true, "url": true, "role": true, "engine": true, "labels": true, "iteration_stats": true, "serves": true}
 
 // UnmarshalYAML records the target's line. Node.Decode does not inherit the
 // decoder's KnownFields, so unknown keys are checked here.
@@ -208,7 +213,7 @@ func (t *Target) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if k := n.Content[i]; !targetKeys[k.Value] {
-				return fmt.Errorf("line %d: field %s not found in target (want name, url, role, engine, labels, iteration_stats)", k.Line, k.Value)
+				return fmt.Errorf("line %d: field %s not found in target (want name, url, role, engine, labels, iteration_stats, serves)", k.Line, k.Value)
 			}
 		}
 	}
@@ -259,12 +264,14 @@ func (c *Config) SetDefaults() {
 	if c.MaxSeries == 0 && !c.isSet("max_series_per_target") {
 		c.MaxSeries = 50_000
 	}
+	c.OTLP.setDefaults()
 	for i := range c.Targets {
 		t := &c.Targets[i]
 		if t.Name == "" {
 			t.Name = defaultName(t.URL)
 		}
 	}
+	c.tieServed()
 }
 
 func defaultName(raw string) string {
@@ -354,8 +361,10 @@ func (c *Config) Validate() error {
 		}
 		seen[t.Name] = where
 	}
+	errs = append(errs, c.validateServes(file)...)
 	errs = append(errs, c.validateFleet(file)...)
 	errs = append(errs, c.validateAdvice(at)...)
+	errs = append(errs, c.validateOTLP(at)...)
 	if len(c.Targets) == 0 && len(c.FileSD) == 0 && c.Source == "" {
 		bad(file, "no targets: add targets (or file_sd), or pass -prefill/-decode URLs")
 	}

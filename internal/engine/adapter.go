@@ -33,6 +33,11 @@ type Adapter struct {
 	// prefix. A bare name is claimed only when it is in Families (and not
 	// PrefixOnly), since bare names are generic.
 	PrefixOptional bool
+	// Listed: the families share no prefix of their own (a transfer
+	// library's generic names, such as Mooncake's transfer_bytes_total), so
+	// only the names in Families claim a family; Prefix only names the
+	// adapter in messages.
+	Listed bool
 
 	// Families is the engine's metric table (its KV connectors add theirs,
 	// see Connector).
@@ -72,6 +77,16 @@ type Adapter struct {
 	// vLLM's waiting gauge also counts requests still waiting for their KV
 	// (docs/advisor.md#limits).
 	WaitingKVReady bool
+	// TransferLibrary: the endpoint is a transfer library's own (NIXL's
+	// telemetry, the Mooncake transfer engine), not an engine's: its KV
+	// bytes count the same transfers an engine's connector may count too,
+	// so they enter the KV sums only where no engine's connector counts any
+	// (docs/design.md#kv-sources-and-the-side-each-counts).
+	TransferLibrary bool
+	// Frontend: the endpoint is a request router in front of the engines
+	// (Dynamo's frontend): it plays no P/D role, so a target of it needs
+	// none and counts in no stage.
+	Frontend bool
 }
 
 // Reason maps one finish reason to the metric it counts as.
@@ -92,6 +107,12 @@ type Family struct {
 	Metric Metric
 	// Finished: the family carries the adapter's FinishedLabel.
 	Finished bool
+	// ByLabel and ByValue: the value of the label ByLabel tells which
+	// metric a series counts (vLLM's prompt tokens by source, NIXL's errors
+	// by status, SGLang's latency by stage); a series with another value is
+	// not read. Metric is unused then.
+	ByLabel string
+	ByValue []Reason
 	// Sizes: a histogram of per-transfer sizes whose _sum is the counter
 	// Metric and whose _count is the counter Count; its buckets are not read.
 	Sizes bool
@@ -159,6 +180,9 @@ func Register(a Adapter) {
 	for _, have := range registry.adapters {
 		if have.Engine == a.Engine {
 			panic(fmt.Sprintf("engine: adapter %s registered twice", a.Engine))
+		}
+		if a.Listed || have.Listed {
+			continue
 		}
 		if strings.HasPrefix(a.Prefix, have.Prefix) || strings.HasPrefix(have.Prefix, a.Prefix) {
 			panic(fmt.Sprintf("engine: prefixes %q (%s) and %q (%s) overlap", a.Prefix, a.Engine, have.Prefix, have.Engine))
@@ -311,6 +335,18 @@ func (e Engine) WaitingKVReady() bool {
 	return false
 }
 
+// TransferLibrary reports the trait of the same name of engine e's adapter.
+func (e Engine) TransferLibrary() bool {
+	registry.RLock()
+	defer registry.RUnlock()
+	for _, a := range registry.adapters {
+		if a.Engine == e {
+			return a.TransferLibrary
+		}
+	}
+	return false
+}
+
 // KVSourceDisplays lists the registered connectors' display names, for
 // messages: "FlagCX, NIXL, …, SGLang or Dynamo".
 func KVSourceDisplays() string {
@@ -374,7 +410,7 @@ func ParseKVSource(s string) (KVSource, bool) {
 // from source kv (KVAuto: the engine's own families), and whether there is one.
 func (a Adapter) Family(m Metric, kv KVSource) (Family, bool) {
 	for _, f := range a.Families {
-		if f.Metric == m && f.KV == kv && f.Skip == "" && !f.Deprecated {
+		if f.Metric == m && f.KV == kv && f.Skip == "" && !f.Deprecated && f.ByLabel == "" {
 			return f, true
 		}
 	}

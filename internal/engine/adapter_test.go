@@ -196,7 +196,7 @@ func TestRegisteredTables(t *testing.T) {
 	for _, a := range Adapters() {
 		engines[a.Engine] = true
 		for _, f := range a.Families {
-			if !strings.HasPrefix(f.Name, a.Prefix) && !a.PrefixOptional {
+			if !strings.HasPrefix(f.Name, a.Prefix) && !a.PrefixOptional && !a.Listed {
 				t.Errorf("%s: %s lacks the prefix %s", a.Engine, f.Name, a.Prefix)
 			}
 			if f.Skip == "" && f.Metric.Kind() == KindHistogram && f.Type != model.MetricTypeHistogram {
@@ -218,13 +218,13 @@ func TestRegisteredTables(t *testing.T) {
 			t.Errorf("connector %s not accepted as kv_source", c.Source)
 		}
 	}
-	if got := EngineChoices(); got != "vllm, sglang, trtllm or auto" {
+	if got := EngineChoices(); got != "vllm, sglang, trtllm, nixl-telemetry, mooncake-te, dynamo-frontend or auto" {
 		t.Errorf("EngineChoices = %q", got)
 	}
-	if got := KVSourceChoices(); got != "auto, flagcx, nixl, mooncake, sglang, dynamo or none" {
+	if got := KVSourceChoices(); got != "auto, flagcx, nixl, mooncake, sglang, dynamo, nixl-telemetry, mooncake-te or none" {
 		t.Errorf("KVSourceChoices = %q", got)
 	}
-	if got := KVSourceDisplays(); got != "FlagCX, NIXL, Mooncake, SGLang or Dynamo" {
+	if got := KVSourceDisplays(); got != "FlagCX, NIXL, Mooncake, SGLang, Dynamo, NIXL telemetry or Mooncake transfer engine" {
 		t.Errorf("KVSourceDisplays = %q", got)
 	}
 	if !SGLang.WaitingKVReady() || VLLM.WaitingKVReady() || TensorRTLLM.WaitingKVReady() || Engine("nope").WaitingKVReady() {

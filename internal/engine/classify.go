@@ -13,13 +13,13 @@ import (
 // bare name listed in their table.
 func claim(adapters []*adapter, name string) int {
 	for i, a := range adapters {
-		if strings.HasPrefix(name, a.Prefix) {
+		if !a.Listed && strings.HasPrefix(name, a.Prefix) {
 			return i
 		}
 	}
 	base, _, _ := splitHistogram(name)
 	for i, a := range adapters {
-		if !a.PrefixOptional {
+		if !a.PrefixOptional && !a.Listed {
 			continue
 		}
 		if _, ok := a.plain[name]; ok {
@@ -104,6 +104,12 @@ func (a *adapter) bind(full string, t model.MetricType, ls labels.Labels, role R
 		return skip(base, "not used by ptdmon")
 	case f.Skip != "":
 		return skipNote(base, f)
+	case f.ByLabel != "":
+		m, ok := f.byValue(ls)
+		if !ok {
+			return skip(base, f.ByLabel+"=\""+ls.Get(f.ByLabel)+"\" is not read")
+		}
+		return set(b, f, m, f.Scale, p, ls)
 	case f.Sizes:
 		switch p {
 		case partSum:
@@ -134,6 +140,12 @@ func (a *adapter) bindPlain(b binding, f *Family, full string, t model.MetricTyp
 		return wrongType(full, f.Type, t)
 	}
 	m := f.Metric
+	if f.ByLabel != "" {
+		var ok bool
+		if m, ok = f.byValue(ls); !ok {
+			return skip(full, f.ByLabel+"=\""+ls.Get(f.ByLabel)+"\" is not read")
+		}
+	}
 	if f.Finished && a.FinishedLabel != "" {
 		reason := ls.Get(a.FinishedLabel)
 		for _, r := range a.NotCompleted {
@@ -186,4 +198,15 @@ func atoiOr(s string, def int) int {
 		return def
 	}
 	return n
+}
+
+// byValue is the metric a series of a ByLabel family counts.
+func (f *Family) byValue(ls labels.Labels) (Metric, bool) {
+	v := ls.Get(f.ByLabel)
+	for _, r := range f.ByValue {
+		if r.Value == v {
+			return r.Metric, true
+		}
+	}
+	return 0, false
 }

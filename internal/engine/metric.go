@@ -26,6 +26,19 @@ const (
 	Errored
 	Retracted
 	BootstrapFailed
+	// KV transfer failures by class (failure.go); KVFailures holds the
+	// failures a source does not classify, KVExpired the expiry class.
+	KVFailNetwork
+	KVFailTimeout
+	KVFailNotify
+	// Prompt tokens by where their KV came from (vLLM's
+	// prompt_tokens_by_source_total): on a decode instance, computed tokens
+	// are prefill work decode did itself.
+	PromptTokensComputed
+	PromptTokensCached
+	PromptTokensTransferred
+	PrefillRetries
+	FrontendRequests
 	numCounters
 )
 
@@ -41,6 +54,11 @@ const (
 	RetractedNow
 	IterationLatency
 	IterationLoop
+	KVInflight
+	FrontendQueued
+	FrontendInflight
+	ActivePrefillTokens
+	ActiveDecodeBlocks
 	numGaugesEnd
 )
 
@@ -53,6 +71,17 @@ const (
 	PrefillTime
 	DecodeTime
 	KVXferTime
+	KVPostTime
+	KVDescriptors
+	KVBootstrapTime
+	KVAllocTime
+	KVSpeed
+	KVXferEstimate
+	PrefillKVComputedTokens
+	StageWaiting
+	StageBootstrap
+	StageForward
+	StageKVTransfer
 	numMetrics
 )
 
@@ -128,6 +157,33 @@ var metricNames = [numMetrics]string{
 	PrefillTime:      "prefill_time_seconds",
 	DecodeTime:       "decode_time_seconds",
 	KVXferTime:       "kv_transfer_time_seconds",
+
+	// Failure classes (failure.go), prompt tokens by source, the
+	// transfer libraries', SGLang's and Dynamo's families.
+	KVFailNetwork:           "kv_transfer_failures_network",
+	KVFailTimeout:           "kv_transfer_failures_timeout",
+	KVFailNotify:            "kv_transfer_failures_notification",
+	PromptTokensComputed:    "prompt_tokens_computed",
+	PromptTokensCached:      "prompt_tokens_cached",
+	PromptTokensTransferred: "prompt_tokens_transferred",
+	PrefillRetries:          "prefill_retries",
+	FrontendRequests:        "frontend_requests",
+	KVInflight:              "kv_transfers_inflight",
+	FrontendQueued:          "frontend_requests_queued",
+	FrontendInflight:        "frontend_requests_inflight",
+	ActivePrefillTokens:     "active_prefill_tokens",
+	ActiveDecodeBlocks:      "active_decode_blocks",
+	KVPostTime:              "kv_transfer_post_time_seconds",
+	KVDescriptors:           "kv_transfer_descriptors",
+	KVBootstrapTime:         "kv_bootstrap_time_seconds",
+	KVAllocTime:             "kv_alloc_time_seconds",
+	KVSpeed:                 "kv_transfer_speed_bytes_per_second",
+	KVXferEstimate:          "kv_transfer_estimated_time_seconds",
+	PrefillKVComputedTokens: "prefill_kv_computed_tokens",
+	StageWaiting:            "stage_waiting_seconds",
+	StageBootstrap:          "stage_bootstrap_seconds",
+	StageForward:            "stage_forward_seconds",
+	StageKVTransfer:         "stage_kv_transfer_seconds",
 }
 
 // String is the metric's canonical snake_case name, as used in JSON.

@@ -353,6 +353,9 @@ func (r *Reader) resolve(o *Observation, engines uint64, roles [2]bool) error {
 		o.Role = r.role
 		return nil
 	}
+	if r.frontend(o.Engine) {
+		return nil
+	}
 	err := r.roleFromLabels(o, roles)
 	if err != nil && r.explain {
 		// Inspecting one exposition: say what is missing, show the rest.
@@ -476,4 +479,15 @@ func orList(items []string) string {
 		return strings.Join(items[:n-1], ", ") + " or " + items[n-1]
 	}
 	return strings.Join(items, "")
+}
+
+// frontend reports whether engine e's adapter is a request router, which
+// plays no P/D role.
+func (r *Reader) frontend(e Engine) bool {
+	for _, a := range r.adapters {
+		if a.Engine == e {
+			return a.Frontend
+		}
+	}
+	return false
 }

@@ -97,11 +97,11 @@ func TestReaderCaptures(t *testing.T) {
 		counters: map[Metric]float64{
 			Completed: 1993, Aborted: 8, Errored: 2,
 			PromptTokens: 8265728 + 8142848, GenerationTokens: 1009 + 994,
-			KVBytes: 1993 * gib, KVTransfers: 4000 + 3972, KVFailures: 1, KVExpired: 2,
+			KVBytes: 1993 * gib, KVTransfers: 4000 + 3972, KVFailNetwork: 1, KVExpired: 2,
 			PrefixQueries: 8265728 + 8142848, PrefixHits: 0,
 		},
 		// 2 engines × (stop, length, repetition).
-		series: map[Metric]int{Completed: 6, KVBytes: 2, KVFailures: 4},
+		series: map[Metric]int{Completed: 6, KVBytes: 2, KVFailNetwork: 4},
 		gauges: map[Metric]float64{Running: 5, Waiting: 8, KVUsage: 0.375},
 		absent: []Metric{QueueInflight, QueueBootstrap},
 		// TTFT: engine 0 saw 0.2, 0.3, 0.9; engine 1 saw 0.4. FlagCX transfers 0.08, 0.09, 0.3 and 0.09.
@@ -110,7 +110,7 @@ func TestReaderCaptures(t *testing.T) {
 	// vLLM decode with NIXL: eight rank-level transfers of 1/4 GiB.
 	f("vllm_decode_nixl.txt", Decode, want{
 		engine: VLLM, role: Decode, model: "meta-llama/Llama-3.1-8B-Instruct",
-		counters: map[Metric]float64{Completed: 1500 + 480 + 4, Aborted: 3, Errored: 1, KVBytes: 2 * gib, KVTransfers: 8, KVFailures: 3, GenerationTokens: 1021440},
+		counters: map[Metric]float64{Completed: 1500 + 480 + 4, Aborted: 3, Errored: 1, KVBytes: 2 * gib, KVTransfers: 8, KVFailNetwork: 3, GenerationTokens: 1021440},
 		gauges:   map[Metric]float64{Running: 180, Waiting: 12, KVUsage: 0.875},
 		hists:    map[Metric][2]float64{ITL: {100, 90*0.02 + 10*0.06}, KVXferTime: {2, 0.22}},
 	})
@@ -140,6 +140,67 @@ func TestReaderCaptures(t *testing.T) {
 		gauges:   map[Metric]float64{QueueBootstrap: 6, QueueInflight: 2, Running: 4, Waiting: 9},
 		absent:   []Metric{KVBytes, KVTransfers},
 		notes:    1,
+	})
+
+	// NIXL's own telemetry on an SGLang prefill process, two agents: tx
+	// 3+5 GiB and rx 1 GiB; 12+20 sent and 4 received requests; per agent
+	// backend 1 and remote_disconnect 3 (network), unknown 2 (unclassified);
+	// agent 0 took 12 × 10 ms, agent 1 24 × 15 ms, posting 100 µs and 200 µs.
+	f("nixl_telemetry.txt", Prefill, want{
+		engine: NIXLTelemetry, role: Prefill,
+		counters: map[Metric]float64{KVBytes: 9 * gib, KVTransfers: 36, KVFailNetwork: 8, KVFailures: 4},
+		series:   map[Metric]int{KVBytes: 4, KVFailNetwork: 4, KVFailures: 18}, // 9 unclassified statuses × 2 agents
+		absent:   []Metric{KVFailTimeout, Completed},
+		hists:    map[Metric][2]float64{KVXferTime: {36, 0.48}, KVPostTime: {36, 0.006}},
+	})
+	// The Mooncake transfer engine (PR #2958): 40 requests of 1 GiB, 2
+	// failed, 3 in flight, 38 completed in 1.5 s.
+	f("mooncake_te.txt", Prefill, want{
+		engine: MooncakeTE, role: Prefill,
+		counters: map[Metric]float64{KVBytes: 40 * gib, KVTransfers: 40, KVFailNetwork: 2},
+		gauges:   map[Metric]float64{KVInflight: 3},
+		absent:   []Metric{KVFailures},
+		hists:    map[Metric][2]float64{KVXferTime: {38, 1.5}},
+	})
+	// vLLM decode over NIXL where 10 of 100 KV loads failed and were
+	// recomputed: 10 × 4096 prompt tokens computed on decode, 4096 cache
+	// hits, the rest (100 × 4096 − 40960 − 4096) transferred; 90 transfers
+	// posted in 0.2 ms with 64 descriptors each; 4 lost notifications.
+	f("vllm_decode_nixl_recompute.txt", Decode, want{
+		engine: VLLM, role: Decode, model: "meta-llama/Llama-3.1-8B-Instruct",
+		counters: map[Metric]float64{
+			Completed: 100, PromptTokens: 409600,
+			PromptTokensComputed: 40960, PromptTokensCached: 4096, PromptTokensTransferred: 364544,
+			KVFailNetwork: 10, KVFailNotify: 4, KVExpired: 0,
+		},
+		absent: []Metric{KVBytes, KVFailures},
+		hists: map[Metric][2]float64{
+			PrefillKVComputedTokens: {100, 40960}, KVPostTime: {90, 90 * 0.0002}, KVDescriptors: {90, 90 * 64},
+		},
+	})
+	// Dynamo's frontend, no role: 900 + 60 requests answered, 12 errors;
+	// 7 queued, 40 in flight; TTFT 0.25 s and an estimated KV transfer of
+	// 20 ms for each of 960; active prefill tokens 3072 + 1024 and decode
+	// blocks 500 + 700 over the workers.
+	f("dynamo_frontend.txt", RoleUnknown, want{
+		engine: DynamoFrontend, role: RoleUnknown, model: "Qwen/Qwen3-32B",
+		counters: map[Metric]float64{FrontendRequests: 960, Errored: 12},
+		gauges:   map[Metric]float64{FrontendQueued: 7, FrontendInflight: 40, ActivePrefillTokens: 4096, ActiveDecodeBlocks: 1200},
+		absent:   []Metric{Completed},
+		hists:    map[Metric][2]float64{TTFT: {960, 240}, KVXferEstimate: {960, 19.2}},
+	})
+	// SGLang prefill, 2026: 200 requests, bootstrap 40 ms and allocation
+	// 8 ms each, 8 GB/s (GiB: 1024 of its MiB); stages bootstrap 0.04 s,
+	// waiting 0.1 s, forward 0.3 s, KV transfer 0.05 s (tokenize not read);
+	// timeouts 2 in bootstrap and 5 in transfer; 6 prefill retries.
+	f("sglang_prefill_2026.txt", RoleUnknown, want{
+		engine: SGLang, role: Prefill, model: "Qwen/Qwen3-32B",
+		counters: map[Metric]float64{Completed: 200, PrefillRetries: 6, KVFailTimeout: 7},
+		series:   map[Metric]int{KVFailTimeout: 2},
+		hists: map[Metric][2]float64{
+			KVBootstrapTime: {200, 8}, KVAllocTime: {200, 1.6}, KVSpeed: {200, 200 * 8 * gib},
+			StageBootstrap: {200, 8}, StageWaiting: {200, 20}, StageForward: {200, 60}, StageKVTransfer: {200, 10},
+		},
 	})
 }
 

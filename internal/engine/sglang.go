@@ -40,6 +40,7 @@ func init() {
 			{Name: "sglang:num_aborted_requests_total", Type: model.MetricTypeCounter, Metric: Aborted},
 			{Name: "sglang:num_retracted_requests_total", Type: model.MetricTypeCounter, Metric: Retracted},
 			{Name: "sglang:num_bootstrap_failed_reqs_total", Type: model.MetricTypeCounter, Metric: BootstrapFailed},
+			{Name: "sglang:num_prefill_retries_total", Type: model.MetricTypeCounter, Metric: PrefillRetries},
 
 			{Name: "sglang:num_running_reqs", Type: model.MetricTypeGauge, Metric: Running},
 			{Name: "sglang:num_queue_reqs", Type: model.MetricTypeGauge, Metric: Waiting},
@@ -57,6 +58,19 @@ func init() {
 			{Name: "sglang:time_per_output_token_seconds", Type: model.MetricTypeHistogram, Metric: ITL, Deprecated: true},
 			{Name: "sglang:e2e_request_latency_seconds", Type: model.MetricTypeHistogram, Metric: E2E},
 			{Name: "sglang:queue_time_seconds", Type: model.MetricTypeHistogram, Metric: QueueTime},
+			// The time a request spent in each stage (PR #36374; the stage
+			// names are RequestStage in python/sglang/srt/managers/
+			// schedule_batch.py): each is the time since the previous stage
+			// ended. The ones that split TTFT are read, per role.
+			{Name: "sglang:per_stage_req_latency_seconds", Type: model.MetricTypeHistogram, ByLabel: "stage", ByValue: []Reason{
+				{"prefill_waiting", StageWaiting},
+				{"decode_waiting", StageWaiting},
+				{"prefill_bootstrap", StageBootstrap},
+				{"decode_bootstrap", StageBootstrap},
+				{"prefill_forward", StageForward},
+				{"prefill_transfer_kv_cache", StageKVTransfer},
+				{"decode_transferred", StageKVTransfer},
+			}},
 		},
 	})
 	RegisterConnector(Connector{
@@ -67,6 +81,14 @@ func init() {
 		Families: []Family{
 			{Name: "sglang:num_transfer_failed_reqs_total", Type: model.MetricTypeCounter, Metric: KVFailures},
 			{Name: "sglang:kv_transfer_latency_ms", Type: model.MetricTypeHistogram, Metric: KVXferTime, LEScale: 1e-3},
+			// Bootstrap and allocation wait, and speed, per request (PR #19009).
+			{Name: "sglang:kv_transfer_bootstrap_ms", Type: model.MetricTypeHistogram, Metric: KVBootstrapTime, LEScale: 1e-3},
+			{Name: "sglang:kv_transfer_alloc_ms", Type: model.MetricTypeHistogram, Metric: KVAllocTime, LEScale: 1e-3},
+			{Name: "sglang:kv_transfer_speed_gb_s", Type: model.MetricTypeHistogram, Metric: KVSpeed, LEScale: 1 << 30},
+			// Timeout observations per sender or receiver and stage
+			// (bootstrap, transfer), not unique failed requests
+			// (python/sglang/srt/observability/kv_transfer_metrics.py).
+			{Name: "sglang:kv_transfer_timeouts_total", Type: model.MetricTypeCounter, Metric: KVFailTimeout},
 			// A histogram of per-request sizes in MiB since SGLang PR #19009.
 			{Name: "sglang:kv_transfer_total_mb", Type: model.MetricTypeHistogram, Metric: KVBytes, Sizes: true, Count: KVTransfers, Scale: mebibyte},
 			// Before it, a gauge of the same name held the last request's

@@ -26,6 +26,17 @@ func init() {
 		Families: []Family{
 			{Name: "vllm:request_success_total", Type: model.MetricTypeCounter, Metric: Completed, Finished: true},
 			{Name: "vllm:prompt_tokens_total", Type: model.MetricTypeCounter, Metric: PromptTokens},
+			// Prompt tokens by where their KV came from (PR #33290). On a
+			// decode instance, local_compute is prefill work decode did
+			// itself: after a failed KV load (recompute) or for a request
+			// that skipped prefill.
+			{Name: "vllm:prompt_tokens_by_source_total", Type: model.MetricTypeCounter, ByLabel: "source", ByValue: []Reason{
+				{"local_compute", PromptTokensComputed},
+				{"local_cache_hit", PromptTokensCached},
+				{"external_kv_transfer", PromptTokensTransferred},
+			}},
+			{Name: "vllm:prompt_tokens_cached_total", Type: model.MetricTypeCounter,
+				Skip: "local and external cache hits together; vllm:prompt_tokens_by_source_total splits them and is read instead"},
 			{Name: "vllm:generation_tokens_total", Type: model.MetricTypeCounter, Metric: GenerationTokens},
 			{Name: "vllm:num_preemptions_total", Type: model.MetricTypeCounter, Metric: Preemptions},
 			{Name: "vllm:prefix_cache_queries_total", Type: model.MetricTypeCounter, Metric: PrefixQueries},
@@ -45,6 +56,9 @@ func init() {
 			{Name: "vllm:request_queue_time_seconds", Type: model.MetricTypeHistogram, Metric: QueueTime},
 			{Name: "vllm:request_prefill_time_seconds", Type: model.MetricTypeHistogram, Metric: PrefillTime},
 			{Name: "vllm:request_decode_time_seconds", Type: model.MetricTypeHistogram, Metric: DecodeTime},
+			// Per request, the prefill tokens computed here, cache hits and
+			// transferred KV excluded (PR #30189).
+			{Name: "vllm:request_prefill_kv_computed_tokens", Type: model.MetricTypeHistogram, Metric: PrefillKVComputedTokens},
 		},
 	})
 }

@@ -1,6 +1,10 @@
 package gen
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
+)
 
 // Alert thresholds. A stage lags when, averaged over lagRange, it processes
 // less than lagRatio of what the stage before it hands over.
@@ -93,6 +97,6 @@ func alertRules(n Names) []Rule {
 			fmt.Sprintf("sum by (path, target) (%s) > 0", n.TargetKVFailures),
 			"", "warning",
 			"KV transfers fail on {{ $labels.target }} ({{ $labels.path }} path)",
-			"Read the engine's KV connector log lines (FlagCX, NIXL, Mooncake) on both sides of the transfer; failed requests are retried or aborted, so completions drop."),
+			"Read the log lines of the engine's KV transfer ("+engine.KVSourceDisplays()+") on both sides of the transfer; failed requests are retried or aborted, so completions drop."),
 	}
 }

@@ -3,6 +3,7 @@ package gen
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -190,7 +191,16 @@ func engineKVRules(n Names, w, kvSource string) []Rule {
 		if f.Sizes {
 			suffix = "_sum" // a size histogram's _sum counts bytes
 		}
-		e := series(perProcess, a, []engine.Family{f}, suffix, lastScrape)
+		// A library counts sent and received bytes apart (NIXL's tx and rx):
+		// every byte family of the connector adds up.
+		fams := []engine.Family{f}
+		for _, g := range a.Families {
+			if g.KV == c.Source && g.Metric == engine.KVBytes && g.Name != f.Name && g.ByLabel == "" &&
+				g.Skip == "" && !g.Deprecated && g.Sizes == f.Sizes && g.Scale == f.Scale {
+				fams = append(fams, g)
+			}
+		}
+		e := series(perProcess, a, fams, suffix, lastScrape)
 		if f.Scale != 0 && f.Scale != 1 {
 			e = strconv.FormatFloat(f.Scale, 'f', -1, 64) + " * " + e
 		}
@@ -262,7 +272,7 @@ func failureRules(n Names) []Rule {
 	for _, c := range engine.Connectors() {
 		a, _ := engine.Lookup(c.Engine)
 		for _, f := range a.Families {
-			if f.KV == c.Source && f.Metric == engine.KVFailures && !f.Deprecated && f.Skip == "" {
+			if f.KV == c.Source && isFailure(f) && !f.Deprecated && f.Skip == "" {
 				failures = append(failures, series(perTarget("sum"), a, []engine.Family{f}, "", rate))
 			}
 		}
@@ -301,7 +311,7 @@ func metricExprs(a engine.Adapter, m engine.Metric, agg aggregation, inner func(
 	var cur, dep, gated []engine.Family
 	for _, f := range a.Families {
 		switch {
-		case f.Metric != m || f.KV != engine.KVAuto || f.Skip != "" || f.Sizes:
+		case f.Metric != m || f.ByLabel != "" || f.KV != engine.KVAuto || f.Skip != "" || f.Sizes:
 		case f.Role != engine.RoleUnknown:
 			gated = append(gated, f)
 		case f.Deprecated:
@@ -360,6 +370,14 @@ func selectors(a engine.Adapter, f engine.Family, suffix string) []string {
 	var extra []string
 	for _, l := range a.SplitLabels {
 		extra = append(extra, l+`=""`)
+	}
+	if f.ByLabel != "" {
+		// Only the label values the adapter reads.
+		var vs []string
+		for _, r := range f.ByValue {
+			vs = append(vs, regexp.QuoteMeta(r.Value))
+		}
+		extra = append(extra, f.ByLabel+"=~"+strconv.Quote(strings.Join(vs, "|")))
 	}
 	if f.Finished {
 		// One != per reason, not a regular expression: cheaper to match.
@@ -436,4 +454,17 @@ func (f RuleFile) YAML() ([]byte, error) {
 		return nil, fmt.Errorf("encode rules: %w", err)
 	}
 	return b.Bytes(), nil
+}
+
+// isFailure: the family counts failed KV transfers, of any class.
+func isFailure(f engine.Family) bool {
+	if _, ok := f.Metric.FailureClass(); ok && f.ByLabel == "" {
+		return true
+	}
+	for _, r := range f.ByValue {
+		if _, ok := r.Metric.FailureClass(); ok {
+			return true
+		}
+	}
+	return false
 }

@@ -122,8 +122,8 @@ func TestKVSourceRestrictsEngineRules(t *testing.T) {
 		}
 		return out
 	}
-	if got := sources(""); len(got) != 5 {
-		t.Errorf("auto: sources %v, want flagcx, nixl, mooncake, sglang, dynamo", got)
+	if got := sources(""); len(got) != 7 {
+		t.Errorf("auto: sources %v, want flagcx, nixl, mooncake, sglang, dynamo, nixl-telemetry, mooncake-te", got)
 	}
 	for _, kv := range []string{"nixl", "dynamo"} {
 		if got := sources(kv); len(got) != 1 || !got[kv] {

@@ -87,7 +87,9 @@ func Of(src string, obs *engine.Observation, found []engine.Match) Inspection {
 func (in Inspection) WriteSummary(w io.Writer) error {
 	var b strings.Builder
 	role := in.Role
-	if role == "" {
+	if a, ok := engine.Lookup(engine.Engine(in.Engine)); role == "" && ok && a.Frontend {
+		role = "none (a request router in front of the engines)"
+	} else if role == "" {
 		role = "unknown (pass -role prefill|decode)"
 	}
 	fmt.Fprintf(&b, "source     %s\nengine     %s\nprefix     %s\nrole       %s\n", in.Input, in.Engine, in.prefixLine(), role)

@@ -75,4 +75,8 @@ func TestSummary(t *testing.T) {
 	f("vllm_prefill_flagcx.txt", engine.Prefill, "engine     vllm\n", "role       prefill\n", "requests_completed                 1993")
 	f("sglang_prefill.txt", "", "engine     sglang\n", "role       prefill\n")
 	f("vllm_decode_nixl.txt", "", "role       unknown (pass -role prefill|decode)")
+	// Transfer libraries and Dynamo's frontend are recognised by their names.
+	f("nixl_telemetry.txt", engine.Prefill, "engine     nixl-telemetry\n", "prefix     agent_ (14 families)\n", "kv_transfer_failures_network       8")
+	f("mooncake_te.txt", engine.Prefill, "engine     mooncake-te\n", "kv_transfers_inflight              3\n")
+	f("dynamo_frontend.txt", "", "engine     dynamo-frontend\n", "role       none (a request router in front of the engines)\n", "active_prefill_tokens              4096")
 }

@@ -157,9 +157,12 @@ func (l *Ledger) SetTargets(infos []engine.Target) {
 		}
 		l.targets[in.Name] = newTarget(in, l.cfg.Interval, l.cfg.Window)
 	}
+	counted := l.kvCounted()
 	for name, t := range l.targets {
 		if !keep[name] {
-			l.removedKV += t.totals[engine.KVBytes]
+			if counted(t) {
+				l.removedKV += t.totals[engine.KVBytes]
+			}
 			delete(l.targets, name)
 		}
 	}

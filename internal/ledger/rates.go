@@ -135,15 +135,18 @@ func (l *Ledger) compute(now time.Time) Point {
 	var kv kvSum
 	var notes []string
 	kvTotal := l.removedKV
+	counted := l.kvCounted()
 
 	for _, name := range l.names {
 		t := l.targets[name]
-		kvTotal += t.totals[engine.KVBytes]
+		if counted(t) {
+			kvTotal += t.totals[engine.KVBytes]
+		}
 		notes = append(notes, t.notes...)
 		in := l.read(t, now)
 		ip := in.point(name)
 		p.Instances = append(p.Instances, ip)
-		if t.has(engine.KVBytes) {
+		if t.has(engine.KVBytes) && counted(t) {
 			kv.add(&in, &ip)
 		}
 		switch in.role {

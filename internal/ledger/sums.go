@@ -120,7 +120,9 @@ func (k *kvSum) add(in *instanceRead, ip *InstancePoint) {
 	k.bytesW.add(ip.KVBytesW)
 	if in.why == "" {
 		k.transfers.add(in.windowed(engine.KVTransfers))
-		k.failures.add(in.windowed(engine.KVFailures))
+		for _, m := range engine.FailureMetrics() {
+			k.failures.add(in.windowed(m))
+		}
 		in.histIncrease(engine.KVXferTime, &k.xferTime)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/otlp"
 	"github.com/ptdmon/ptdmon/internal/record"
 	"github.com/ptdmon/ptdmon/internal/scheduler"
 	"github.com/ptdmon/ptdmon/internal/web"
@@ -48,6 +49,8 @@ type Options struct {
 	// Client, if set, makes the scrapes instead of scrape's own client
 	// (tests give one with an in-memory transport, to run in fake time).
 	Client *http.Client
+	// OTLPReady, if set, receives the OTLP receiver's address once it is up.
+	OTLPReady func(addr string)
 	// Recorder, if set, records the run (Run opens one itself for
 	// record.dir); Run closes it when it returns.
 	Recorder *record.Recorder
@@ -78,11 +81,21 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 			return setupError{err}
 		}
 	}
+	if opts.Recorder != nil {
+		defer opts.Recorder.Close()
+	}
+	requests, receiver, err := startOTLP(ctx, cfg, opts, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	p := newPipeline(ctx, cfg, targets, opts, log)
-	as := &api.Server{Ledger: p.ledger, Logger: log, Extra: web.Routes(), SLO: cfg.SLO, Headroom: cfg.Headroom, Health: recordHealth(opts.Recorder)}
+	as := &api.Server{Ledger: p.ledger, Logger: log, Extra: web.Routes(), SLO: cfg.SLO, Headroom: cfg.Headroom, Requests: requests, Health: recordHealth(opts.Recorder)}
 	if opts.Recorder != nil {
 		as.Extra["GET /api/v1/record"] = recordHandler(opts.Recorder)
-		defer opts.Recorder.Close()
+	}
+	if receiver != nil {
+		as.Collectors = append(as.Collectors, otlp.Collector{R: receiver})
 	}
 	if opts.Pprof {
 		addPprof(as.Extra)

@@ -80,10 +80,10 @@ func TestFixtureFamiliesMatch(t *testing.T) {
 	sim := simOutputs(t)
 	simShapes := map[string]map[string][]famShape{} // engine -> family -> shapes seen
 	for eng, bodies := range sim {
-		simShapes[string(eng)] = map[string][]famShape{}
+		simShapes[eng] = map[string][]famShape{}
 		for _, b := range bodies {
 			for n, s := range shapes(parseExpo(t, b)) {
-				simShapes[string(eng)][n] = append(simShapes[eng][n], s)
+				simShapes[eng][n] = append(simShapes[eng][n], s)
 			}
 		}
 	}

@@ -29,6 +29,9 @@ type Model struct {
 	dropped   uint64      // arrivals with no live instance to take them
 	trtDone   []trtRecord // completed TensorRT-LLM requests, in completion order
 	load      Load        // the scenario's load model, computed once
+
+	// traced, if set, gets each completed request's journey (traces.go).
+	traced func(journeyRecord)
 }
 
 type group struct {

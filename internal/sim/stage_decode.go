@@ -97,4 +97,7 @@ func (m *Model) decodeFinished(d *engine, r *request) {
 	r.dSlot = false
 	d.dSlots--
 	d.inst.truth.addDecode(m.now)
+	if m.traced != nil {
+		m.traced(journeyOf(r, d, m.now))
+	}
 }

@@ -1,0 +1,37 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestOTLP(t *testing.T) {
+	f := func(yaml, wantErr string, want OTLP) {
+		t.Helper()
+		c, err := Parse([]byte("targets: [{url: 'http://a:1/metrics'}]\n"+yaml), "ptdmon.yaml")
+		if err == nil {
+			c.SetDefaults()
+			err = c.Validate()
+		}
+		if wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), wantErr) {
+				t.Errorf("%q: error %v, want %q", yaml, err, wantErr)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", yaml, err)
+		}
+		if c.OTLP != want {
+			t.Errorf("%q: %+v, want %+v", yaml, c.OTLP, want)
+		}
+	}
+	f("", "", OTLP{MaxBytes: DefaultOTLPMaxBytes, MaxSpans: DefaultOTLPMaxSpans})
+	f("otlp: {listen: ':4317', forward: 'http://tempo:4318/v1/traces', max_bytes: 1024, max_spans: 10}\n", "",
+		OTLP{Listen: ":4317", Forward: "http://tempo:4318/v1/traces", MaxBytes: 1024, MaxSpans: 10})
+	f("otlp: {listen: '4317'}\n", `ptdmon.yaml:2: otlp.listen "4317": want host:port`, OTLP{})
+	f("otlp: {listen: ':4317', forward: 'tempo:4318'}\n", "ptdmon.yaml:2: otlp.forward", OTLP{})
+	f("otlp: {forward: 'http://tempo:4318/v1/traces'}\n", "otlp.forward needs otlp.listen", OTLP{})
+	f("otlp: {listen: ':4317', max_spans: -1}\n", "otlp.max_spans -1 must be > 0", OTLP{})
+	f("otlp: {listne: ':4317'}\n", "field listne not found", OTLP{})
+}

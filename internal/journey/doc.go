@@ -1,0 +1,13 @@
+// Package journey joins the OpenTelemetry spans that one request leaves on a
+// prefill engine and on a decode engine into one record of phases: queue on
+// prefill, prefill compute, KV transfer, queue on decode and decode, with
+// the side each phase came from and whether it was inferred. It keeps the
+// records in a bounded ledger that the API reads.
+//
+// The spans are vLLM's llm_request spans (vllm/v1/engine/output_processor.py,
+// do_tracing) with the gen_ai.* attributes of vllm/tracing; docs/traces.md
+// says what is joined and docs/engines.md#traces pins the names.
+//
+// Unknown is not zero: a phase whose inputs are missing is absent with its
+// reason.
+package journey

@@ -1,0 +1,240 @@
+package report
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+
+	"github.com/ptdmon/ptdmon/internal/diagnose"
+)
+
+// Comparison puts two runs side by side (docs/report.md#comparing-two-rounds).
+type Comparison struct {
+	Runs   [2]RunSummary `json:"runs"`
+	Stages struct {
+		Prefill StageDiff `json:"prefill"`
+		KV      StageDiff `json:"kv"`
+		Decode  StageDiff `json:"decode"`
+	} `json:"stages"`
+	Verdict VerdictDiff `json:"verdict"`
+	SLO     []SLODiff   `json:"slo,omitempty"`
+}
+
+// RunSummary names a run in a comparison.
+type RunSummary struct {
+	Label      string `json:"label"`
+	From       string `json:"from"`
+	To         string `json:"to"`
+	ConfigHash string `json:"config_hash,omitempty"`
+	Steady     Steady `json:"steady"`
+}
+
+// StageDiff is one stage in both runs.
+type StageDiff struct {
+	// RequestsPerSecond and CI95 are [A, B]; Diff is B − A and Relative
+	// (B − A) ÷ A.
+	RequestsPerSecond [2]*float64    `json:"requests_per_second"`
+	CI95              [2]*[2]float64 `json:"ci95"`
+	Capacity          [2]*float64    `json:"capacity_requests_per_second"`
+	Diff              *float64       `json:"difference"`
+	Relative          *float64       `json:"relative_difference"`
+	// Welch is the test on the two runs' batch means; absent when either
+	// run has too few batches, with the reason.
+	Welch       *Welch `json:"welch"`
+	Significant bool   `json:"significant"`
+	Absent      string `json:"absent,omitempty"`
+}
+
+// VerdictDiff is the modal verdict of each run.
+type VerdictDiff struct {
+	A     diagnose.Class `json:"a"`
+	B     diagnose.Class `json:"b"`
+	Moved bool           `json:"moved"`
+	Text  string         `json:"text"`
+}
+
+// SLODiff is one SLO's attainment (decode role) in both runs.
+type SLODiff struct {
+	Name     string      `json:"slo"`
+	Fraction [2]*float64 `json:"fraction"`
+}
+
+// Compare compares run a with run b (b is the later round).
+func Compare(a, b *Report, labelA, labelB string) Comparison {
+	var c Comparison
+	c.Runs = [2]RunSummary{summary(a, labelA), summary(b, labelB)}
+	c.Stages.Prefill = stageDiff(a.Stages.Prefill, b.Stages.Prefill)
+	c.Stages.KV = stageDiff(a.Stages.KV, b.Stages.KV)
+	c.Stages.Decode = stageDiff(a.Stages.Decode, b.Stages.Decode)
+	c.Verdict = VerdictDiff{A: a.Verdict.Class, B: b.Verdict.Class, Moved: a.Verdict.Class != b.Verdict.Class}
+	if c.Verdict.Moved {
+		c.Verdict.Text = fmt.Sprintf("%s → %s", a.Verdict.Headline, b.Verdict.Headline)
+	} else {
+		c.Verdict.Text = "both " + a.Verdict.Headline
+	}
+	c.SLO = sloDiff(a, b)
+	return c
+}
+
+func summary(r *Report, label string) RunSummary {
+	return RunSummary{Label: label, From: stamp(r.Run.From), To: stamp(r.Run.To), ConfigHash: r.Run.ConfigHash, Steady: r.Steady}
+}
+
+func stageDiff(a, b Stage) StageDiff {
+	d := StageDiff{RequestsPerSecond: [2]*float64{a.RequestsPerSecond, b.RequestsPerSecond},
+		CI95: [2]*[2]float64{a.CI95, b.CI95}, Capacity: [2]*float64{a.Capacity, b.Capacity}}
+	if a.RequestsPerSecond == nil || b.RequestsPerSecond == nil {
+		d.Absent = "the stage has no rate in one of the runs"
+		return d
+	}
+	d.Diff = ptr(*b.RequestsPerSecond - *a.RequestsPerSecond)
+	if *a.RequestsPerSecond != 0 {
+		d.Relative = ptr(*d.Diff / *a.RequestsPerSecond)
+	}
+	w, ok := welch(a.Batches, b.Batches)
+	if !ok {
+		d.Absent = "too few batch means in one of the runs for a test"
+		return d
+	}
+	d.Welch, d.Significant = &w, w.Significant
+	return d
+}
+
+func sloDiff(a, b *Report) []SLODiff {
+	frac := func(r *Report) map[string]*float64 {
+		out := map[string]*float64{}
+		if r.SLO == nil || r.SLO.Decode == nil {
+			return out
+		}
+		for _, m := range r.SLO.Decode.Metrics {
+			if m.Within != nil {
+				out[m.Name] = ptr(m.Within.Fraction)
+			}
+		}
+		return out
+	}
+	fa, fb := frac(a), frac(b)
+	var out []SLODiff
+	for _, name := range []string{"ttft", "itl", "e2e"} {
+		if fa[name] == nil && fb[name] == nil {
+			continue
+		}
+		out = append(out, SLODiff{Name: name, Fraction: [2]*float64{fa[name], fb[name]}})
+	}
+	return out
+}
+
+// Markdown writes the comparison as Markdown.
+func (c *Comparison) Markdown() []byte {
+	var b bytes.Buffer
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	p("# ptdmon comparison\n\n")
+	p("| | A | B |\n|---|---|---|\n")
+	p("| run | %s | %s |\n", c.Runs[0].Label, c.Runs[1].Label)
+	p("| range | %s to %s | %s to %s |\n", c.Runs[0].From, c.Runs[0].To, c.Runs[1].From, c.Runs[1].To)
+	p("| steady span | %gs | %gs |\n", c.Runs[0].Steady.Seconds, c.Runs[1].Steady.Seconds)
+	p("| configuration hash | %s | %s |\n", orDash(c.Runs[0].ConfigHash), orDash(c.Runs[1].ConfigHash))
+	p("| verdict | %s | %s |\n\n", c.Verdict.A, c.Verdict.B)
+	if c.Verdict.Moved {
+		p("**The bottleneck moved: %s.**\n\n", c.Verdict.Text)
+	} else {
+		p("The verdict stayed: %s.\n\n", c.Verdict.Text)
+	}
+	p("| stage | A req/s | B req/s | B − A | relative | beyond noise | A capacity | B capacity |\n|---|---|---|---|---|---|---|---|\n")
+	for _, s := range c.stageList() {
+		rel := "–"
+		if s.D.Relative != nil {
+			rel = fmt.Sprintf("%+.1f%%", 100**s.D.Relative)
+		}
+		var sig string
+		switch {
+		case s.D.Welch == nil:
+			sig = "– (" + s.D.Absent + ")"
+		case s.D.Significant:
+			sig = fmt.Sprintf("yes (Welch t = %.2f, df = %.1f)", s.D.Welch.T, s.D.Welch.DF)
+		default:
+			sig = fmt.Sprintf("no (Welch t = %.2f, df = %.1f)", s.D.Welch.T, s.D.Welch.DF)
+		}
+		diff := "–"
+		if s.D.Diff != nil {
+			diff = fmt.Sprintf("%+.3g", *s.D.Diff)
+		}
+		p("| %s | %s %s | %s %s | %s | %s | %s | %s | %s |\n", s.Name,
+			num(s.D.RequestsPerSecond[0], ""), ci(s.D.CI95[0]), num(s.D.RequestsPerSecond[1], ""), ci(s.D.CI95[1]),
+			diff, rel, sig, num(s.D.Capacity[0], ""), num(s.D.Capacity[1], ""))
+	}
+	if len(c.SLO) > 0 {
+		p("\n| SLO | A within | B within |\n|---|---|---|\n")
+		for _, s := range c.SLO {
+			f := func(v *float64) string {
+				if v == nil {
+					return "–"
+				}
+				return fmt.Sprintf("%.1f%%", 100**v)
+			}
+			p("| %s | %s | %s |\n", s.Name, f(s.Fraction[0]), f(s.Fraction[1]))
+		}
+	} else {
+		p("\nSLO attainment: absent in both runs.\n")
+	}
+	p("\nBeyond noise: Welch's t test on the two runs' batch means at the 5%% level.\n")
+	return b.Bytes()
+}
+
+type namedDiff struct {
+	Key, Name string
+	D         *StageDiff
+}
+
+func (c *Comparison) stageList() []namedDiff {
+	return []namedDiff{{"prefill", "Prefill", &c.Stages.Prefill}, {"kv", "KV transfer", &c.Stages.KV}, {"decode", "Decode", &c.Stages.Decode}}
+}
+
+// JSON writes the comparison as indented JSON.
+func (c *Comparison) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("comparison JSON: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// HTML writes the comparison as one self-contained HTML page: the
+// Markdown's tables, styled inline.
+func (c *Comparison) HTML() ([]byte, error) {
+	var b bytes.Buffer
+	if err := compareTmpl.Execute(&b, struct {
+		*Comparison
+		List []namedDiff
+	}{c, c.stageList()}); err != nil {
+		return nil, fmt.Errorf("comparison HTML: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+//go:embed compare.html.tmpl
+var compareTemplate string
+
+var compareTmpl = template.Must(template.New("compare").Funcs(template.FuncMap{
+	"num": num, "ci": ci,
+	"signed": func(v *float64) string {
+		if v == nil {
+			return "–"
+		}
+		return fmt.Sprintf("%+.3g", *v)
+	},
+	"pct": func(v *float64) string {
+		if v == nil {
+			return "–"
+		}
+		return fmt.Sprintf("%+.1f%%", 100**v)
+	},
+	"frac": func(v *float64) string {
+		if v == nil {
+			return "–"
+		}
+		return fmt.Sprintf("%.1f%%", 100**v)
+	},
+}).Parse(compareTemplate))

@@ -1,0 +1,64 @@
+package report
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/diagnose"
+	"github.com/ptdmon/ptdmon/internal/sim"
+)
+
+func simReport(t *testing.T, name string, seed int64, edit func(*sim.Scenario)) *Report {
+	t.Helper()
+	in, _ := simInput(t, name, seed, 300*time.Second, edit)
+	r, err := Build(in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &r
+}
+
+// TestCompareAdviceApplied compares a prefill-bound round with the round
+// after the advice was applied (one more prefill instance in each group):
+// the bottleneck moves off prefill, and prefill's higher rate is beyond
+// the runs' noise.
+func TestCompareAdviceApplied(t *testing.T) {
+	before := simReport(t, "prefill-bound", 11, nil)
+	if before.Advice == nil || len(before.Advice.Short) == 0 || before.Advice.Short[0] != "prefill" {
+		t.Fatalf("the first round's advice should ask for more prefill instances: %+v", before.Advice)
+	}
+	after := simReport(t, "prefill-bound", 12, func(sc *sim.Scenario) {
+		for i := range sc.Groups {
+			sc.Groups[i].Prefill.Instances++
+		}
+	})
+	c := Compare(before, after, "before", "after")
+	if c.Verdict.A != diagnose.PrefillBound || !c.Verdict.Moved {
+		t.Errorf("verdict %s → %s: want prefill → elsewhere", c.Verdict.A, c.Verdict.B)
+	}
+	p := c.Stages.Prefill
+	if p.Welch == nil || !p.Significant || *p.Diff <= 0 {
+		t.Errorf("prefill %v → %v: want a significant rise, got %+v (%s)", *p.RequestsPerSecond[0], *p.RequestsPerSecond[1], p.Welch, p.Absent)
+	}
+	t.Logf("%s", c.Markdown())
+}
+
+// TestCompareSameConfigNotSignificant compares two rounds of the same
+// configuration with different seeds: no stage's difference is beyond the
+// noise, and the verdict stays.
+func TestCompareSameConfigNotSignificant(t *testing.T) {
+	a := simReport(t, "balanced", 21, nil)
+	b := simReport(t, "balanced", 22, nil)
+	c := Compare(a, b, "seed 21", "seed 22")
+	for _, s := range c.stageList() {
+		if s.D.Welch == nil {
+			t.Fatalf("%s: no test: %s", s.Name, s.D.Absent)
+		}
+		if s.D.Significant {
+			t.Errorf("%s: %v vs %v reported beyond noise (t = %.2f)", s.Name, *s.D.RequestsPerSecond[0], *s.D.RequestsPerSecond[1], s.D.Welch.T)
+		}
+	}
+	if c.Verdict.Moved {
+		t.Errorf("verdict moved %s → %s on the same configuration", c.Verdict.A, c.Verdict.B)
+	}
+}

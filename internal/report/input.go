@@ -1,0 +1,63 @@
+// Package report turns the points of one load-test run into a report: what
+// ran, the steady-state span, each stage's mean rate with a confidence
+// interval, the verdict timeline, learned capacity and advice, SLO
+// attainment, KV bytes and failures and the outlier instances
+// (docs/report.md). It is a pure function of its Input: a recording, a
+// TSDB or a test supplies the points.
+package report
+
+import (
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/kvsize"
+	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/slo"
+)
+
+// Target is one instance of the run as it was configured or discovered.
+type Target struct {
+	Name   string `json:"name"`
+	Role   string `json:"role"`
+	Engine string `json:"engine"`
+	Model  string `json:"model,omitempty"`
+}
+
+// Annotation is a marked moment of the run (start, stop, a benchmark's
+// start and end).
+type Annotation struct {
+	Time time.Time `json:"time"`
+	Text string    `json:"text"`
+}
+
+// Meta is what ran.
+type Meta struct {
+	Targets     []Target       `json:"targets"`
+	BRequest    kvsize.Request `json:"b_request"`
+	ConfigHash  string         `json:"config_hash,omitempty"`
+	Version     string         `json:"version,omitempty"`
+	Interval    time.Duration  `json:"-"`
+	Window      time.Duration  `json:"-"`
+	Annotations []Annotation   `json:"annotations,omitempty"`
+	// SLO are the thresholds attainment is judged against (none: no
+	// attainment in the report).
+	SLO slo.Thresholds `json:"slo_thresholds,omitzero"`
+}
+
+// Input is one run: its description and the ledger's points, oldest first.
+type Input struct {
+	Meta   Meta
+	Points []ledger.Point
+	// Buckets, when the source keeps histograms, returns their increases
+	// between two instants, for SLO attainment over the steady span; nil
+	// leaves attainment absent.
+	Buckets func(from, to time.Time) (ledger.Buckets, bool)
+}
+
+// Options choose the part of the run to report and the advice's headroom.
+type Options struct {
+	From, To time.Time // zero: the run's first and last points
+	// Headroom is the capacity the advice leaves unused (<0 or unset with
+	// HeadroomSet false: advice.DefaultHeadroom).
+	Headroom    float64
+	HeadroomSet bool
+}

@@ -1,0 +1,211 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/ledger"
+)
+
+// JSON writes the report as indented JSON.
+func (r *Report) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("report JSON: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// num formats a value that may be absent, with a unit suffix.
+func num(v *float64, unit string) string {
+	if v == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.3g%s", *v, unit)
+}
+
+func ci(c *[2]float64) string {
+	if c == nil {
+		return "–"
+	}
+	return fmt.Sprintf("[%.3g, %.3g]", c[0], c[1])
+}
+
+// bytesRate formats bytes/s in binary units.
+func bytesRate(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	x, units := *v, []string{"B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"}
+	i := 0
+	for math.Abs(x) >= 1024 && i < len(units)-1 {
+		x /= 1024
+		i++
+	}
+	return fmt.Sprintf("%.3g %s", x, units[i])
+}
+
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
+
+// stageRows are the stage table's rows in both text formats.
+func (r *Report) stageRows() [][]string {
+	rows := [][]string{}
+	for _, s := range []struct {
+		name string
+		st   *Stage
+	}{{"Prefill", &r.Stages.Prefill}, {"KV transfer", &r.Stages.KV}, {"Decode", &r.Stages.Decode}} {
+		c := ci(s.st.CI95)
+		if s.st.CI95 == nil && s.st.Absent != "" {
+			c = "– (" + s.st.Absent + ")"
+		}
+		rows = append(rows, []string{s.name, num(s.st.RequestsPerSecond, ""), c, num(s.st.Capacity, "")})
+	}
+	return rows
+}
+
+// Markdown writes the report as Markdown.
+func (r *Report) Markdown() []byte {
+	var b bytes.Buffer
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	p("# ptdmon report\n\n")
+	p("## What ran\n\n")
+	p("%s to %s, %d points every %gs, rate window %gs.\n\n", stamp(r.Run.From), stamp(r.Run.To), r.Run.Points, r.Run.IntervalSeconds, r.Run.WindowSeconds)
+	if r.Run.Version != "" {
+		p("- ptdmon version: %s\n", r.Run.Version)
+	}
+	if r.Run.ConfigHash != "" {
+		p("- configuration hash: %s\n", r.Run.ConfigHash)
+	}
+	if r.Run.BRequest.Bytes > 0 {
+		p("- B_request: %d bytes (%s)\n", r.Run.BRequest.Bytes, r.Run.BRequest.Basis)
+	} else {
+		p("- B_request: unset (KV req/s absent)\n")
+	}
+	p("\n| target | role | engine | model |\n|---|---|---|---|\n")
+	for _, t := range r.Run.Targets {
+		p("| %s | %s | %s | %s |\n", t.Name, t.Role, t.Engine, t.Model)
+	}
+	for _, a := range r.Run.Annotations {
+		p("\n- %s: %s", stamp(a.Time), a.Text)
+	}
+	p("\n## Steady state\n\n")
+	if r.Steady.Found {
+		p("%s to %s (%gs): %gs of warm-up and %gs at the end trimmed.\n\n", stamp(r.Steady.From), stamp(r.Steady.To),
+			r.Steady.Seconds, r.Steady.TrimmedStart, r.Steady.TrimmedEnd)
+	} else {
+		p("Not found (%s): the whole range is used.\n\n", r.Steady.Why)
+	}
+	p("How: %s.\n\n", r.Steady.Method)
+	p("## Stages over the steady span\n\n")
+	p("Mean req/s with its 95%% confidence interval from batch means; capacity learned at saturation.\n\n")
+	p("| stage | req/s | 95%% CI | capacity req/s |\n|---|---|---|---|\n")
+	for _, row := range r.stageRows() {
+		p("| %s |\n", strings.Join(row, " | "))
+	}
+	p("\n**Verdict over the steady span: %s** (%.0f%% of its points).\n\n", r.Verdict.Headline, 100*r.Verdict.Share)
+	for _, e := range r.Verdict.Evidence {
+		p("- %s\n", e)
+	}
+	p("\n## Verdict timeline\n\n| from | to | verdict | evidence |\n|---|---|---|---|\n")
+	for _, s := range r.Verdicts {
+		p("| %s | %s | %s | %s |\n", stamp(s.From), stamp(s.To), s.Headline, strings.ReplaceAll(strings.Join(s.Evidence, "; "), "|", "\\|"))
+	}
+	p("\n## Capacity and advice\n\n| stage | per instance req/s | evidence |\n|---|---|---|\n")
+	for _, c := range r.Capacities {
+		v := "–"
+		if c.PerInstance.OK() {
+			v = fmt.Sprintf("%.3g", c.PerInstance.V)
+		} else if c.AtLeast.OK() {
+			v = fmt.Sprintf("≥ %.3g", c.AtLeast.V)
+		}
+		p("| %s | %s | %s |\n", c.Stage, v, c.Evidence)
+	}
+	if a := r.Advice; a != nil {
+		p("\nAdvice for %s req/s at %.0f%% headroom: %s", numN(a.Demand.Target), 100*a.Headroom, ratio(a.RatioText, a.RatioBound))
+		p("; prefill %s, decode %s instances (now %d and %d).\n", numN(a.Prefill.Instances), numN(a.Decode.Instances), a.Prefill.Current, a.Decode.Current)
+	} else {
+		p("\nNo advice: %s.\n", r.AdviceWhy)
+	}
+	p("\n## SLO attainment\n\n")
+	if r.SLO == nil {
+		p("Absent: %s.\n", r.SLOAbsent)
+	} else {
+		if d := r.SLO.Decode; d != nil {
+			for _, m := range d.Metrics {
+				if m.Within != nil {
+					p("- %s ≤ %gs: %.1f%%\n", m.Name, m.Threshold, 100*m.Within.Fraction)
+				} else {
+					p("- %s ≤ %gs: absent (%s)\n", m.Name, m.Threshold, m.Absent)
+				}
+			}
+			p("- goodput: %.3g req/s of %.3g\n", d.Goodput, d.Rate)
+		}
+	}
+	p("\n## KV transfer\n\n")
+	if r.KV.Absent != "" {
+		p("Bytes/s absent: %s.\n", r.KV.Absent)
+	} else {
+		p("%s, 95%% CI [%s, %s]; ", bytesRate(r.KV.BytesPerSecond), bytesRate(&r.KV.BytesCI95[0]), bytesRate(&r.KV.BytesCI95[1]))
+	}
+	p("failures: %s (%s /s).\n", num(r.KV.Failures, ""), num(r.KV.FailuresPerSecond, ""))
+	p("\n## Outlier instances\n\n")
+	if len(r.Outliers) == 0 {
+		p("None stood out for %.0f%% of the steady span or more.\n", 100*minOutlierShare)
+	} else {
+		p("| target | role | worst | seconds | flags |\n|---|---|---|---|---|\n")
+		for _, o := range r.Outliers {
+			p("| %s | %s | %s | %g | %s |\n", o.Target, o.Role, o.Worst, o.Seconds, strings.Join(o.Flags, "; "))
+		}
+	}
+	return b.Bytes()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+func numN(n ledger.Num) string {
+	if !n.OK() {
+		return "– (" + n.Why + ")"
+	}
+	return fmt.Sprintf("%.3g", n.V)
+}
+
+// ReadJSON reads a report written by JSON, for a comparison: the stages'
+// batch means, the verdict, the SLO and the run's description come back
+// as they were written.
+func ReadJSON(b []byte) (*Report, error) {
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("not a ptdmon report in JSON: %w", err)
+	}
+	if r.Run.Points == 0 || r.Verdict.Class == "" {
+		return nil, errors.New("not a ptdmon report in JSON: no run or verdict")
+	}
+	for _, s := range []*Stage{&r.Stages.Prefill, &r.Stages.KV, &r.Stages.Decode} {
+		if s.RequestsPerSecond != nil {
+			s.Mean = *s.RequestsPerSecond
+		}
+	}
+	return &r, nil
+}
+
+// ratio is the advised P:D, or its bound while one stage's count is
+// unknown.
+func ratio(text, bound string) string {
+	switch {
+	case text != "":
+		return "P:D " + text
+	case bound != "":
+		return bound
+	}
+	return "P:D –"
+}

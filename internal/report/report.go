@@ -1,0 +1,242 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/advice"
+	"github.com/ptdmon/ptdmon/internal/diagnose"
+	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/slo"
+)
+
+// Report is one run's report; its JSON keys are a contract
+// (docs/report.md#the-json).
+type Report struct {
+	Run    Run    `json:"run"`
+	Steady Steady `json:"steady"`
+	Stages Stages `json:"stages"`
+	// Verdict is the steady span's modal verdict; Verdicts the whole
+	// range's timeline.
+	Verdict    Modal             `json:"verdict"`
+	Verdicts   []Span            `json:"verdicts"`
+	Capacities []advice.Capacity `json:"capacities"`
+	Advice     *advice.Advice    `json:"advice"`
+	AdviceWhy  string            `json:"advice_absent,omitempty"`
+	SLO        *advice.SLOReport `json:"slo"`
+	SLOAbsent  string            `json:"slo_absent,omitempty"`
+	KV         KV                `json:"kv"`
+	Outliers   []Outlier         `json:"outliers"`
+	Series     Series            `json:"series"`
+}
+
+// Run is what ran and the range reported.
+type Run struct {
+	Meta
+	IntervalSeconds float64   `json:"interval_seconds"`
+	WindowSeconds   float64   `json:"window_seconds"`
+	From            time.Time `json:"from"`
+	To              time.Time `json:"to"`
+	Points          int       `json:"points"`
+}
+
+// Stages are the three stages' rates over the steady span.
+type Stages struct {
+	Prefill Stage `json:"prefill"`
+	KV      Stage `json:"kv"`
+	Decode  Stage `json:"decode"`
+}
+
+// Stage is one stage's mean completion rate over the steady span: the
+// mean of the instant rates, which is the counters' increase over the span
+// divided by its length.
+type Stage struct {
+	RequestsPerSecond *float64 `json:"requests_per_second"`
+	Estimate
+	// Capacity is the stage's learned capacity (req/s of the instances up
+	// at the end), null while unknown.
+	Capacity *float64 `json:"capacity_requests_per_second"`
+}
+
+// KV is the KV link's bytes and failures over the steady span.
+type KV struct {
+	BytesPerSecond    *float64    `json:"bytes_per_second"`
+	BytesCI95         *[2]float64 `json:"bytes_per_second_ci95"`
+	FailuresPerSecond *float64    `json:"failures_per_second"`
+	// Failures is the failed transfers counted over the span.
+	Failures *float64 `json:"failures"`
+	Absent   string   `json:"absent,omitempty"`
+}
+
+// Series are the points' windowed rates for the charts: null where absent.
+type Series struct {
+	Time    []int64    `json:"time_unix_ms"`
+	Prefill []*float64 `json:"prefill"`
+	KV      []*float64 `json:"kv"`
+	Decode  []*float64 `json:"decode"`
+	KVBytes []*float64 `json:"kv_bytes_per_second"`
+}
+
+const noThresholds = "no SLO threshold set (slo.ttft, slo.itl or slo.e2e)"
+
+// Build computes the report of in over opts' range.
+func Build(in Input, opts Options) (Report, error) {
+	pts := in.Points
+	if !opts.From.IsZero() || !opts.To.IsZero() {
+		pts = clip(pts, opts.From, opts.To)
+	}
+	if len(pts) == 0 {
+		return Report{}, errors.New("no points in the range")
+	}
+	interval, window := in.Meta.Interval, in.Meta.Window
+	if interval <= 0 {
+		interval = guessInterval(pts)
+	}
+	if window <= 0 {
+		window = ledger.DefaultWindow
+	}
+	r := Report{Run: Run{Meta: in.Meta, IntervalSeconds: interval.Seconds(), WindowSeconds: window.Seconds(),
+		From: pts[0].Time, To: pts[len(pts)-1].Time, Points: len(pts)}}
+	lo, hi, st := findSteady(pts, interval)
+	r.Steady = st
+	steady := pts[lo : hi+1]
+
+	batch := int(max(2*window, 10*time.Second) / interval)
+	caps := advice.Learn(pts, advice.Options{Window: window})
+	r.Capacities = caps
+	r.Stages.Prefill = stageOf(steady, batch, interval, func(p *ledger.Point) ledger.Num { return p.Prefill.Instant }, caps[0])
+	r.Stages.KV = stageOf(steady, batch, interval, func(p *ledger.Point) ledger.Num { return p.KV.Instant }, caps[1])
+	r.Stages.Decode = stageOf(steady, batch, interval, func(p *ledger.Point) ledger.Num { return p.Decode.Instant }, caps[2])
+	r.KV = kvOf(steady, batch, interval)
+
+	dc := diagnoseConfig(in.Meta, window)
+	var classes []diagnose.Class
+	r.Verdicts, classes = timeline(pts, dc, interval)
+	r.Verdict = modal(classes[lo:hi+1], r.Verdicts, st.From, st.To)
+
+	headroom := advice.DefaultHeadroom
+	if opts.HeadroomSet {
+		headroom = opts.Headroom
+	}
+	d := advice.EstimateDemand(steady, steady[len(steady)-1].Time.Sub(steady[0].Time)+interval)
+	if a, err := advice.Advise(caps, d, headroom); err != nil {
+		r.AdviceWhy = err.Error()
+	} else {
+		r.Advice = &a
+	}
+	r.SLO, r.SLOAbsent = attainment(in, st)
+	r.Outliers = outliers(steady, window)
+	r.Series = seriesOf(pts)
+	return r, nil
+}
+
+func clip(pts []ledger.Point, from, to time.Time) []ledger.Point {
+	var out []ledger.Point
+	for _, p := range pts {
+		if (!from.IsZero() && p.Time.Before(from)) || (!to.IsZero() && p.Time.After(to)) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// guessInterval is the median spacing of the points (1 s when there is
+// one point).
+func guessInterval(pts []ledger.Point) time.Duration {
+	if len(pts) < 2 {
+		return time.Second
+	}
+	ds := make([]time.Duration, 0, len(pts)-1)
+	for i := 1; i < len(pts); i++ {
+		ds = append(ds, pts[i].Time.Sub(pts[i-1].Time))
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
+
+func stageOf(pts []ledger.Point, batch int, interval time.Duration, get func(*ledger.Point) ledger.Num, c advice.Capacity) Stage {
+	var xs []float64
+	for i := range pts {
+		if v := get(&pts[i]); v.OK() {
+			xs = append(xs, v.V)
+		}
+	}
+	s := Stage{Estimate: batchMeans(xs, batch, interval.Seconds())}
+	if len(xs) > 0 {
+		s.RequestsPerSecond = ptr(s.Mean)
+	}
+	if c.Total.OK() {
+		s.Capacity = ptr(c.Total.V)
+	}
+	return s
+}
+
+func kvOf(pts []ledger.Point, batch int, interval time.Duration) KV {
+	var bytes, fails []float64
+	for i := range pts {
+		if v := pts[i].KV.BytesInstant; v.OK() {
+			bytes = append(bytes, v.V)
+		}
+		if v := pts[i].KV.Failures; v.OK() {
+			fails = append(fails, v.V)
+		}
+	}
+	var k KV
+	if len(bytes) == 0 {
+		k.Absent = "no KV bytes/s in the steady span: no connector reported transferred bytes"
+		if len(pts) > 0 && pts[len(pts)-1].KV.BytesInstant.Why != "" {
+			k.Absent = "no KV bytes/s in the steady span: " + pts[len(pts)-1].KV.BytesInstant.Why
+		}
+	} else {
+		e := batchMeans(bytes, batch, interval.Seconds())
+		k.BytesPerSecond, k.BytesCI95 = ptr(e.Mean), e.CI95
+	}
+	if len(fails) > 0 {
+		e := batchMeans(fails, batch, interval.Seconds())
+		k.FailuresPerSecond = ptr(e.Mean)
+		k.Failures = ptr(e.Mean * float64(len(fails)) * interval.Seconds())
+	}
+	return k
+}
+
+func attainment(in Input, st Steady) (*advice.SLOReport, string) {
+	if in.Meta.SLO == (slo.Thresholds{}) {
+		return nil, noThresholds
+	}
+	if in.Buckets == nil {
+		return nil, "the source keeps no latency histograms"
+	}
+	b, ok := in.Buckets(st.From, st.To)
+	if !ok {
+		return nil, "no latency histogram over the steady span"
+	}
+	rep, err := advice.Attainment(in.Meta.SLO, b)
+	if err != nil {
+		return nil, fmt.Sprintf("SLO attainment: %v", err)
+	}
+	return &rep, ""
+}
+
+func seriesOf(pts []ledger.Point) Series {
+	var s Series
+	num := func(n ledger.Num) *float64 {
+		if !n.OK() {
+			return nil
+		}
+		return ptr(n.V)
+	}
+	for i := range pts {
+		p := &pts[i]
+		s.Time = append(s.Time, p.Time.UnixMilli())
+		s.Prefill = append(s.Prefill, num(p.Prefill.Window))
+		s.KV = append(s.KV, num(p.KV.Window))
+		s.Decode = append(s.Decode, num(p.Decode.Window))
+		s.KVBytes = append(s.KVBytes, num(p.KV.BytesWindow))
+	}
+	return s
+}
+
+func ptr(v float64) *float64 { return &v }

@@ -1,0 +1,170 @@
+package report
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
+	"github.com/ptdmon/ptdmon/internal/diagnose"
+	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
+	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/slo"
+)
+
+// simInput runs a built-in scenario (changed by edit, if set) in simulated
+// time and returns the run as a report's Input, with the model for its
+// ground truth.
+func simInput(t testing.TB, name string, seed int64, dur time.Duration, edit func(*sim.Scenario)) (Input, *sim.Model) {
+	t.Helper()
+	sc, err := sim.LoadScenario(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(&sc)
+	}
+	res, err := advicetest.RunHistograms(sc, seed, dur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var targets []Target
+	for _, in := range res.Instances {
+		targets = append(targets, Target{Name: in.Name, Role: in.Role, Engine: in.Engine, Model: sc.Model})
+	}
+	js, err := json.Marshal(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Input{
+		Meta: Meta{Targets: targets, BRequest: kvsize.Request{Bytes: sc.KVBytesPerRequest, Basis: kvsize.BasisSimulator},
+			ConfigHash: fmt.Sprintf("%x", sha256.Sum256(js))[:12], Version: "test", Interval: time.Second, Window: 5 * time.Second,
+			SLO: slo.Thresholds{TTFT: 2, ITL: 0.05, E2E: 20}},
+		Points:  res.Points,
+		Buckets: func(from, to time.Time) (ledger.Buckets, bool) { return simBuckets(res, from, to) },
+	}, res.Model
+}
+
+// simBuckets are the latency histograms' increases between two scrapes of
+// a simulated run, per instance, as a recording keeps them.
+func simBuckets(res *advicetest.Result, from, to time.Time) (ledger.Buckets, bool) {
+	a, b := int(from.Sub(advicetest.Epoch)/time.Second), int(to.Sub(advicetest.Epoch)/time.Second)
+	out := ledger.Buckets{Time: to, Seconds: float64(b - a)}
+	for i, in := range res.Instances {
+		rb := &out.Decode
+		if in.Role == sim.RolePrefill {
+			rb = &out.Prefill
+		}
+		rb.Up++
+		for _, h := range []struct {
+			m   engine.Metric
+			dst *[]slo.Hist
+		}{{engine.TTFT, &rb.TTFT}, {engine.ITL, &rb.ITL}, {engine.E2E, &rb.E2E}} {
+			inc, ok := res.Increase(i, h.m, a, b)
+			if !ok {
+				continue
+			}
+			sh := slo.Hist{Sum: inc.Sum, Count: inc.Count}
+			for _, bk := range inc.Buckets {
+				sh.Bounds = append(sh.Bounds, bk.UpperBound)
+				sh.Counts = append(sh.Counts, bk.Count)
+			}
+			*h.dst = append(*h.dst, sh)
+			if h.m == engine.E2E {
+				rb.E2ERate += sh.Total() / out.Seconds
+			}
+		}
+	}
+	return out, out.Decode.Up > 0
+}
+
+// TestSteadyStateAgainstSimulatorTruth runs scenarios whose true long-run
+// rates are known from their configuration (balanced: every stage carries
+// the arrival rate; prefill-bound: prefill runs at its engines' capacity
+// and the stages after it at that rate) and checks the report against the
+// simulator: the warm-up is trimmed (the span starts after the first
+// decode completion plus a window), the mean is the counters' true
+// increase over the span, and the true rate lies in each interval.
+func TestSteadyStateAgainstSimulatorTruth(t *testing.T) {
+	f := func(name string, trueRate func(sc sim.Scenario) float64) {
+		t.Helper()
+		in, m := simInput(t, name, 7, 300*time.Second, nil)
+		r, err := Build(in, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Steady.Found {
+			t.Fatalf("%s: no steady span: %s", name, r.Steady.Why)
+		}
+		// Warm-up: the first decode completion, then a whole window
+		// before the windowed rate covers only a running pipeline.
+		var firstDecode time.Duration
+		for d := time.Second; d <= 300*time.Second; d += time.Second {
+			if m.TruthAt(d).Totals.DecodeCompleted > 0 {
+				firstDecode = d
+				break
+			}
+		}
+		if firstDecode == 0 {
+			t.Fatalf("%s: no decode completion in the run", name)
+		}
+		if got, min := r.Steady.From.Sub(advicetest.Epoch), firstDecode+in.Meta.Window; got < min {
+			t.Errorf("%s: steady span starts at %v, before the pipeline ran (first decode completion %v + W)", name, got, firstDecode)
+		}
+		if r.Steady.Seconds < 150 {
+			t.Errorf("%s: steady span %gs of a 300s run", name, r.Steady.Seconds)
+		}
+		// The mean is the true completions over the span: the counters'
+		// increase from the point before the span to its last point.
+		from, to := r.Steady.From.Sub(advicetest.Epoch)-time.Second, r.Steady.To.Sub(advicetest.Epoch)
+		a, b := m.TruthAt(from).Totals, m.TruthAt(to).Totals
+		secs := (to - from).Seconds()
+		for _, c := range []struct {
+			stage string
+			got   *float64
+			want  float64
+		}{
+			{"prefill", r.Stages.Prefill.RequestsPerSecond, float64(b.PrefillCompleted-a.PrefillCompleted) / secs},
+			{"decode", r.Stages.Decode.RequestsPerSecond, float64(b.DecodeCompleted-a.DecodeCompleted) / secs},
+			{"kv", r.Stages.KV.RequestsPerSecond, float64(b.KVBytes-a.KVBytes) / float64(in.Meta.BRequest.Bytes) / secs},
+		} {
+			if c.got == nil || math.Abs(*c.got-c.want) > 1e-9*c.want {
+				t.Errorf("%s: %s mean %v, truth over the span %g", name, c.stage, c.got, c.want)
+			}
+		}
+		want := trueRate(m.Scenario())
+		for _, s := range []struct {
+			name string
+			st   Stage
+		}{{"prefill", r.Stages.Prefill}, {"kv", r.Stages.KV}, {"decode", r.Stages.Decode}} {
+			ci := s.st.CI95
+			if ci == nil {
+				t.Fatalf("%s: %s has no interval: %s", name, s.name, s.st.Absent)
+			}
+			if want < ci[0] || want > ci[1] {
+				t.Errorf("%s: %s true rate %g outside the 95%% interval [%g, %g]", name, s.name, want, ci[0], ci[1])
+			}
+			// The interval is informative: narrower than ±15% of the rate.
+			if ci[1]-ci[0] > 0.3*want {
+				t.Errorf("%s: %s interval [%g, %g] too wide to say anything", name, s.name, ci[0], ci[1])
+			}
+		}
+		if r.Verdict.Class != diagnose.Class(m.TruthAt(to).Bottleneck) && !(m.TruthAt(to).Bottleneck == "none" && r.Verdict.Class == diagnose.Balanced) {
+			t.Errorf("%s: modal verdict %s, the load model's bottleneck %s", name, r.Verdict.Class, m.TruthAt(to).Bottleneck)
+		}
+	}
+	f("balanced", func(sc sim.Scenario) float64 { return sc.TotalRate() })
+	f("prefill-bound", func(sc sim.Scenario) float64 {
+		var c float64
+		for _, g := range sc.Groups {
+			p, _, _ := g.CapacityPerEngine(sc)
+			c += p * float64(g.Prefill.Instances*max(g.Prefill.DP, 1))
+		}
+		return c
+	})
+}

@@ -1,0 +1,115 @@
+package report
+
+import (
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/diagnose"
+	"github.com/ptdmon/ptdmon/internal/ledger"
+)
+
+// Span is a run of consecutive points with the same verdict, as
+// /api/v1/series' timeline has it, with the evidence and notes of the
+// verdict at the span's last point (the one with the most data behind it).
+type Span struct {
+	From     time.Time                 `json:"from"`
+	To       time.Time                 `json:"to"`
+	Class    diagnose.Class            `json:"stage"`
+	Headline string                    `json:"headline"`
+	Groups   map[string]diagnose.Class `json:"groups,omitempty"`
+	Evidence []string                  `json:"evidence,omitempty"`
+	Notes    []string                  `json:"notes,omitempty"`
+}
+
+// Modal is the verdict held longest over the steady span.
+type Modal struct {
+	Class    diagnose.Class `json:"stage"`
+	Headline string         `json:"headline"`
+	// Share is the fraction of the steady span's points with that
+	// verdict.
+	Share float64 `json:"share"`
+	// Evidence is that of the longest span of the class inside the
+	// steady span.
+	Evidence []string `json:"evidence,omitempty"`
+}
+
+// diagnoseConfig is the live service's: the default verdict window, never
+// shorter than W, with B_request for the groups' KV req/s.
+func diagnoseConfig(m Meta, window time.Duration) diagnose.Config {
+	dc := diagnose.Config{Window: max(diagnose.DefaultWindow, window)}
+	dc.BytesPerRequest = float64(m.BRequest.Bytes)
+	return dc
+}
+
+// timeline judges every point from the points before it, as the live
+// service does: two verdict windows and an interval back, so a verdict is
+// held across a restart inside the newest window.
+func timeline(pts []ledger.Point, dc diagnose.Config, interval time.Duration) ([]Span, []diagnose.Class) {
+	back := 2*dc.Window + interval
+	var out []Span
+	classes := make([]diagnose.Class, len(pts))
+	lo := 0
+	for i := range pts {
+		t := pts[i].Time
+		for lo < i && t.Sub(pts[lo].Time) > back {
+			lo++
+		}
+		v := diagnose.Diagnose(pts[lo:i+1], dc)
+		classes[i] = v.Class
+		var groups map[string]diagnose.Class
+		if v.Class == diagnose.Mixed {
+			groups = make(map[string]diagnose.Class, len(v.Groups))
+			for _, g := range v.Groups {
+				groups[g.Group] = g.Class
+			}
+		}
+		if n := len(out); n > 0 && out[n-1].Class == v.Class && sameGroups(out[n-1].Groups, groups) {
+			out[n-1].To, out[n-1].Evidence, out[n-1].Notes = t, v.Evidence, v.Notes
+			continue
+		}
+		out = append(out, Span{From: t, To: t, Class: v.Class, Headline: v.Headline, Groups: groups,
+			Evidence: v.Evidence, Notes: v.Notes})
+	}
+	return out, classes
+}
+
+func sameGroups(a, b map[string]diagnose.Class) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// modal is the class held at most of the steady span's points (classes,
+// one per point), ties to the earlier class in diagnose.Classes, with the
+// evidence of its longest span inside [from, to].
+func modal(classes []diagnose.Class, spans []Span, from, to time.Time) Modal {
+	n := map[diagnose.Class]int{}
+	for _, c := range classes {
+		n[c]++
+	}
+	best := diagnose.Insufficient
+	for _, c := range diagnose.Classes {
+		if n[c] > n[best] {
+			best = c
+		}
+	}
+	m := Modal{Class: best, Headline: diagnose.Headline(best)}
+	if len(classes) > 0 {
+		m.Share = float64(n[best]) / float64(len(classes))
+	}
+	var longest time.Duration = -1
+	for _, s := range spans {
+		if s.Class != best || s.To.Before(from) || s.From.After(to) {
+			continue
+		}
+		if d := s.To.Sub(s.From); d > longest {
+			longest, m.Evidence = d, s.Evidence
+		}
+	}
+	return m
+}

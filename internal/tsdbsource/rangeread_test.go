@@ -1,0 +1,67 @@
+package tsdbsource
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/ledger"
+)
+
+// TestReadRange reads a past range of the fake TSDB: every point is
+// stamped with the range's own time, the rates are those the samples give
+// (the decode counter rises 2 per one-second scrape), the prefill restart
+// at scrape 7 is a down point, and both targets are found.
+func TestReadRange(t *testing.T) {
+	t0 := time.UnixMilli(1_700_000_000_000)
+	fake := twoEngines(t0)
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	l := ledger.New(ledger.Config{Interval: time.Second, Window: 4 * time.Second, History: 100, Logger: quiet})
+	from, to := t0.Add(5300*time.Millisecond), t0.Add(20300*time.Millisecond)
+	r, err := ReadRange(context.Background(), l, Options{URL: srv.URL, Interval: time.Second, Window: 4 * time.Second, Logger: quiet}, from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Points) != 16 {
+		t.Fatalf("%d points, want 16 (one a second from %v to %v)", len(r.Points), from, to)
+	}
+	for i, p := range r.Points {
+		if want := from.Add(time.Duration(i) * time.Second); !p.Time.Equal(want) {
+			t.Errorf("point %d at %v, want %v", i, p.Time, want)
+		}
+		if d := p.Decode.Window; !d.OK() || d.V != 2 {
+			t.Errorf("point %d: decode windowed %+v, want 2 req/s", i, d)
+		}
+	}
+	// Scrape 7 (t0+7s) was down: the step at t0+7.3s shows the prefill
+	// instance down.
+	if p := r.Points[2]; p.Prefill.Up != 0 {
+		t.Errorf("at %v prefill up %d, want 0 (the scrape at 7s was down)", p.Time, p.Prefill.Up)
+	}
+	var names []string
+	for _, tg := range r.Targets {
+		names = append(names, tg.Name+"/"+string(tg.Role))
+	}
+	if strings.Join(names, ",") != "d0/decode,p0/prefill" {
+		t.Errorf("targets %v", names)
+	}
+}
+
+func TestReadRangeUnreachable(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv := httptest.NewServer(&fakeTSDB{down: true})
+	defer srv.Close()
+	l := ledger.New(ledger.Config{Logger: quiet})
+	now := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := ReadRange(ctx, l, Options{URL: srv.URL, Logger: quiet}, now.Add(-time.Minute), now); err == nil {
+		t.Fatal("a TSDB answering 503 gave no error")
+	}
+}
