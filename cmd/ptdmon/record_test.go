@@ -391,3 +391,43 @@ func TestReportOfARecording(t *testing.T) {
 		t.Errorf("the report does not name the recorded configuration hash %s and target %s:\n%.600s", m.ConfigHash, m.Targets[0].Name, b)
 	}
 }
+
+// The histograms a report reads from a recording count what the
+// completion counters count: over a span, the decode instances' E2E
+// observations are the requests the decode rate says completed.
+func TestRecordedBucketsCountTheCompletions(t *testing.T) {
+	cfg := recordingSimConfig(t, "balanced")
+	dir := filepath.Join(t.TempDir(), "round1")
+	var o, e strings.Builder
+	if code := dispatch([]string{"record", "-config", cfg, "-o", dir, "-settle", "250ms", "--", "sleep", "15"}, &o, &e); code != 0 {
+		t.Fatalf("record exited %d: %s", code, e.String())
+	}
+	in, err := recordingInput(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := in.Points
+	if len(pts) < 40 {
+		t.Fatalf("%d points", len(pts))
+	}
+	// The last 7 s: decode completes requests by then.
+	first := len(pts) - 28
+	from, to := pts[first].Time, pts[len(pts)-1].Time
+	b, ok := in.Buckets(from, to)
+	if !ok {
+		t.Fatal("no histograms over the span")
+	}
+	var observed float64
+	for _, h := range b.Decode.E2E {
+		observed += h.Count
+	}
+	var counted float64 // completions by the counters: Σ instant rate × Δt
+	for i := first + 1; i < len(pts); i++ {
+		if r := pts[i].Decode.Instant; r.OK() {
+			counted += r.V * pts[i].Time.Sub(pts[i-1].Time).Seconds()
+		}
+	}
+	if counted < 5 || math.Abs(observed-counted) > 0.25*counted+2 {
+		t.Errorf("over %v: E2E histograms observed %.1f requests, the completion counters %.1f", to.Sub(from), observed, counted)
+	}
+}

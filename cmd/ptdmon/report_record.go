@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/config"
+	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/record"
 	"github.com/ptdmon/ptdmon/internal/report"
 )
@@ -29,7 +30,35 @@ func recordingInput(dir string) (report.Input, error) {
 	if err != nil {
 		return report.Input{}, err
 	}
-	return report.Input{Meta: reportMeta(run.Meta()), Points: pts}, nil
+	return report.Input{Meta: reportMeta(run.Meta()), Points: pts, Buckets: recordedBuckets(dir, len(run.Meta().Targets))}, nil
+}
+
+// maxBucketSamples bounds the samples a span's histogram increases hold in
+// memory (the ledger keeps every sample inside its window): beyond it, SLO
+// attainment is absent rather than the process large.
+const maxBucketSamples = 2_000_000
+
+// recordedBuckets gives the report the latency histograms' increases over
+// a span: the recording fed to a ledger whose window W is that span, read
+// at its end, as the live ledger reads its own window.
+func recordedBuckets(dir string, targets int) func(from, to time.Time) (ledger.Buckets, bool) {
+	return func(from, to time.Time) (ledger.Buckets, bool) {
+		run, err := record.Open(dir)
+		if err != nil {
+			return ledger.Buckets{}, false
+		}
+		defer run.Close()
+		cfg := run.LedgerConfig(1)
+		cfg.Window = to.Sub(from)
+		if cfg.Window <= 0 || int(cfg.Window/max(cfg.Interval, time.Millisecond))*max(targets, 1) > maxBucketSamples {
+			return ledger.Buckets{}, false
+		}
+		l := ledger.New(cfg)
+		if _, err := run.Feed(l, to, nil); err != nil {
+			return ledger.Buckets{}, false
+		}
+		return l.Buckets()
+	}
 }
 
 // reportMeta is the recording's description in the report's terms; the
