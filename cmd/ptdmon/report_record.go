@@ -69,7 +69,7 @@ func reportMeta(m record.Meta) report.Meta {
 	for _, t := range m.Targets {
 		out.Targets = append(out.Targets, report.Target{Name: t.Name, Role: t.Role, Engine: t.Engine, Model: t.Model})
 	}
-	for _, s := range m.Sessions {
+	for _, s := range m.Processes {
 		out.Annotations = append(out.Annotations, report.Annotation{Time: s.Start, Text: "recording started"})
 		if !s.Stop.IsZero() {
 			out.Annotations = append(out.Annotations, report.Annotation{Time: s.Stop, Text: "recording stopped"})

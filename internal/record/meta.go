@@ -47,9 +47,9 @@ type Meta struct {
 	// TargetSets are the target sets in force, each from its time on
 	// (file_sd may change them during a run).
 	TargetSets []TargetSet `json:"target_sets,omitempty"`
-	// Sessions are the spans a ptdmon process recorded: one, or one more
-	// per resume.
-	Sessions    []Session    `json:"sessions"`
+	// Processes are the ptdmon processes that recorded the run: one, or one
+	// more per resume.
+	Processes   []Process    `json:"processes"`
 	Annotations []Annotation `json:"annotations,omitempty"`
 }
 
@@ -68,10 +68,10 @@ type TargetSet struct {
 	Targets []engine.Target `json:"targets"`
 }
 
-// Session is one process's span of recording; Stop is zero while it runs
+// Process is one process's span of recording; Stop is zero while it runs
 // or when the process was killed (the recording then ends at its last
 // tick).
-type Session struct {
+type Process struct {
 	Start time.Time `json:"start"`
 	Stop  time.Time `json:"stop,omitzero"`
 }
@@ -102,20 +102,20 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Start is the start of the first session.
+// Start is the start of the first process.
 func (m Meta) Start() time.Time {
-	if len(m.Sessions) == 0 {
+	if len(m.Processes) == 0 {
 		return time.Time{}
 	}
-	return m.Sessions[0].Start
+	return m.Processes[0].Start
 }
 
-// Stop is the stop of the last session (zero when it did not stop).
+// Stop is the stop of the last process (zero when it did not stop).
 func (m Meta) Stop() time.Time {
-	if len(m.Sessions) == 0 {
+	if len(m.Processes) == 0 {
 		return time.Time{}
 	}
-	return m.Sessions[len(m.Sessions)-1].Stop
+	return m.Processes[len(m.Processes)-1].Stop
 }
 
 // HashConfig is the hash recorded as ConfigHash.

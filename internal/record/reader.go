@@ -83,7 +83,7 @@ func (r *Run) Dir() string { return r.dir }
 func (r *Run) Close() error { return r.db.Close() }
 
 // Meta is what the run was: targets with role, engine and model, B_request,
-// configuration and its hash, ptdmon's version, sessions and annotations,
+// configuration and its hash, ptdmon's version, the processes that recorded and annotations,
 // interval and window.
 func (r *Run) Meta() Meta { return r.meta }
 

@@ -34,7 +34,7 @@ func liveRun(t *testing.T, dir, scenario string, secs int) []ledger.Point {
 }
 
 // liveRunOpen is liveRun ended as a crash ends it: the head is not cut
-// into a block and the session has no stop; what was recorded is in the
+// into a block and the process has no stop; what was recorded is in the
 // WAL only.
 func liveRunOpen(t *testing.T, dir, scenario string, secs int) []ledger.Point {
 	t.Helper()

@@ -49,8 +49,8 @@ func TestResumeBringsTheHistoryBack(t *testing.T) {
 	if k, err := run.Ticks(time.Time{}); err != nil || k != len(live) {
 		t.Errorf("after the resume the recording has %d ticks (%v), want %d", k, err, len(live))
 	}
-	if s := run.Meta().Sessions; len(s) != 2 || s[1].Stop.IsZero() {
-		t.Errorf("sessions = %+v, want two, the second stopped", s)
+	if s := run.Meta().Processes; len(s) != 2 || s[1].Stop.IsZero() {
+		t.Errorf("processes = %+v, want two, the second stopped", s)
 	}
 }
 

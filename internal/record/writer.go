@@ -27,8 +27,8 @@ type Options struct {
 	// limit). Both act on whole blocks, as in Prometheus.
 	Retention time.Duration
 	MaxBytes  int64
-	// Meta describes this session: version, configuration, B_request,
-	// interval, window. Targets, sessions and sets are kept by the Recorder.
+	// Meta describes this process's recording: version, configuration, B_request,
+	// interval, window. Targets, processes and sets are kept by the Recorder.
 	Meta   Meta
 	Logger *slog.Logger
 	// Queue is the number of scrapes and ticks waiting to be written
@@ -111,14 +111,14 @@ func Create(opts Options) (*Recorder, error) {
 	return r, nil
 }
 
-// merge starts a session of m in the run old describes.
+// merge adds a process, described by m, to the run old describes.
 func merge(old, m Meta, now time.Time) Meta {
 	out := m
 	out.Targets = old.Targets
 	out.Models = old.Models
 	out.TargetSets = old.TargetSets
 	out.Annotations = old.Annotations
-	out.Sessions = append(old.Sessions, Session{Start: now})
+	out.Processes = append(old.Processes, Process{Start: now})
 	return out
 }
 
@@ -132,11 +132,11 @@ func (r *Recorder) Resume(l *ledger.Ledger) (int, error) {
 	r.mu.Lock()
 	meta := r.meta
 	r.mu.Unlock()
-	if len(meta.Sessions) < 2 {
+	if len(meta.Processes) < 2 {
 		return 0, nil
 	}
 	n, last, err := feed(r.db, meta, l, time.Time{}, nil)
-	// The new session's first scrapes come after the last recorded tick.
+	// The new process's first scrapes come after the last recorded tick.
 	r.lastTick = last
 	return n, err
 }
@@ -224,7 +224,7 @@ func (r *Recorder) send(e *event) {
 	}
 }
 
-// Close writes what is queued, marks the session's stop and closes the
+// Close writes what is queued, marks the process's stop and closes the
 // TSDB (which cuts no block of the head: the WAL keeps it).
 func (r *Recorder) Close() error {
 	var err error
@@ -235,7 +235,7 @@ func (r *Recorder) Close() error {
 		r.sendMu.Unlock()
 		<-r.done
 		r.mu.Lock()
-		r.meta.Sessions[len(r.meta.Sessions)-1].Stop = time.Now()
+		r.meta.Processes[len(r.meta.Processes)-1].Stop = time.Now()
 		err = writeMeta(r.opts.Dir, r.meta)
 		r.mu.Unlock()
 		// A stopped run is handed on as blocks: promtool, Prometheus and
@@ -253,7 +253,7 @@ func (r *Recorder) Close() error {
 }
 
 // abandon writes what is queued and closes the TSDB, leaving the head in
-// the WAL and the session without a stop, as a killed process leaves them
+// the WAL and the process without a stop, as a killed process leaves them
 // (tests).
 func (r *Recorder) abandon() error {
 	var err error
