@@ -98,8 +98,12 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return cli.Usage(err)
 		}
+		pools, err := cfg.PoolRequests()
+		if err != nil {
+			return cli.Usage(err)
+		}
 		log := c.Logger()
-		rec, err := service.OpenRecorder(cfg, kv, log)
+		rec, err := service.OpenRecorder(cfg, kv, pools, log)
 		if err != nil {
 			return err
 		}
@@ -112,7 +116,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		ready := make(chan string, 1)
 		served := make(chan error, 1)
 		go func() {
-			served <- service.Run(sctx, cfg, service.Options{KVRequest: kv, Logger: log, Recorder: rec,
+			served <- service.Run(sctx, cfg, service.Options{KVRequest: kv, PoolRequests: pools, Logger: log, Recorder: rec,
 				Ready: func(addr string) { ready <- addr }})
 		}()
 		select {

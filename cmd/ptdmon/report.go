@@ -179,6 +179,10 @@ func loadReport(path string, opts report.Options, th slo.Thresholds) (*report.Re
 	return &r, nil
 }
 
+// maxRangePoints bounds the points of a -source range: the ledger holds
+// them all, with their per-instance detail. 100,000 is 27 h at 1 s.
+const maxRangePoints = 100_000
+
 // readSource reads [from, to] of a TSDB into the points of a run.
 func readSource(source string, from, to time.Time, interval, window time.Duration, kvBytes int64, log *slog.Logger) (report.Input, error) {
 	_, base, err := config.ParseSource(source)
@@ -192,6 +196,10 @@ func readSource(source string, from, to time.Time, interval, window time.Duratio
 		return report.Input{}, cli.Usagef("-interval %v, -window %v: want 0 < interval ≤ window", interval, window)
 	}
 	steps := int(to.Sub(from)/interval) + 1
+	if steps > maxRangePoints {
+		return report.Input{}, cli.Usagef("-from %s to -to %s at -interval %v is %d points, more than the %d a report reads: shorten the range or lengthen -interval",
+			from.Format(time.RFC3339), to.Format(time.RFC3339), interval, steps, maxRangePoints)
+	}
 	breq := kvsize.Request{Basis: kvsize.BasisUnset}
 	if kvBytes > 0 {
 		breq = kvsize.Request{Bytes: kvBytes, Basis: kvsize.BasisFlag}

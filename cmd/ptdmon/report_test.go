@@ -36,6 +36,9 @@ func TestReportUsage(t *testing.T) {
 	f("-source needs -from and -to", "-source", "prometheus=http://127.0.0.1:1")
 	f("-from", "-source", "prometheus=http://127.0.0.1:1", "-from", "yesterday", "-to", "1")
 	f("give a recording DIR", "-from", "1")
+	// Decades at 1 ns: refused before any point is allocated.
+	f("more than the 100000 a report reads", "-source", "prometheus=http://127.0.0.1:1", "-from", "1", "-to", "2000000000", "-interval", "1ns")
+	f("more than the 100000 a report reads", "-source", "prometheus=http://127.0.0.1:1", "-from", "1", "-to", "100002")
 }
 
 // TestReportRecordingsAndCompare reads two runs through the recording seam

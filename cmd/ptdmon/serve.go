@@ -93,6 +93,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return cli.Usage(err)
 		}
+		pools, err := cfg.PoolRequests()
+		if err != nil {
+			return cli.Usage(err)
+		}
 		ctx, stop := serveContext()
 		defer stop()
 		err = service.Run(ctx, cfg, service.Options{
@@ -102,6 +106,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 			Ready: func(addr string) {
 				fmt.Fprintf(stdout, "ptdmon: serving on %s://%s/\n", service.Scheme(cfg.WebConfigFile), addr)
 			},
+			PoolRequests: pools,
 		})
 		if errors.Is(err, service.ErrSetup) {
 			// A listen address taken, a file_sd or web config that cannot be read.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/saturation"
 	"github.com/ptdmon/ptdmon/internal/stage"
 )
 
@@ -143,13 +144,22 @@ type Learner struct {
 	signals    [3]string // what each stage's saturation rests on
 	last       ledger.Point
 	n          int
+	// recent is each decode instance's running batch over the newest
+	// saturation.PinSeconds, for the rule the verdict shares.
+	recent map[string][]timedRun
+}
+
+// timedRun is one sample of a decode instance's running batch.
+type timedRun struct {
+	t time.Time
+	v float64
 }
 
 // NewLearner returns an empty learner.
 func NewLearner(opts Options) *Learner {
 	opts.defaults()
 	o := opts
-	return &Learner{opts: opts, maxRunning: map[string]float64{}, signals: [3]string{
+	return &Learner{opts: opts, maxRunning: map[string]float64{}, recent: map[string][]timedRun{}, signals: [3]string{
 		fmt.Sprintf("every prefill instance has ≥ %g request waiting and its KV cache below %g", o.MinQueue, o.KVFull),
 		fmt.Sprintf("every prefill instance's KV cache is ≥ %g full of requests the link has not shipped (or, SGLang, its bootstrap queue waits for decode KV held by transfers), and decode is not saturated", o.KVFull),
 		fmt.Sprintf("every decode instance runs its largest batch (≥ %g of the largest seen) with requests ready for it", o.RunningFull),
@@ -175,6 +185,7 @@ func (l *Learner) Observe(p ledger.Point) {
 	for _, in := range p.Instances {
 		if in.Role == "decode" {
 			l.track(in.Target, in.Running)
+			l.remember(p.Time, in.Target, in.Running)
 		}
 	}
 	sat := l.saturation(p)
@@ -183,6 +194,34 @@ func (l *Learner) Observe(p ledger.Point) {
 	}
 	l.last = p
 	l.n++
+}
+
+// remember keeps a decode instance's running batch over the newest
+// saturation.PinSeconds.
+func (l *Learner) remember(at time.Time, key string, running ledger.Num) {
+	rs := l.recent[key]
+	from := at.Add(-saturation.PinSeconds * time.Second)
+	k := 0
+	for k < len(rs) && rs[k].t.Before(from) {
+		k++
+	}
+	rs = append(rs[:0], rs[k:]...)
+	if running.OK() {
+		rs = append(rs, timedRun{at, running.V})
+	}
+	l.recent[key] = rs
+}
+
+// pinned reports whether a decode instance's batch is pinned at its limit
+// by the rule the verdict uses (saturation.Pinned).
+func (l *Learner) pinned(key string) bool {
+	rs := l.recent[key]
+	vs := make([]float64, len(rs))
+	for i, r := range rs {
+		vs[i] = r.v
+	}
+	ok, _ := saturation.Pinned(vs)
+	return ok
 }
 
 func (l *Learner) track(key string, running ledger.Num) {
@@ -266,6 +305,12 @@ func (l *Learner) decodeFull(in ledger.InstancePoint, kvFull bool) bool {
 	}
 	if engine.Engine(in.Engine).WaitingKVReady() {
 		return in.Waiting.V >= l.opts.MinQueue
+	}
+	// A batch pinned at its limit with requests waiting is decode at its
+	// capacity, as the verdict judges it, whatever its KV cache holds: a
+	// batch-limited decode never fills its cache.
+	if in.Waiting.V >= l.opts.MinQueue && l.pinned(in.Target) {
+		return true
 	}
 	top := l.maxRunning[in.Target]
 	return kvFull && top > 0 && in.Running.V >= l.opts.RunningFull*top
@@ -424,5 +469,5 @@ func saturationRule(i int, o Options) string {
 	case 1:
 		return fmt.Sprintf("kv counts as saturated while every prefill instance's KV cache is ≥ %g full (SGLang: or its bootstrap queue is non-empty) and decode is not saturated", o.KVFull)
 	}
-	return fmt.Sprintf("decode counts as saturated while every decode instance runs its largest batch (≥ %g of the largest seen) with requests ready for it (SGLang: its waiting queue; otherwise its KV cache ≥ %g full)", o.RunningFull, o.KVFull)
+	return fmt.Sprintf("decode counts as saturated while every decode instance runs its largest batch (≥ %g of the largest seen) with requests ready for it (SGLang: its waiting queue; otherwise its KV cache ≥ %g full), or its batch is pinned at one level for %d s with requests waiting", o.RunningFull, o.KVFull, saturation.PinSeconds)
 }

@@ -23,6 +23,8 @@ type AdviceBody struct {
 	// it is not there.
 	SLO       *advice.SLOReport `json:"slo"`
 	SLOAbsent string            `json:"slo_absent,omitempty"`
+	// Pools is each pool's own advice (docs/pools.md).
+	Pools []advice.PoolAdvice `json:"pools"`
 }
 
 const noThresholds = "no SLO threshold set: slo.ttft, slo.itl or slo.e2e in ptdmon.yaml, -slo-ttft/-slo-itl/-slo-e2e, or ?ttft=&itl=&e2e= (seconds)"
@@ -32,7 +34,8 @@ const noThresholds = "no SLO threshold set: slo.ttft, slo.itl or slo.e2e in ptdm
 func (s *Server) registerAdvice(mux *http.ServeMux, reg *prometheus.Registry) {
 	t := advice.NewTracker(s.Ledger)
 	reg.MustRegister(&metrics.AdviceCollector{Tracker: t, Logger: s.Logger, Headroom: s.headroom()})
-	mux.HandleFunc("GET /api/v1/advice", func(w http.ResponseWriter, r *http.Request) { s.advice(w, r, t) })
+	pt := advice.NewPoolTracker(s.Ledger, s.splitPools)
+	mux.HandleFunc("GET /api/v1/advice", func(w http.ResponseWriter, r *http.Request) { s.advice(w, r, t, pt) })
 }
 
 // advice answers ?multiplier=1.5 (what if the load were 1.5×), ?rate=R
@@ -45,7 +48,7 @@ func (s *Server) headroom() float64 {
 	return *s.Headroom
 }
 
-func (s *Server) advice(w http.ResponseWriter, r *http.Request, t *advice.Tracker) {
+func (s *Server) advice(w http.ResponseWriter, r *http.Request, t *advice.Tracker, pt *advice.PoolTracker) {
 	q, err := s.parseAdviceQuery(r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -61,7 +64,12 @@ func (s *Server) advice(w http.ResponseWriter, r *http.Request, t *advice.Tracke
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	body := AdviceBody{Time: time.Now(), Window: s.Ledger.Config().Window.Seconds(), Advice: a}
+	pools, err := pt.Advise(q)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	body := AdviceBody{Time: time.Now(), Window: s.Ledger.Config().Window.Seconds(), Advice: a, Pools: pools}
 	b, ok := s.Ledger.Buckets()
 	switch {
 	case th == (slo.Thresholds{}):

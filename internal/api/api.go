@@ -79,6 +79,7 @@ func (s *Server) Handler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(&metrics.Collector{Ledger: s.Ledger, Stage: s.stage})
 	reg.MustRegister(s.Collectors...)
+	reg.MustRegister(&metrics.PoolCollector{Stages: s.poolStages})
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,
@@ -114,6 +115,7 @@ type Snapshot struct {
 	KVRequest kvsize.Request        `json:"kv_request_bytes"`
 	Point     *ledger.Point         `json:"point"`
 	Verdict   *diagnose.Verdict     `json:"verdict"`
+	Pools     []Pool                `json:"pools"`
 	Targets   []ledger.TargetStatus `json:"targets"`
 }
 
@@ -133,6 +135,7 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 		snap.Targets = s.Ledger.Targets(time.Now())
 	}
 	if p, ok := s.Ledger.Latest(); ok {
+		snap.Pools = newPooling(s.Ledger.Meta(), cfg, s.diagnoseConfig(cfg).BytesPerRequest).pools(&p)
 		if stagesOnly {
 			p.Instances = nil
 		}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"maps"
 	"sync"
 	"time"
 
@@ -105,23 +106,11 @@ func (s *Server) timeline(pts []ledger.Point) []VerdictSpan {
 			c.put(t, &v)
 			pv, _ = c.get(t)
 		}
-		if n := len(out); n > 0 && out[n-1].Class == pv.class && sameGroups(out[n-1].Groups, pv.groups) {
+		if n := len(out); n > 0 && out[n-1].Class == pv.class && maps.Equal(out[n-1].Groups, pv.groups) {
 			out[n-1].To = t
 			continue
 		}
 		out = append(out, VerdictSpan{From: t, To: t, Class: pv.class, Headline: pv.headline, Groups: pv.groups})
 	}
 	return out
-}
-
-func sameGroups(a, b map[string]diagnose.Class) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }

@@ -17,7 +17,8 @@ type verdictCache struct {
 }
 
 // diagnoseConfig is the verdict's window: at least diagnose's default and
-// never shorter than the rate window W.
+// never shorter than the rate window W; its groups are the pools, each
+// with its own B_request (docs/pools.md).
 func (s *Server) diagnoseConfig(cfg ledger.Config) diagnose.Config {
 	d := s.Diagnose
 	if d.Window <= 0 {
@@ -28,6 +29,15 @@ func (s *Server) diagnoseConfig(cfg ledger.Config) diagnose.Config {
 	}
 	if d.BytesPerRequest <= 0 {
 		d.BytesPerRequest = float64(cfg.KVRequest.Bytes)
+	}
+	if d.GroupOf == nil || d.BytesOf == nil {
+		pl := newPooling(s.Ledger.Meta(), cfg, d.BytesPerRequest)
+		if d.GroupOf == nil {
+			d.GroupOf = pl.of
+		}
+		if d.BytesOf == nil {
+			d.BytesOf = pl.bytesOf
+		}
 	}
 	return d
 }
@@ -78,7 +88,7 @@ func briefGroups(gs []diagnose.GroupVerdict) []diagnose.GroupVerdict {
 	}
 	out := make([]diagnose.GroupVerdict, len(gs))
 	for i, g := range gs {
-		g.Evidence, g.Notes = nil, nil
+		g.Evidence, g.Notes, g.Traffic = nil, nil, nil
 		out[i] = g
 	}
 	return out

@@ -43,12 +43,14 @@ type Config struct {
 	AllowedHosts []string `yaml:"allowed_hosts"`
 	// WebConfigFile is an exporter-toolkit web configuration (TLS, basic
 	// auth) for the HTTP server.
-	WebConfigFile     string        `yaml:"web_config_file"`
-	KVSource          string        `yaml:"kv_source"`
-	KVBytesPerRequest int64         `yaml:"kv_bytes_per_request"`
-	Model             ModelConfig   `yaml:"model"`
-	Targets           []Target      `yaml:"targets"`
-	FileSD            []FileSDEntry `yaml:"file_sd"`
+	WebConfigFile     string      `yaml:"web_config_file"`
+	KVSource          string      `yaml:"kv_source"`
+	KVBytesPerRequest int64       `yaml:"kv_bytes_per_request"`
+	Model             ModelConfig `yaml:"model"`
+	// Pools are the pools' own B_request by pool name (pools.go).
+	Pools   map[string]PoolConfig `yaml:"pools"`
+	Targets []Target              `yaml:"targets"`
+	FileSD  []FileSDEntry         `yaml:"file_sd"`
 	// Source reads the engines from a Prometheus-compatible TSDB instead of
 	// scraping them ("prometheus=URL"); see fleet.go.
 	Source string `yaml:"source"`
@@ -83,10 +85,13 @@ type ModelConfig struct {
 
 // Target is one engine instance to scrape.
 type Target struct {
-	Name   string            `yaml:"name"`
-	URL    string            `yaml:"url"`
-	Role   string            `yaml:"role"`
-	Engine string            `yaml:"engine"`
+	Name   string `yaml:"name"`
+	URL    string `yaml:"url"`
+	Role   string `yaml:"role"`
+	Engine string `yaml:"engine"`
+	// Pool names the target's pool (docs/pools.md); default: the model
+	// its exposition names.
+	Pool   string            `yaml:"pool"`
 	Labels map[string]string `yaml:"labels"`
 	// IterationStats reads url as TensorRT-LLM's JSON iteration statistics
 	// (GET /metrics of a worker with enable_iter_perf_stats) instead of a
@@ -110,7 +115,7 @@ type Target struct {
 func (t Target) Resolve() engine.Target {
 	role, _ := engine.ParseRole(t.Role)
 	eng, _ := engine.ParseEngine(t.Engine)
-	return engine.Target{Name: t.Name, URL: t.URL, Role: role, Engine: eng, Labels: t.Labels, IterationStats: t.IterationStats}
+	return engine.Target{Name: t.Name, URL: t.URL, Role: role, Engine: eng, Labels: t.poolLabels(), IterationStats: t.IterationStats}
 }
 
 // FileSDEntry names Prometheus file_sd files that supply targets.
@@ -205,7 +210,7 @@ func atLine(file, msg string) string {
 	return file + ": " + msg
 }
 
-var targetKeys = map[string]bool{"name": true, "url": true, "role": true, "engine": true, "labels": true, "iteration_stats": true, "serves": true}
+var targetKeys = map[string]bool{"name": true, "url": true, "role": true, "engine": true, "pool": true, "labels": true, "iteration_stats": true, "serves": true}
 
 // UnmarshalYAML records the target's line. Node.Decode does not inherit the
 // decoder's KnownFields, so unknown keys are checked here.
@@ -213,7 +218,7 @@ func (t *Target) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if k := n.Content[i]; !targetKeys[k.Value] {
-				return fmt.Errorf("line %d: field %s not found in target (want name, url, role, engine, labels, iteration_stats, serves)", k.Line, k.Value)
+				return fmt.Errorf("line %d: field %s not found in target (want name, url, role, engine, pool, labels, iteration_stats, serves)", k.Line, k.Value)
 			}
 		}
 	}
@@ -363,6 +368,7 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.validateServes(file)...)
 	errs = append(errs, c.validateFleet(file)...)
+	errs = append(errs, c.validatePools(at("pools"))...)
 	errs = append(errs, c.validateAdvice(at)...)
 	errs = append(errs, c.validateOTLP(at)...)
 	if len(c.Targets) == 0 && len(c.FileSD) == 0 && c.Source == "" {

@@ -38,7 +38,11 @@ type Verdict struct {
 	Headline string   `json:"headline"`
 	Evidence []string `json:"evidence,omitempty"`
 	// Notes are caveats: inputs that were absent, stages running partial.
-	Notes   []string  `json:"notes,omitempty"`
+	Notes []string `json:"notes,omitempty"`
+	// Traffic says what the traffic is where it explains the rates
+	// (requests served without remote prefill): neither a caveat nor
+	// evidence. A deployment of several groups leaves it to each group's.
+	Traffic []string  `json:"traffic,omitempty"`
 	Window  float64   `json:"window_seconds"` // span of the points used
 	Samples int       `json:"samples"`
 	At      time.Time `json:"at,omitzero"`
@@ -91,9 +95,23 @@ type Config struct {
 	// BytesPerRequest is B_request, to turn a group's KV bytes into
 	// requests; 0 leaves group KV req/s absent.
 	BytesPerRequest float64
+	// BytesOf is a group's own B_request, or 0 and why it has none
+	// (docs/pools.md); nil gives every group BytesPerRequest.
+	BytesOf func(group string) (bytes float64, why string)
 	// GroupOf assigns instances to groups (default ByEngine).
 	GroupOf GroupOf
 }
+
+// bytesFor is group's B_request and, when it is 0, the reason.
+func (c Config) bytesFor(group string) (float64, string) {
+	if c.BytesOf != nil {
+		return c.BytesOf(group)
+	}
+	return c.BytesPerRequest, whyNoBytes
+}
+
+// whyNoBytes is the reason of an absent KV req/s without B_request.
+const whyNoBytes = "B_request is not set"
 
 // DefaultWindow is the verdict's window unless configured.
 const DefaultWindow = 30 * time.Second
@@ -172,14 +190,14 @@ func Diagnose(pts []ledger.Point, cfg Config) Verdict {
 	facts := deploymentFacts(w, cfg)
 	var groups []GroupVerdict
 	for _, name := range names {
-		gw := groupPoints(w, name, cfg.GroupOf, cfg.BytesPerRequest)
+		gw := groupPoints(w, name, cfg)
 		v := judge(gw, cfg, facts)
 		if held, ok := holdAcrossRestart(pts, first, name, v, cfg, facts); ok {
 			v = held
 		}
 		last := gw[len(gw)-1]
 		groups = append(groups, GroupVerdict{
-			Group: name, Class: v.Class, Headline: v.Headline, Evidence: v.Evidence, Notes: v.Notes,
+			Group: name, Class: v.Class, Headline: v.Headline, Evidence: v.Evidence, Notes: v.Notes, Traffic: v.Traffic,
 			Prefill: last.Prefill.Instances, Decode: last.Decode.Instances, KV: last.KV.Instances,
 			HasKV: last.KV.Instances > 0, Samples: v.Samples,
 		})
@@ -234,6 +252,7 @@ func judge(w []ledger.Point, cfg Config, facts deployment) Verdict {
 			facts.bytesPerXfer/1e9, 100*(facts.bytesPerXfer/cfg.BytesPerRequest-1)))
 	}
 	v.Notes = append(v.Notes, s.notes...)
+	v.Traffic = s.traffic
 	decide(&v, s, th)
 	v.Headline = Headline(v.Class)
 	return v

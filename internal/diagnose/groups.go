@@ -15,6 +15,7 @@ type GroupVerdict struct {
 	Headline string   `json:"headline"`
 	Evidence []string `json:"evidence,omitempty"`
 	Notes    []string `json:"notes,omitempty"`
+	Traffic  []string `json:"traffic,omitempty"`
 	// Prefill, Decode and KV count the instances whose numbers the verdict
 	// rests on (KV: those exporting KV bytes).
 	Prefill int  `json:"prefill_instances"`
@@ -52,8 +53,24 @@ func groupNames(w []ledger.Point, of GroupOf) []string {
 }
 
 // groupPoints rebuilds the stage sums of one group from the per-instance
-// entries, so that the group's KV is compared with its own prefill only.
-func groupPoints(w []ledger.Point, name string, of GroupOf, bytesPerRequest float64) []ledger.Point {
+// entries, so that the group's KV is compared with its own prefill only and
+// divided by its own B_request.
+func groupPoints(w []ledger.Point, name string, cfg Config) []ledger.Point {
+	return GroupPoints(w, name, cfg.GroupOf, cfg.bytesFor)
+}
+
+// GroupPoints is the stage sums of group name at every point of w: its
+// instances' rates, queues and KV bytes, and KV req/s by the group's own
+// B_request from bytesOf (nil: KV req/s absent). The pools of
+// /api/v1/snapshot are these sums at the newest point.
+func GroupPoints(w []ledger.Point, name string, of GroupOf, bytesOf func(group string) (float64, string)) []ledger.Point {
+	if of == nil {
+		of = ByEngine
+	}
+	bytesPerRequest, whyNot := 0.0, whyNoBytes
+	if bytesOf != nil {
+		bytesPerRequest, whyNot = bytesOf(name)
+	}
 	// An instance exports KV bytes if its KV rate was present anywhere in
 	// the window: a restart or a failed scrape does not make it a non-exporter.
 	exports := map[string]bool{}
@@ -72,6 +89,7 @@ func groupPoints(w []ledger.Point, name string, of GroupOf, bytesPerRequest floa
 		g.Instances = groupInstances(p.Instances, name, of)
 		var st [2]struct {
 			rate, rateW, running, waiting, usage sumN
+			prompt, gen                          sumN
 			q                                    [4]sumN
 			n, up                                int
 			missing                              []string
@@ -114,6 +132,8 @@ func groupPoints(w []ledger.Point, name string, of GroupOf, bytesPerRequest floa
 			s.running.add(ip.Running)
 			s.waiting.add(ip.Waiting)
 			s.usage.add(ip.KVUsage)
+			s.prompt.add(ip.PromptTPS)
+			s.gen.add(ip.GenTPS)
 			for k, q := range []ledger.Num{ip.Queues.Bootstrap, ip.Queues.Inflight, ip.Queues.Prealloc, ip.Queues.Transfer} {
 				s.q[k].add(q)
 			}
@@ -125,12 +145,16 @@ func groupPoints(w []ledger.Point, name string, of GroupOf, bytesPerRequest floa
 			sp.Instant, sp.Window = s.rate.num(), s.rateW.num()
 			sp.Running, sp.Waiting = s.running.num(), s.waiting.num()
 			sp.KVUsage = s.usage.mean()
+			sp.PromptTPS, sp.GenTPS = s.prompt.num(), s.gen.num()
+			none := ledger.Absent(whyDeploymentOnly)
+			sp.TTFT, sp.ITL, sp.E2E = ledger.Quant{P50: none, P90: none, P99: none}, ledger.Quant{P50: none, P90: none, P99: none}, ledger.Quant{P50: none, P90: none, P99: none}
 			sp.Queues = ledger.Queues{Bootstrap: s.q[0].num(), Inflight: s.q[1].num(), Prealloc: s.q[2].num(), Transfer: s.q[3].num()}
 		}
 		g.KV.Instances, g.KV.Up = kvN, kvUp
 		// The copy time is the deployment's: the ledger keeps no
 		// per-instance histograms in its points.
 		g.KV.XferTime = p.KV.XferTime
+		g.KV.Transfers, g.KV.Failures = ledger.Absent(whyDeploymentOnly), ledger.Absent(whyDeploymentOnly)
 		g.KV.Partial = kvUp > 0 && kvUp < kvN
 		g.KV.BytesInstant, g.KV.BytesWindow = kvB.num(), kvBW.num()
 		perReq := func(b ledger.Num) ledger.Num {
@@ -140,7 +164,7 @@ func groupPoints(w []ledger.Point, name string, of GroupOf, bytesPerRequest floa
 			case !b.OK():
 				return b
 			case bytesPerRequest <= 0:
-				return ledger.Absent("B_request is not set")
+				return ledger.Absent(whyNot)
 			}
 			return ledger.Val(b.V / bytesPerRequest)
 		}
@@ -148,6 +172,11 @@ func groupPoints(w []ledger.Point, name string, of GroupOf, bytesPerRequest floa
 	}
 	return out
 }
+
+// whyDeploymentOnly is the reason of a group's value that the ledger keeps
+// for the deployment only: its points carry no per-instance histograms or
+// transfer counts.
+const whyDeploymentOnly = "kept for the deployment only, not per group"
 
 // sumN adds present values; the sum is absent only when every term is.
 type sumN struct {

@@ -34,6 +34,9 @@ type run struct {
 	every     time.Duration    // between checkpoints
 	check     func(checkpoint) // called at every checkpoint
 	keep      *[]ledger.Point  // when set, receives the ledger's points at the end
+	// pools, when set, groups the verdict by pool (the ledger's PoolOf)
+	// with these pools' own B_request, as the API does.
+	pools map[string]kvsize.Request
 }
 
 type checkpoint struct {
@@ -59,7 +62,7 @@ func (r run) do() error {
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	led := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second,
-		KVRequest: kvsize.Request{Bytes: r.sc.KVBytesPerRequest}, Logger: quiet})
+		KVRequest: kvsize.Request{Bytes: r.sc.KVBytesPerRequest}, Logger: quiet, PoolRequests: r.pools})
 	var targets []*scrapeTarget
 	var infos []engine.Target
 	groupOf := map[string]string{}
@@ -133,6 +136,14 @@ func (r run) do() error {
 		led.Tick(epoch.Add(now))
 		if r.check != nil && now >= r.warmUp && (now-r.warmUp)%r.every == 0 {
 			pts := led.Since(epoch.Add(now - 2*diagnose.DefaultWindow - time.Second))
+			if r.pools != nil {
+				meta := led.Meta()
+				cfg.GroupOf = ledger.PoolOf(meta)
+				cfg.BytesOf = func(pool string) (float64, string) {
+					b, why := ledger.PoolRequest(pool, r.pools, kvsize.Request{})
+					return float64(b.Bytes), why
+				}
+			}
 			r.check(checkpoint{at: now, verdict: diagnose.Diagnose(pts, cfg), truth: m.TruthAt(now).Load})
 		}
 	}

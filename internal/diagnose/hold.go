@@ -32,7 +32,7 @@ func holdAcrossRestart(pts []ledger.Point, first int, name string, v Verdict, cf
 		return v, false
 	}
 	pre := pts[start:end]
-	pv := judge(groupPoints(pre, name, cfg.GroupOf, cfg.BytesPerRequest), cfg, deploymentFacts(pre, cfg))
+	pv := judge(groupPoints(pre, name, cfg), cfg, deploymentFacts(pre, cfg))
 	// Only a named bottleneck is held: a restart empties the queues that
 	// showed it. "Balanced" before a restart is not held against evidence
 	// after it.

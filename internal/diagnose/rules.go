@@ -89,7 +89,7 @@ func decide(v *Verdict, s signals, th Thresholds) {
 		}
 		if blocked {
 			if s.inflHeld {
-				add(fmt.Sprintf("prefill inflight queue holds %.0f requests ≈ %.1f s of KV throughput", s.infl.tr.Level, s.inflSeconds))
+				add(fmt.Sprintf("prefill inflight queue holds %.0f requests ≈ %.1f s of KV throughput", s.inflLevel, s.inflSeconds))
 			}
 			if s.pKVFull {
 				add(fmt.Sprintf("prefill KV cache %.0f%% full of requests awaiting transfer", 100*s.pKVUsage))
@@ -113,7 +113,7 @@ func decide(v *Verdict, s signals, th Thresholds) {
 		if s.pWait.grow {
 			add(s.pWait.text())
 		} else {
-			add(fmt.Sprintf("prefill waiting holds %.0f requests ≈ %.1f s of prefill throughput", s.pWait.tr.Level, s.pWaitSeconds))
+			add(fmt.Sprintf("prefill waiting holds %.0f requests ≈ %.1f s of prefill throughput", s.pWaitLevel, s.pWaitSeconds))
 		}
 		add(fmt.Sprintf("prefill %.1f req/s; downstream keeps up", s.prefillRPS))
 	case s.boot.grow || s.prea.grow:

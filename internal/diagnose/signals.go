@@ -2,9 +2,9 @@ package diagnose
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/saturation"
 )
 
 // gap compares a stage's rate with the rate feeding it.
@@ -102,6 +102,7 @@ type signals struct {
 
 	inflHeld    bool    // inflight queue holds ≥ HoldSeconds of KV throughput
 	inflSeconds float64 // its level ÷ the KV rate
+	inflLevel   float64 // its lower quartile over the window
 	pKVFull     bool
 	pKVUsage    float64
 	// Prefill KV cache filling up: prefilled requests accumulate on
@@ -116,6 +117,7 @@ type signals struct {
 	// throughput: requests sit in front of prefill compute.
 	pWaitHeld    bool
 	pWaitSeconds float64
+	pWaitLevel   float64 // its lower quartile over the window
 	// Decode instances whose running batch is pinned at a constant level
 	// (their batch limit) over the newest PinSeconds, of those reporting.
 	dPinned, dReporting int
@@ -125,6 +127,7 @@ type signals struct {
 	bytesSkew    bool
 	bytesPerXfer float64
 	notes        []string
+	traffic      []string
 }
 
 func measure(w []ledger.Point, th Thresholds) signals {
@@ -140,6 +143,9 @@ func measure(w []ledger.Point, th Thresholds) signals {
 		func(p *ledger.Point) *ledger.Num { return &p.Decode.Window },
 		func(p *ledger.Point) *ledger.Num { return &p.KV.Window },
 		func(p *ledger.Point) *ledger.Num { return &p.Decode.Window }, minN, th)
+	if n := decodeOnly(w, minN, th); n != "" {
+		s.traffic = append(s.traffic, n)
+	}
 	pr := collect(w, func(p *ledger.Point) ledger.Num { return p.Prefill.Window })
 	kv := collect(w, func(p *ledger.Point) ledger.Num { return p.KV.Window })
 	if pr.n() > 0 {
@@ -174,13 +180,15 @@ func measure(w []ledger.Point, th Thresholds) signals {
 	// service is the time a request spends in the queue without waiting
 	// for anyone (a KV copy is in the inflight and decode transfer queues
 	// while it runs): only the time beyond it is queueing.
-	held := func(q queue, get func(*ledger.Point) ledger.Num, rate, service float64) (bool, float64) {
+	// The level is returned with the seconds, for the evidence to state the
+	// count the seconds come from (not the trend fit's end).
+	held := func(q queue, get func(*ledger.Point) ledger.Num, rate, service float64) (bool, float64, float64) {
 		if !q.ok || rate <= 0 {
-			return false, 0
+			return false, 0, 0
 		}
 		lvl := collect(w, get).quantile(0.25)
 		secs := lvl / rate
-		return lvl >= th.HoldMin && secs-service >= th.HoldSeconds, secs
+		return lvl >= th.HoldMin && secs-service >= th.HoldSeconds, secs, lvl
 	}
 	// The median KV copy time (the connector's transfer-time histogram).
 	copySecs := collect(w, func(p *ledger.Point) ledger.Num { return p.KV.XferTime.P50 }).quantile(0.5)
@@ -189,8 +197,8 @@ func measure(w []ledger.Point, th Thresholds) signals {
 	if s.kvKnown {
 		kvRate = s.kvRPS
 	}
-	s.inflHeld, s.inflSeconds = held(s.infl, func(p *ledger.Point) ledger.Num { return p.Prefill.Queues.Inflight }, kvRate, copySecs)
-	s.pWaitHeld, s.pWaitSeconds = held(s.pWait, func(p *ledger.Point) ledger.Num { return p.Prefill.Waiting }, s.prefillRPS, 0)
+	s.inflHeld, s.inflSeconds, s.inflLevel = held(s.infl, func(p *ledger.Point) ledger.Num { return p.Prefill.Queues.Inflight }, kvRate, copySecs)
+	s.pWaitHeld, s.pWaitSeconds, s.pWaitLevel = held(s.pWait, func(p *ledger.Point) ledger.Num { return p.Prefill.Waiting }, s.prefillRPS, 0)
 	if u := collect(w, func(p *ledger.Point) ledger.Num { return p.Prefill.KVUsage }); u.n() > 0 {
 		s.pKVUsage = u.quantile(0.25)
 		s.pKVFull = s.pKVUsage >= th.KVFull
@@ -204,7 +212,7 @@ func measure(w []ledger.Point, th Thresholds) signals {
 	if d := collect(w, func(p *ledger.Point) ledger.Num { return p.Decode.Window }); d.n() > 0 {
 		decodeRPS = d.mean()
 	}
-	s.dWaitHeld, s.dWaitSeconds = held(s.dWait, func(p *ledger.Point) ledger.Num { return p.Decode.Waiting }, decodeRPS, copySecs)
+	s.dWaitHeld, s.dWaitSeconds, _ = held(s.dWait, func(p *ledger.Point) ledger.Num { return p.Decode.Waiting }, decodeRPS, copySecs)
 	s.dWaitLevel = collect(w, func(p *ledger.Point) ledger.Num { return p.Decode.Waiting }).quantile(0.25)
 
 	last := w[len(w)-1]
@@ -224,14 +232,13 @@ func measure(w []ledger.Point, th Thresholds) signals {
 
 // PinSeconds is how far back a decode batch must have stayed at one level
 // to count as pinned at its limit.
-const PinSeconds = 10
+const PinSeconds = saturation.PinSeconds
 
-// pinned counts the decode instances whose running batch sat at its
-// highest level in at least 80% of the samples of the newest PinSeconds,
-// never more than 5% below it, with at least 2 requests: a scheduler at its
-// max batch size admits exactly as many as finish, while one with room
-// moves with arrivals. Without per-instance entries the decode sum stands
-// for one instance.
+// pinned counts the decode instances whose running batch is pinned at its
+// limit over the newest PinSeconds by saturation.Pinned, the rule the
+// advisor shares, of those reporting enough samples; level sums the
+// pinned instances' levels and the others' newest batch. Without
+// per-instance entries the decode sum stands for one instance.
 func pinned(w []ledger.Point) (n, reporting int, level float64) {
 	newest := w[len(w)-1].Time
 	per := map[string][]float64{}
@@ -261,24 +268,34 @@ func pinned(w []ledger.Point) (n, reporting int, level float64) {
 	}
 	for _, name := range order {
 		vs := per[name]
-		if len(vs) < 5 {
+		if len(vs) < saturation.MinSamples {
 			continue
 		}
 		reporting++
-		level += vs[len(vs)-1]
-		hi, lo := vs[0], vs[0]
-		for _, v := range vs {
-			hi, lo = math.Max(hi, v), math.Min(lo, v)
-		}
-		atHi := 0
-		for _, v := range vs {
-			if v == hi {
-				atHi++
-			}
-		}
-		if hi >= 2 && hi-lo <= 0.05*hi && float64(atHi) >= 0.8*float64(len(vs)) {
+		if ok, hi := saturation.Pinned(vs); ok {
 			n++
+			level += hi
+		} else {
+			level += vs[len(vs)-1]
 		}
 	}
 	return n, reporting, level
+}
+
+// decodeOnly notes decode completing more than prefill: with conditional
+// disaggregation short prompts skip remote prefill (decode prefills them
+// itself), so decode req/s counts every request and prefill req/s only the
+// remote prefills (docs/pools.md#decode-only-requests). That is served
+// traffic, never a fault; the note gives the evidence.
+func decodeOnly(w []ledger.Point, minN int, th Thresholds) string {
+	g := compare(w,
+		func(p *ledger.Point) *ledger.Num { return &p.Decode.Window },
+		func(p *ledger.Point) *ledger.Num { return &p.Prefill.Window },
+		func(p *ledger.Point) *ledger.Num { return &p.Decode.Window },
+		func(p *ledger.Point) *ledger.Num { return &p.Prefill.Window }, minN, th)
+	if !g.known || g.rel() < th.RateGap || g.up-g.own < th.RateGapAbs || g.below < th.Persist {
+		return ""
+	}
+	return fmt.Sprintf("decode completes %.1f req/s, prefill %.1f req/s: %.1f req/s (%.0f%%) are served without remote prefill (decode-only or locally prefilled requests), which is not a fault",
+		g.up, g.own, g.up-g.own, 100*g.rel())
 }

@@ -73,7 +73,7 @@ func summarise(groups []GroupVerdict, w []ledger.Point, cfg Config) Verdict {
 	v.Headline = Headline(v.Class)
 	if len(groups) == 1 {
 		g := groups[0]
-		v.Evidence, v.Notes = g.Evidence, g.Notes
+		v.Evidence, v.Notes, v.Traffic = g.Evidence, g.Notes, g.Traffic
 	} else {
 		for _, g := range groups {
 			line := g.Group + ": " + g.Headline

@@ -66,6 +66,10 @@ type Adapter struct {
 	// completions).
 	FinishedLabel string
 	NotCompleted  []Reason
+	// FinishedAliases are other spellings of FinishedLabel, read where it
+	// is absent (an imitation of the engine that names the label its own
+	// way): without them an aborted request would count as completed.
+	FinishedAliases []string
 
 	// Traits: how the engine's numbers behave, for the readers downstream
 	// that interpret them (docs/adapters.md#traits).

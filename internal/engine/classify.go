@@ -146,8 +146,17 @@ func (a *adapter) bindPlain(b binding, f *Family, full string, t model.MetricTyp
 			return skip(full, f.ByLabel+"=\""+ls.Get(f.ByLabel)+"\" is not read")
 		}
 	}
+	alias := ""
 	if f.Finished && a.FinishedLabel != "" {
 		reason := ls.Get(a.FinishedLabel)
+		for _, l := range a.FinishedAliases {
+			if reason != "" {
+				break
+			}
+			if reason = ls.Get(l); reason != "" {
+				alias = l
+			}
+		}
 		for _, r := range a.NotCompleted {
 			if r.Value == reason {
 				m = r.Metric
@@ -155,7 +164,12 @@ func (a *adapter) bindPlain(b binding, f *Family, full string, t model.MetricTyp
 			}
 		}
 	}
-	return set(b, f, m, f.Scale, partValue, ls)
+	b = set(b, f, m, f.Scale, partValue, ls)
+	if alias != "" {
+		b.note = true
+		b.why = "the finish reason is read from the label " + alias + ", not " + a.FinishedLabel + ": aborted and failed requests are told apart by it"
+	}
+	return b
 }
 
 func skipNote(family string, f *Family) binding {

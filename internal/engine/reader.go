@@ -169,6 +169,11 @@ func (r *Reader) visit(s *parse.Sample) error {
 		b.gen = r.gen
 		r.touched++
 	}
+	if b.use && b.note && r.explain {
+		// A note on a series that is read (a label read by another
+		// name) is for ptdmon inspect, not for every scrape's notes.
+		r.addNote(b.family + ": " + b.why)
+	}
 	if !b.use {
 		if b.note {
 			r.addNote(b.family + ": " + b.why)

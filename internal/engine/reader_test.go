@@ -107,6 +107,13 @@ func TestReaderCaptures(t *testing.T) {
 		// TTFT: engine 0 saw 0.2, 0.3, 0.9; engine 1 saw 0.4. FlagCX transfers 0.08, 0.09, 0.3 and 0.09.
 		hists: map[Metric][2]float64{TTFT: {4, 1.8}, KVXferTime: {4, 0.56}},
 	})
+	// llm-d-inference-sim labels the finish reason finish_reason: the
+	// three aborts are not completions (stop 40 + length 5 are).
+	f("llmd_inference_sim.txt", Decode, want{
+		engine: VLLM, role: Decode, model: "meta-llama/Llama-3.1-8B-Instruct",
+		counters: map[Metric]float64{Completed: 45, Aborted: 3},
+		gauges:   map[Metric]float64{Running: 4, Waiting: 20, KVUsage: 0.25},
+	})
 	// vLLM decode with NIXL: eight rank-level transfers of 1/4 GiB.
 	f("vllm_decode_nixl.txt", Decode, want{
 		engine: VLLM, role: Decode, model: "meta-llama/Llama-3.1-8B-Instruct",

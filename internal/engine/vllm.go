@@ -23,6 +23,11 @@ func init() {
 		// Completions exclude aborted and failed requests; every other
 		// finished_reason (stop, length, repetition, …) counts.
 		NotCompleted: []Reason{{"abort", Aborted}, {"error", Errored}},
+		// llm-d-inference-sim, which imitates vLLM, labels
+		// request_success_total with finish_reason
+		// (https://github.com/llm-d/llm-d-inference-sim/blob/a38361e05ffb5ecf3e85c9885be0e16e2d745ce1/pkg/llm-d-inference-sim/metrics.go,
+		// vllmapi.PromLabelFinishReason).
+		FinishedAliases: []string{"finish_reason"},
 		Families: []Family{
 			{Name: "vllm:request_success_total", Type: model.MetricTypeCounter, Metric: Completed, Finished: true},
 			{Name: "vllm:prompt_tokens_total", Type: model.MetricTypeCounter, Metric: PromptTokens},

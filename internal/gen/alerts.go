@@ -16,10 +16,12 @@ const (
 	queueMinDepth   = "10"
 	docsRunbookBase = "docs/prometheus.md#alerts"
 	// A decode instance's batch is pinned at its limit when over pinRange
-	// it never moves more than pinSpread of its peak (and holds at least 2
-	// requests), as the verdict's rule (internal/diagnose) has it.
-	pinRange  = "15s"
-	pinSpread = "0.05"
+	// it sits at its peak in at least 1 − pinDips of the samples (and holds
+	// at least 2 requests), as the rule the verdict and the advisor share
+	// (internal/saturation) has it: a sample below the peak between a
+	// finish and the next admission is a dip, not room.
+	pinRange = "15s"
+	pinDips  = "0.2"
 	// Prefill KV cache full: its lower quartile over lagRange at or above
 	// kvFull, the verdict's KVFull.
 	kvFull = "0.9"
@@ -53,8 +55,8 @@ func alertRules(n Names) []Rule {
 	// and the model's FlagCX hand-off too) KV moves only when decode has
 	// room, so KV trailing prefill beside a full decode is decode's doing.
 	decodeRun := fmt.Sprintf(`%s{role="decode"}`, n.TargetRunning)
-	pinned := fmt.Sprintf(`(max_over_time(%[1]s[%[2]s]) - min_over_time(%[1]s[%[2]s]) <= %[3]s * max_over_time(%[1]s[%[2]s]) and max_over_time(%[1]s[%[2]s]) >= 2)`,
-		decodeRun, pinRange, pinSpread)
+	pinned := fmt.Sprintf(`(quantile_over_time(%[3]s, %[1]s[%[2]s]) >= max_over_time(%[1]s[%[2]s]) and max_over_time(%[1]s[%[2]s]) >= 2)`,
+		decodeRun, pinRange, pinDips)
 	decodeFull := fmt.Sprintf("(count by (path, model) %s * 2 >= on (path, model) count by (path, model) (%s))", pinned, decodeRun)
 	// prefillKVFull: prefilled requests keep the prefill KV cache full,
 	// waiting for their KV to leave.

@@ -79,4 +79,7 @@ func TestSummary(t *testing.T) {
 	f("nixl_telemetry.txt", engine.Prefill, "engine     nixl-telemetry\n", "prefix     agent_ (14 families)\n", "kv_transfer_failures_network       8")
 	f("mooncake_te.txt", engine.Prefill, "engine     mooncake-te\n", "kv_transfers_inflight              3\n")
 	f("dynamo_frontend.txt", "", "engine     dynamo-frontend\n", "role       none (a request router in front of the engines)\n", "active_prefill_tokens              4096")
+	// The other spelling of the finish reason is read, and said.
+	f("llmd_inference_sim.txt", engine.Decode, "requests_completed                 45", "requests_aborted                   3",
+		"vllm:request_success_total: the finish reason is read from the label finish_reason, not finished_reason")
 }

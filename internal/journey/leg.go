@@ -1,6 +1,7 @@
 package journey
 
 import (
+	"math"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -149,8 +150,11 @@ func str(m pcommon.Map, k string) string {
 	return ""
 }
 
-// seconds reads a duration attribute; absent, non-numeric or negative
-// values are unknown (-1).
+// maxSeconds is the longest duration a time.Duration holds, in seconds.
+const maxSeconds = float64(math.MaxInt64 / int64(time.Second))
+
+// seconds reads a duration attribute; absent, non-numeric, negative and
+// out-of-range values (beyond what a time.Duration holds) are unknown (-1).
 func seconds(m pcommon.Map, k string) float64 {
 	v, ok := m.Get(k)
 	if !ok {
@@ -165,7 +169,7 @@ func seconds(m pcommon.Map, k string) float64 {
 	default:
 		return -1
 	}
-	if f < 0 || f != f {
+	if !(f >= 0 && f <= maxSeconds) { // NaN fails both
 		return -1
 	}
 	return f

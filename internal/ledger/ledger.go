@@ -36,7 +36,11 @@ type Config struct {
 	// req/s absent. The ledger holds it: KV req/s divides by it, and every
 	// reader (API, /metrics, verdict, advice) takes it from the ledger.
 	KVRequest kvsize.Request
-	Logger    *slog.Logger
+	// PoolRequests are the pools' own B_request by pool name
+	// (docs/pools.md); a pool without one has KVRequest only where it
+	// cannot be another pool's number.
+	PoolRequests map[string]kvsize.Request
+	Logger       *slog.Logger
 	// Tap, if set, sees the ledger's inputs in the order it takes them
 	// (internal/record keeps them, so a replay gives the same points).
 	Tap Tap

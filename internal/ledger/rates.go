@@ -164,8 +164,10 @@ func (l *Ledger) compute(now time.Time) Point {
 		noKV += "; " + strings.Join(dedupe(notes), "; ")
 	}
 	p.KV = kv.point(noKV)
-	p.KV.Instant = l.perRequest(p.KV.BytesInstant)
-	p.KV.Window = l.perRequest(p.KV.BytesWindow)
+	if !l.poolKV(&p) {
+		p.KV.Instant = l.perRequest(p.KV.BytesInstant)
+		p.KV.Window = l.perRequest(p.KV.BytesWindow)
+	}
 	if l.sawKV {
 		p.GlobalKVBytes = Val(kvTotal)
 	} else {

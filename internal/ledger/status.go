@@ -118,6 +118,12 @@ type TargetMeta struct {
 	ModelLabel string
 	Model      string
 	LastError  string
+	// Pool is the target's pool by PoolName ("" when not known),
+	// PoolLabelled whether a label named it, and Engine the engine kind
+	// the target is read as.
+	Pool         string
+	PoolLabelled bool
+	Engine       string
 }
 
 // Meta returns every target's TargetMeta by name.
@@ -126,7 +132,18 @@ func (l *Ledger) Meta() map[string]TargetMeta {
 	defer l.mu.Unlock()
 	out := make(map[string]TargetMeta, len(l.targets))
 	for name, t := range l.targets {
-		out[name] = TargetMeta{ModelLabel: t.info.Labels["model"], Model: t.model, LastError: t.lastErr}
+		out[name] = t.meta()
 	}
 	return out
+}
+
+// meta is the target's TargetMeta.
+func (t *target) meta() TargetMeta {
+	eng := t.info.Engine
+	if eng == engine.EngineAuto {
+		eng = t.engine
+	}
+	m := TargetMeta{ModelLabel: t.info.Labels["model"], Model: t.model, LastError: t.lastErr, Engine: string(eng)}
+	m.Pool, m.PoolLabelled = PoolName(t.info.Labels, t.model)
+	return m
 }

@@ -46,15 +46,20 @@ func (r *Receiver) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	// Reserve what the body says it holds before reading it; a body of
-	// unknown length, or one that inflates, is counted once read.
+	// unknown length, or one that inflates, is counted as it is read.
 	held := max(req.ContentLength, 0)
 	if !r.budget.take(held) {
 		r.refuse(w, protobuf)
 		return
 	}
-	defer func() { r.budget.give(held) }()
-	raw, err := r.readBody(req)
+	br := &budgetReader{b: &r.budget, max: r.cfg.MaxBytes, free: held}
+	defer func() { r.budget.give(held + br.took) }()
+	raw, err := r.readBody(req, br)
 	if err != nil {
+		if errors.Is(err, errOverBudget) {
+			r.refuse(w, protobuf)
+			return
+		}
 		if errors.Is(err, errTooLarge) {
 			r.tooLarge.Add(1)
 			fail(http.StatusRequestEntityTooLarge, codes.ResourceExhausted, err)
@@ -63,13 +68,6 @@ func (r *Receiver) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		r.invalid.Add(1)
 		fail(http.StatusBadRequest, codes.InvalidArgument, err)
 		return
-	}
-	if extra := int64(len(raw)) - held; extra > 0 {
-		if !r.budget.take(extra) {
-			r.refuse(w, protobuf)
-			return
-		}
-		held += extra
 	}
 	decode := func(e ptraceotlp.ExportRequest, b []byte) error { return e.UnmarshalJSON(b) }
 	if protobuf {
@@ -100,8 +98,9 @@ func (r *Receiver) serveHTTP(w http.ResponseWriter, req *http.Request) {
 
 var errTooLarge = errors.New("too large")
 
-// readBody reads the body, gunzipping it when so encoded, up to MaxBytes.
-func (r *Receiver) readBody(req *http.Request) ([]byte, error) {
+// readBody reads the body through br, gunzipping it when so encoded, up
+// to MaxBytes.
+func (r *Receiver) readBody(req *http.Request, br *budgetReader) ([]byte, error) {
 	limit := r.cfg.MaxBytes
 	var src io.Reader = req.Body
 	switch enc := req.Header.Get("Content-Encoding"); enc {
@@ -120,12 +119,10 @@ func (r *Receiver) readBody(req *http.Request) ([]byte, error) {
 	if req.ContentLength > 0 {
 		buf.Grow(int(req.ContentLength))
 	}
-	n, err := buf.ReadFrom(io.LimitReader(src, limit+1))
-	if err != nil {
+	// br fails a body past limit with errTooLarge.
+	br.r = io.LimitReader(src, limit+1)
+	if _, err := buf.ReadFrom(br); err != nil {
 		return nil, fmt.Errorf("read body: %w", err)
-	}
-	if n > limit {
-		return nil, fmt.Errorf("%w: body larger than the %d bytes allowed", errTooLarge, limit)
 	}
 	return buf.Bytes(), nil
 }

@@ -131,7 +131,11 @@ func (r *Receiver) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	_ = srv.Shutdown(shut) // past its deadline the server closes anyway
+	if srv.Shutdown(shut) != nil {
+		// Shutdown leaves the exports still being read open past its
+		// deadline: close their connections, and so end their handlers.
+		_ = srv.Close()
+	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("otlp receiver: %w", err)
 	}

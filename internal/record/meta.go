@@ -37,10 +37,12 @@ type Meta struct {
 	Config     string         `json:"config,omitempty"`
 	ConfigHash string         `json:"config_hash,omitempty"`
 	KVRequest  kvsize.Request `json:"kv_request"`
-	Interval   Duration       `json:"interval"`
-	Window     Duration       `json:"window"`
-	StaleAfter Duration       `json:"stale_after,omitempty"`
-	MaxSeries  int            `json:"max_series,omitempty"`
+	// PoolRequests are the pools' own B_request (docs/pools.md).
+	PoolRequests map[string]kvsize.Request `json:"pool_requests,omitempty"`
+	Interval     Duration                  `json:"interval"`
+	Window       Duration                  `json:"window"`
+	StaleAfter   Duration                  `json:"stale_after,omitempty"`
+	MaxSeries    int                       `json:"max_series,omitempty"`
 	// Targets is every target the run had, Models the models they served.
 	Targets []TargetMeta `json:"targets"`
 	Models  []string     `json:"models,omitempty"`

@@ -153,6 +153,7 @@ func ledgerConfig(m Meta, points int) ledger.Config {
 		StaleAfter:     time.Duration(m.StaleAfter),
 		MaxSeries:      m.MaxSeries,
 		KVRequest:      m.KVRequest,
+		PoolRequests:   m.PoolRequests,
 		History:        max(points, 1),
 		InstanceBudget: max(points, 1) * insts,
 		Logger:         slog.New(slog.DiscardHandler),

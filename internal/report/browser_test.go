@@ -20,22 +20,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/testutil"
 )
-
-const chromium = "/usr/bin/chromium"
-
-func needChromium(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat(chromium); err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skipf("%s not installed (apt-get install chromium); CI runs this test", chromium)
-		}
-		t.Fatalf("CI is set but %s is missing: %v", chromium, err)
-	}
-	if testing.Short() {
-		t.Skip("-short")
-	}
-}
 
 type pageView struct {
 	Verdict string
@@ -61,7 +47,7 @@ const viewJS = `(() => ({
 }))()`
 
 func TestHTMLInChromium(t *testing.T) {
-	needChromium(t)
+	testutil.NeedChromium(t)
 	in, _ := simInput(t, "prefill-bound", 1, 200*time.Second, nil)
 	r, err := Build(in, Options{})
 	if err != nil {
@@ -180,7 +166,7 @@ func openInChromium[T any](t *testing.T, page []byte, js string) T {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	actx, cancelA := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.ExecPath(testutil.Chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-extensions", true),
@@ -230,7 +216,7 @@ func openInChromium[T any](t *testing.T, page []byte, js string) T {
 // with the round after the advice: nothing is fetched, and the page shows
 // the bottleneck moving and each stage's difference as beyond the noise.
 func TestComparisonInChromium(t *testing.T) {
-	needChromium(t)
+	testutil.NeedChromium(t)
 	before := simReport(t, "prefill-bound", 1, nil)
 	after := simReport(t, "prefill-bound", 2, func(sc *sim.Scenario) {
 		for i := range sc.Groups {

@@ -90,6 +90,14 @@ func Build(in Input, opts Options) (Report, error) {
 	if len(pts) == 0 {
 		return Report{}, errors.New("no points in the range")
 	}
+	// The steady span, the batches and the verdict windows count points
+	// by their spacing: a point that does not advance in time has none.
+	for i := 1; i < len(pts); i++ {
+		if !pts[i].Time.After(pts[i-1].Time) {
+			return Report{}, fmt.Errorf("point %d at %s is not after the one before it: want the points oldest first, one per instant",
+				i, pts[i].Time.Format(time.RFC3339Nano))
+		}
+	}
 	interval, window := in.Meta.Interval, in.Meta.Window
 	if interval <= 0 {
 		interval = guessInterval(pts)

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"maps"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
@@ -62,7 +63,7 @@ func timeline(pts []ledger.Point, dc diagnose.Config, interval time.Duration) ([
 				groups[g.Group] = g.Class
 			}
 		}
-		if n := len(out); n > 0 && out[n-1].Class == v.Class && sameGroups(out[n-1].Groups, groups) {
+		if n := len(out); n > 0 && out[n-1].Class == v.Class && maps.Equal(out[n-1].Groups, groups) {
 			out[n-1].To, out[n-1].Evidence, out[n-1].Notes = t, v.Evidence, v.Notes
 			continue
 		}
@@ -70,18 +71,6 @@ func timeline(pts []ledger.Point, dc diagnose.Config, interval time.Duration) ([
 			Evidence: v.Evidence, Notes: v.Notes})
 	}
 	return out, classes
-}
-
-func sameGroups(a, b map[string]diagnose.Class) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // modal is the class held at most of the steady span's points (classes,

@@ -14,20 +14,24 @@ import (
 )
 
 // startOTLP starts the trace receiver of cfg.OTLP.Listen, feeding a request
-// ledger, until ctx ends. Without a listen address it returns nothing.
-func startOTLP(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger) (*journey.Ledger, *otlp.Receiver, error) {
+// ledger, until ctx ends; stopped is closed once it has let go of its port.
+// Without a listen address it returns no ledger and a closed stopped.
+func startOTLP(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger) (l *journey.Ledger, r *otlp.Receiver, stopped <-chan struct{}, err error) {
+	done := make(chan struct{})
 	o := cfg.OTLP
 	if o.Listen == "" {
-		return nil, nil, nil
+		close(done)
+		return nil, nil, done, nil
 	}
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
-		return nil, nil, setupError{fmt.Errorf("listen for OTLP on %s: %w", o.Listen, err)}
+		return nil, nil, nil, setupError{fmt.Errorf("listen for OTLP on %s: %w", o.Listen, err)}
 	}
-	l := journey.NewLedger(o.MaxSpans)
-	r := otlp.New(otlp.Config{MaxBytes: o.MaxBytes, MaxSpans: o.MaxSpans, Forward: o.Forward},
+	l = journey.NewLedger(o.MaxSpans)
+	r = otlp.New(otlp.Config{MaxBytes: o.MaxBytes, MaxSpans: o.MaxSpans, Forward: o.Forward},
 		func(td ptrace.Traces) { l.Add(journey.Extract(td)) }, log)
 	go func() {
+		defer close(done)
 		if err := r.Serve(ctx, ln); err != nil {
 			log.Error("OTLP receiver stopped", "err", err)
 		}
@@ -37,5 +41,5 @@ func startOTLP(ctx context.Context, cfg *config.Config, opts Options, log *slog.
 	if opts.OTLPReady != nil {
 		opts.OTLPReady(addr)
 	}
-	return l, r, nil
+	return l, r, done, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -116,5 +117,24 @@ func TestOTLPToRequests(t *testing.T) {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+}
+
+// TestOTLPStopsWithRun: when Run fails after the receiver started (here a
+// -source it cannot read), the OTLP port is let go before Run returns.
+func TestOTLPStopsWithRun(t *testing.T) {
+	cfg := &config.Config{Listen: "127.0.0.1:0", OTLP: config.OTLP{Listen: "127.0.0.1:0"}, Source: "nonsense"}
+	cfg.SetDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	traces := make(chan string, 1)
+	err := Run(ctx, cfg, Options{OTLPReady: func(a string) { traces <- a }})
+	if err == nil {
+		t.Fatal("Run with an unreadable source returned no error")
+	}
+	addr := <-traces
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Fatalf("the OTLP port %s still accepts connections after Run returned", addr)
 	}
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // OpenRecorder opens cfg's recording, nil when none is configured.
-func OpenRecorder(cfg *config.Config, kv kvsize.Request, log *slog.Logger) (*record.Recorder, error) {
+func OpenRecorder(cfg *config.Config, kv kvsize.Request, pools map[string]kvsize.Request, log *slog.Logger) (*record.Recorder, error) {
 	if cfg.Record.Dir == "" {
 		return nil, nil
 	}
@@ -33,13 +33,14 @@ func OpenRecorder(cfg *config.Config, kv kvsize.Request, log *slog.Logger) (*rec
 		MaxBytes:  cfg.Record.MaxBytes,
 		Logger:    log,
 		Meta: record.Meta{
-			Version:    buildinfo.Get().Version,
-			Config:     string(text),
-			ConfigHash: record.HashConfig(string(text)),
-			KVRequest:  kv,
-			Interval:   record.Duration(cfg.Interval.Duration),
-			Window:     record.Duration(cfg.Window.Duration),
-			MaxSeries:  cfg.MaxSeries,
+			Version:      buildinfo.Get().Version,
+			Config:       string(text),
+			ConfigHash:   record.HashConfig(string(text)),
+			KVRequest:    kv,
+			PoolRequests: pools,
+			Interval:     record.Duration(cfg.Interval.Duration),
+			Window:       record.Duration(cfg.Window.Duration),
+			MaxSeries:    cfg.MaxSeries,
 		},
 	})
 }

@@ -41,6 +41,8 @@ func (e setupError) Unwrap() []error { return []error{e.err, ErrSetup} }
 type Options struct {
 	KVRequest kvsize.Request
 	Logger    *slog.Logger
+	// PoolRequests are the pools' own B_request (config.PoolRequests).
+	PoolRequests map[string]kvsize.Request
 	// Ready, if set, receives the listening address once the server is up.
 	Ready func(addr string)
 	// Pprof serves Go's profiles under /debug/pprof/ (off by default: they
@@ -76,7 +78,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		return setupError{fmt.Errorf("listen on %s: %w", cfg.Listen, err)}
 	}
 	if opts.Recorder == nil {
-		if opts.Recorder, err = OpenRecorder(cfg, opts.KVRequest, log); err != nil {
+		if opts.Recorder, err = OpenRecorder(cfg, opts.KVRequest, opts.PoolRequests, log); err != nil {
 			ln.Close()
 			return setupError{err}
 		}
@@ -84,11 +86,15 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	if opts.Recorder != nil {
 		defer opts.Recorder.Close()
 	}
-	requests, receiver, err := startOTLP(ctx, cfg, opts, log)
+	// The receiver stops when Run returns, whichever way.
+	otlpCtx, stopOTLP := context.WithCancel(ctx)
+	requests, receiver, otlpStopped, err := startOTLP(otlpCtx, cfg, opts, log)
 	if err != nil {
+		stopOTLP()
 		ln.Close()
 		return err
 	}
+	defer func() { stopOTLP(); <-otlpStopped }()
 	p := newPipeline(ctx, cfg, targets, opts, log)
 	as := &api.Server{Ledger: p.ledger, Logger: log, Extra: web.Routes(), SLO: cfg.SLO, Headroom: cfg.Headroom, Requests: requests, Health: recordHealth(opts.Recorder)}
 	if opts.Recorder != nil {
@@ -160,7 +166,9 @@ func newPipeline(ctx context.Context, cfg *config.Config, targets []engine.Targe
 		MaxSeries: cfg.MaxSeries,
 		KVRequest: opts.KVRequest,
 		Logger:    log,
-		Tap:       tap,
+
+		PoolRequests: opts.PoolRequests,
+		Tap:          tap,
 	})
 	resume(opts.Recorder, l, log)
 	kv, _ := engine.ParseKVSource(cfg.KVSource)

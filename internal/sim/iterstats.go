@@ -127,7 +127,7 @@ func (m *Model) trtTransferDone(p *engine, r *request) {
 		NumGeneratedTokens: 1, AvgNumDecodedTokensPerIter: 1, Scheduled: true,
 		DisServingStats: &trtDisServing{
 			KVCacheTransferMS: float64(m.now-r.xferStart) / 1e6,
-			KVCacheSize:       m.sc.KVBytesPerRequest,
+			KVCacheSize:       p.inst.grp.spec.BytesPerRequest(m.sc),
 		},
 		AllocTotalBlocksPerRequest: bpr, AllocNewBlocksPerRequest: bpr, MissedBlocksPerRequest: bpr,
 	}

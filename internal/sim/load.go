@@ -129,7 +129,7 @@ func (g Group) load(sc Scenario) GroupLoad {
 	gl := GroupLoad{Group: g.Name, Engine: g.Engine, Connector: conn, Gating: g.gating(), Rate: g.Rate}
 	nP := float64(g.Prefill.Instances * max(g.Prefill.DP, 1))
 	nD := float64(g.Decode.Instances * max(g.Decode.DP, 1))
-	S, O, B := float64(sc.InputTokens), float64(sc.OutputTokens), float64(sc.KVBytesPerRequest)
+	S, O, B := float64(sc.InputTokens), float64(sc.OutputTokens), float64(g.BytesPerRequest(sc))
 	step := g.Decode.StepTime.Seconds()
 	tPrefill := S / g.Prefill.TokensPerSec
 	tCopy := B / (g.Transfer.BandwidthBytesPerSec / float64(g.Transfer.Threads))

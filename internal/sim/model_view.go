@@ -59,7 +59,7 @@ func (m *Model) Exposition(name string, dst []byte) ([]byte, Format, error) {
 	}
 	m.refresh(in)
 	v := InstanceView{
-		Name: in.name, Role: in.role, Model: m.sc.Model, Connector: in.grp.spec.Connector,
+		Name: in.name, Role: in.role, Model: in.grp.spec.ModelOf(m.sc), Connector: in.grp.spec.Connector,
 		Group: in.grp.spec,
 	}
 	var buf [8]*EngineStats

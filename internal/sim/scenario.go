@@ -62,6 +62,12 @@ type Group struct {
 	// Burst makes the arrivals bursty at the same mean rate.
 	Burst BurstSpec `yaml:"burst" json:"burst,omitzero"`
 
+	// Model and KVBytesPerRequest make the group a pool of its own model
+	// (docs/pools.md): the model_name its instances export and the B_request
+	// its copies move. Empty or 0: the scenario's.
+	Model             string `yaml:"model" json:"model,omitempty"`
+	KVBytesPerRequest int64  `yaml:"kv_bytes_per_request" json:"kv_bytes_per_request,omitempty"`
+
 	Prefill  PrefillSpec  `yaml:"prefill" json:"prefill"`
 	Transfer TransferSpec `yaml:"transfer" json:"transfer"`
 	Decode   DecodeSpec   `yaml:"decode" json:"decode"`
@@ -73,7 +79,7 @@ type Group struct {
 	OldQueueName   bool `yaml:"old_queue_name" json:"old_queue_name,omitempty"`
 	OmitEngineType bool `yaml:"omit_engine_type" json:"omit_engine_type,omitempty"` // 2025 tokenizer metrics
 
-	// TensorRT-LLM only (see format_trtllm.go and iterstats.go).
+	// TensorRT-LLM only (see profile_trtllm.go and iterstats.go).
 	TRTLLM TRTLLMSpec `yaml:"trtllm" json:"trtllm,omitzero"`
 }
 
@@ -158,11 +164,27 @@ func (sc Scenario) JitterOrDefault() float64 {
 	return *sc.Jitter
 }
 
+// ModelOf is the model the group serves: its own, else the scenario's.
+func (g Group) ModelOf(sc Scenario) string {
+	if g.Model != "" {
+		return g.Model
+	}
+	return sc.Model
+}
+
+// BytesPerRequest is the group's B_request: its own, else the scenario's.
+func (g Group) BytesPerRequest(sc Scenario) int64 {
+	if g.KVBytesPerRequest > 0 {
+		return g.KVBytesPerRequest
+	}
+	return sc.KVBytesPerRequest
+}
+
 // CapacityPerEngine returns the saturated throughput (requests/s) of one
 // engine of each stage, which is what the scenarios are dimensioned with.
 func (g Group) CapacityPerEngine(sc Scenario) (prefill, kv, decode float64) {
 	prefill = g.Prefill.TokensPerSec / float64(sc.InputTokens)
-	kv = g.Transfer.BandwidthBytesPerSec / float64(sc.KVBytesPerRequest)
+	kv = g.Transfer.BandwidthBytesPerSec / float64(g.BytesPerRequest(sc))
 	decode = float64(g.Decode.MaxBatch) / (float64(sc.OutputTokens) * g.Decode.StepTime.Seconds())
 	return
 }

@@ -115,6 +115,9 @@ func (s *Source) discover(at time.Time, seen map[string]*pending) {
 		role, _ := engine.ParseRole(string(p.labels[LabelRole]))
 		eng, _ := engine.ParseEngine(string(p.labels[LabelEngine]))
 		info := engine.Target{Name: name, URL: string(p.labels[model.InstanceLabel]), Role: role, Engine: eng}
+		if pool := string(p.labels[ledger.LabelPool]); pool != "" {
+			info.Labels = map[string]string{ledger.LabelPool: pool}
+		}
 		t, ok := s.targets[name]
 		if !ok || !t.info.Equal(info) {
 			nt := &target{info: info, reader: engine.NewReader(eng, role, s.opts.KVSource)}

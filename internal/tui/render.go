@@ -161,8 +161,8 @@ func render(w *bytes.Buffer, f Frame, width int) {
 	p := snap.Point
 	win := fmt.Sprintf("%gs", snap.Window)
 	fmt.Fprintf(w, "ptdmon  %s  window W=%s  B_request %s\n", snap.Time.Local().Format("15:04:05"), win, bReq(snap))
-	if snap.KVRequest.Bytes <= 0 {
-		fmt.Fprintln(w, "  KV req/s absent: set -kv-bytes-per-request or -model-config")
+	if why := kvAbsent(snap); why != "" {
+		fmt.Fprintln(w, "  KV req/s absent: "+why)
 	}
 	down, n, first := allDown(snap)
 	if f.Table != nil {
@@ -233,6 +233,7 @@ func render(w *bytes.Buffer, f Frame, width int) {
 	for _, r := range reasons {
 		fmt.Fprintf(w, "  %s\n", r)
 	}
+	pools(w, snap, win, width)
 	if adv != nil {
 		fmt.Fprintln(w)
 		renderAdvice(w, adv.Advice, adv.Err, width)

@@ -125,3 +125,21 @@ func TestBytesUnits(t *testing.T) {
 	f([]float64{0, 1536}, "0.00 KiB/s", "1.50 KiB/s")
 	f([]float64{100}, "100.00 B/s")
 }
+
+// TestKVAbsentSaysWhy: with B_request unset and no target exporting KV
+// bytes, the frame gives the ledger's reason, not advice to set B_request.
+func TestKVAbsentSaysWhy(t *testing.T) {
+	var s Snapshot
+	if err := json.Unmarshal([]byte(snapJSON), &s); err != nil {
+		t.Fatal(err)
+	}
+	s.KVRequest.Bytes = 0
+	const noKV = "no target exports a KV byte counter (vLLM's NIXL, Mooncake)"
+	s.Point.KV.Window, s.Point.KV.BytesWindow = ledger.Absent(noKV), ledger.Absent(noKV)
+	var b strings.Builder
+	Render(&b, &s, nil, 120)
+	out := b.String()
+	if !strings.Contains(out, "KV req/s absent: "+noKV+"\n") || strings.Contains(out, "set -kv-bytes-per-request") {
+		t.Errorf("frame does not give the ledger's reason alone:\n%s", out)
+	}
+}

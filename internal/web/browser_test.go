@@ -34,29 +34,14 @@ import (
 	"github.com/ptdmon/ptdmon/internal/testutil"
 )
 
-const chromium = "/usr/bin/chromium"
-
 var updateScreenshots = flag.Bool("update-screenshots", false, "rewrite docs/screenshots/*.png from the demo scenarios")
-
-func needChromium(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat(chromium); err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skipf("%s not installed (apt-get install chromium); CI runs this test", chromium)
-		}
-		t.Fatalf("CI is set but %s is missing: %v", chromium, err)
-	}
-	if testing.Short() {
-		t.Skip("-short")
-	}
-}
 
 // TestDashboardInChromium loads the dashboard of `ptdmon demo -scenario
 // kv-bound` in headless Chromium and checks what an engineer would look at:
 // the three curves drawn with data, a KV verdict, every instance in the
 // table. It writes a screenshot and reports the page's weight and CPU.
 func TestDashboardInChromium(t *testing.T) {
-	needChromium(t)
+	testutil.NeedChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
 	defer cancel()
 	base := os.Getenv("PTDMON_BROWSER_URL") // for development: an already running ptdmon
@@ -156,7 +141,7 @@ func TestDashboardInChromium(t *testing.T) {
 // docs/screenshots/<scenario>.png; otherwise they go to the artifacts
 // directory only, so a normal run leaves tracked files alone.
 func TestScenarioScreenshots(t *testing.T) {
-	needChromium(t)
+	testutil.NeedChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
 	bin := buildPtdmon(t, ctx)
@@ -361,7 +346,7 @@ func startBrowser(t *testing.T, ctx context.Context) *browser {
 	t.Helper()
 	profile := t.TempDir()
 	actx, cancelA := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromium),
+		chromedp.ExecPath(testutil.Chromium),
 		chromedp.Headless,
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
@@ -745,7 +730,7 @@ func (w *logWriter) Write(b []byte) (int, error) {
 // advice panel shows the advised decode count /api/v1/advice gives, and a
 // percentage for each SLO and a goodput.
 func TestAdvicePanelInChromium(t *testing.T) {
-	needChromium(t)
+	testutil.NeedChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 170*time.Second)
 	defer cancel()
 	base := run(t, ctx, "ptdmon demo: open ", buildPtdmon(t, ctx), "demo", "-scenario", "decode-bound", "-seed", "1",

@@ -116,8 +116,16 @@ func startFleet(t *testing.T, ctx context.Context) *fleet {
 	return f
 }
 
+// fleetModel is the model every instance of the fleet serves; on two
+// engines it is two pools (docs/pools.md).
+const (
+	fleetModel = "meta-llama/Llama-3.1-8B-Instruct"
+	poolVLLM   = fleetModel + " (vllm)"
+	poolSGLang = fleetModel + " (sglang)"
+)
+
 func (f *fleet) observe(in engine.Target, j int, el float64) *engine.Observation {
-	o := &engine.Observation{Engine: in.Engine, Role: in.Role, Model: "meta-llama/Llama-3.1-8B-Instruct"}
+	o := &engine.Observation{Engine: in.Engine, Role: in.Role, Model: fleetModel}
 	rps := 5 + 0.05*float64(j%10)
 	running, waiting := float64(5+j%3), float64(j%2)
 	done := 1000 + rps*el
@@ -201,7 +209,7 @@ func (b *browser) waitTable(t *testing.T, what string, ok func(tableState) bool)
 // TestFleetTableInChromium opens the page of a 300-instance fleet in
 // headless Chromium.
 func TestFleetTableInChromium(t *testing.T) {
-	needChromium(t)
+	testutil.NeedChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	f := startFleet(t, ctx)
@@ -211,8 +219,9 @@ func TestFleetTableInChromium(t *testing.T) {
 	must(t, navigate(b, f.url+"/"))
 	b.waitReady(t, 25, func(pageState) bool { return true })
 
-	// Groups, not 300 rows: one summary row per engine and role (the
-	// verdict's default groups), worst first, and one page of instances.
+	// Groups, not 300 rows: one summary row per pool and role (the
+	// verdict's groups: one model on two engines is two pools), worst
+	// first, and one page of instances.
 	st := b.waitTable(t, "groups and the first page", func(s tableState) bool {
 		return s.Total == fmt.Sprint(len(f.names)) && len(s.Groups) == 4 && len(s.List) == 25 && len(s.Counts) == 4
 	})
@@ -220,12 +229,12 @@ func TestFleetTableInChromium(t *testing.T) {
 		t.Errorf("the table has %d rows for %d instances; want the groups and one page", st.AllRows, len(f.names))
 	}
 	for _, g := range st.Groups[2:] {
-		if strings.HasPrefix(g, "vllm/prefill") || strings.HasPrefix(g, "sglang/decode") {
+		if strings.HasPrefix(g, poolVLLM+"/prefill") || strings.HasPrefix(g, poolSGLang+"/decode") {
 			t.Errorf("groups %q: the groups with a down or stalled instance come first", st.Groups)
 		}
 	}
-	if !slices.Contains(st.Groups, "vllm/prefill") || !slices.Contains(st.Groups, "sglang/decode") {
-		t.Errorf("groups %q, want engine/role ids", st.Groups)
+	if !slices.Contains(st.Groups, poolVLLM+"/prefill") || !slices.Contains(st.Groups, poolSGLang+"/decode") {
+		t.Errorf("groups %q, want pool/role ids", st.Groups)
 	}
 
 	// Outliers first, in the order down, stalled, queued, slow, then the
@@ -256,14 +265,14 @@ func TestFleetTableInChromium(t *testing.T) {
 	}
 
 	// With one group open: the screenshot of docs/web.md.
-	b.eval(t, `(() => { document.querySelector('#instances tr.group[data-group="sglang/decode"]').click(); return ""; })()`)
+	b.eval(t, `(() => { document.querySelector('#instances tr.group[data-group="`+poolSGLang+`/decode"]').click(); return ""; })()`)
 	b.waitTable(t, "expand sglang/decode", func(s tableState) bool { return len(s.Members) == 25 })
 	out := artifacts(t)
 	if *updateScreenshots {
 		out = filepath.Join(moduleRoot(t), "docs", "screenshots")
 	}
 	must(t, os.WriteFile(filepath.Join(out, "fleet.png"), b.screenshotOf(t, "#fleet"), 0o644))
-	b.eval(t, `(() => { document.querySelector('#instances tr.group[data-group="sglang/decode"]').click(); return ""; })()`)
+	b.eval(t, `(() => { document.querySelector('#instances tr.group[data-group="`+poolSGLang+`/decode"]').click(); return ""; })()`)
 	b.waitTable(t, "collapse sglang/decode", func(s tableState) bool { return len(s.Members) == 0 })
 
 	// The filter box narrows the rows to the names that contain it.
@@ -324,7 +333,7 @@ func TestFleetTableInChromium(t *testing.T) {
 	b.waitTable(t, "outliers first again", func(s tableState) bool { return len(s.List) > 0 && s.List[0].Name == f.down })
 
 	// A group expands into its own instances, one page at a time.
-	b.eval(t, `(() => { document.querySelector('#instances tr.group[data-group="sglang/prefill"]').click(); return ""; })()`)
+	b.eval(t, `(() => { document.querySelector('#instances tr.group[data-group="`+poolSGLang+`/prefill"]').click(); return ""; })()`)
 	st = b.waitTable(t, "expand sglang/prefill", func(s tableState) bool { return len(s.Members) == 25 })
 	for _, r := range st.Members {
 		if r.Role != "prefill" || r.Engine != "sglang" {
@@ -339,7 +348,7 @@ func TestFleetTableInChromium(t *testing.T) {
 	if n := fleetSizes[engine.SGLang]; !strings.Contains(b.eval(t, `document.querySelector("#instances tbody.groups tr.pager").textContent`), fmt.Sprintf("26–50 of %d", n)) {
 		t.Errorf("pager of the group: %q", b.eval(t, `document.querySelector("#instances tbody.groups tr.pager").textContent`))
 	}
-	b.eval(t, `(() => { document.querySelector('#instances tr.group[data-group="sglang/prefill"]').click(); return ""; })()`)
+	b.eval(t, `(() => { document.querySelector('#instances tr.group[data-group="`+poolSGLang+`/prefill"]').click(); return ""; })()`)
 	b.waitTable(t, "collapse", func(s tableState) bool { return len(s.Members) == 0 })
 
 	// Picking an instance loads its history and streams it alone; the

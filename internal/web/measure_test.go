@@ -24,6 +24,8 @@ import (
 
 	"github.com/chromedp/cdproto/performance"
 	"github.com/chromedp/chromedp"
+
+	"github.com/ptdmon/ptdmon/internal/testutil"
 )
 
 // loadJS reads the paint timings and whether the table and the charts have
@@ -114,8 +116,8 @@ func TestMeasurePage(t *testing.T) {
 	if base == "" {
 		t.Skip("a measurement tool: set PTDMON_MEASURE_URL to a running ptdmon (docs/fleet.md)")
 	}
-	if _, err := os.Stat(chromium); err != nil {
-		t.Fatalf("%s: %v", chromium, err)
+	if _, err := os.Stat(testutil.Chromium); err != nil {
+		t.Fatalf("%s: %v", testutil.Chromium, err)
 	}
 	steady, bound := envSeconds("PTDMON_MEASURE_SECONDS", 60), envSeconds("PTDMON_MEASURE_BOUND", 120)
 	ctx, cancel := context.WithTimeout(context.Background(), bound+steady+60*time.Second)

@@ -63,7 +63,7 @@ func postRequest(t *testing.T, otlpAddr, id string, a time.Time, q, wait, dec fl
 // phase's true span (the KV transfer marked inferred), and a click on the
 // stage chart lists the requests in flight then.
 func TestRequestsInChromium(t *testing.T) {
-	needChromium(t)
+	testutil.NeedChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

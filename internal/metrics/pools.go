@@ -1,0 +1,24 @@
+package metrics
+
+import "github.com/prometheus/client_golang/prometheus"
+
+var poolBottleneckDesc = desc("ptd_pool_bottleneck_stage",
+	"Info metric: 1 for the stage the bottleneck verdict names now for each pool (docs/pools.md).", "pool", "stage")
+
+// PoolCollector exports each pool's verdict: ptd_pool_bottleneck_stage,
+// for alerts and dashboards per pool beside ptd_bottleneck_stage, the
+// deployment's.
+type PoolCollector struct {
+	// Stages returns each pool's verdict stage by pool name.
+	Stages func() map[string]string
+}
+
+// Describe implements prometheus.Collector.
+func (c *PoolCollector) Describe(ch chan<- *prometheus.Desc) { ch <- poolBottleneckDesc }
+
+// Collect implements prometheus.Collector.
+func (c *PoolCollector) Collect(ch chan<- prometheus.Metric) {
+	for pool, st := range c.Stages() {
+		ch <- prometheus.MustNewConstMetric(poolBottleneckDesc, prometheus.GaugeValue, 1, pool, st)
+	}
+}
