@@ -64,6 +64,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fl.String("shard", "keep only the targets of shard i/N (Prometheus hashmod of the target address)", func(c *config.Config) *string { return &c.Shard })
 	adviceFlags(fl)
 	otlpFlags(fs, fl)
+	fl.String("record", "keep the run in this directory, and resume from it (a Prometheus TSDB and run.json; docs/runs.md)", func(c *config.Config) *string { return &c.Record.Dir })
 	return c.Run(args, func([]string) error {
 		log := c.Logger()
 		if *modelCfg != "" && *seqLen == 0 {

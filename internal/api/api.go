@@ -30,6 +30,9 @@ type Server struct {
 	Logger *slog.Logger
 	// Extra routes (the web UI) mounted beside the API.
 	Extra map[string]http.Handler
+	// Health, if set, adds lines to /healthz (the recording's state): the
+	// process serves either way, so they do not fail it.
+	Health func() []string
 	// Diagnose configures the bottleneck verdict (zero: defaults).
 	Diagnose diagnose.Config
 	// SLO thresholds of /api/v1/advice (zero: none; its query overrides
@@ -92,6 +95,11 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
+		if s.Health != nil {
+			for _, line := range s.Health() {
+				fmt.Fprintln(w, line)
+			}
+		}
 	})
 	for pattern, h := range s.Extra {
 		mux.Handle(pattern, h)

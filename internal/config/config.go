@@ -64,6 +64,8 @@ type Config struct {
 	Headroom *float64 `yaml:"headroom"`
 	// OTLP is the trace receiver (otlp.go).
 	OTLP OTLP `yaml:"otlp"`
+	// Record keeps the run on disk (record.go).
+	Record RecordConfig `yaml:"record"`
 
 	file string
 	// set names where each explicitly given setting came from
@@ -332,6 +334,7 @@ func (c *Config) Validate() error {
 			bad(at("file_sd"), "file_sd entry %d: refresh_interval %s must be > 0", i+1, e.Refresh)
 		}
 	}
+	c.validateRecord(bad, at("record"))
 	for _, h := range c.AllowedHosts {
 		if h == "" || strings.ContainsAny(h, "/ ") {
 			bad(at("allowed_hosts"), "allowed_hosts entry %q: want host or host:port", h)

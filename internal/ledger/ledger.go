@@ -41,6 +41,17 @@ type Config struct {
 	// cannot be another pool's number.
 	PoolRequests map[string]kvsize.Request
 	Logger       *slog.Logger
+	// Tap, if set, sees the ledger's inputs in the order it takes them
+	// (internal/record keeps them, so a replay gives the same points).
+	Tap Tap
+}
+
+// Tap is called under the ledger's lock: it must copy what it keeps and
+// must not block. s.Obs is reused by its reader once Scrape returns.
+type Tap interface {
+	Targets(ts []engine.Target)
+	Scrape(s Scrape)
+	Tick(now time.Time, p Point)
 }
 
 // DefaultWindow is W, the span of the windowed rates, unless configured
@@ -156,6 +167,9 @@ func (l *Ledger) SetTargets(infos []engine.Target) {
 			delete(l.targets, name)
 		}
 	}
+	if l.cfg.Tap != nil {
+		l.cfg.Tap.Targets(infos)
+	}
 	l.names = l.names[:0]
 	for name := range l.targets {
 		l.names = append(l.names, name)
@@ -170,6 +184,9 @@ func (l *Ledger) Record(s Scrape) {
 	t, ok := l.targets[s.Target]
 	if !ok {
 		return
+	}
+	if l.cfg.Tap != nil {
+		l.cfg.Tap.Scrape(s)
 	}
 	t.lastAttempt = s.Time
 	t.lastDuration = s.Duration
@@ -227,6 +244,9 @@ func (l *Ledger) Tick(now time.Time) Point {
 	defer l.mu.Unlock()
 	p := l.compute(now)
 	l.hist.append(p)
+	if l.cfg.Tap != nil {
+		l.cfg.Tap.Tick(now, p)
+	}
 	for ch := range l.subs {
 		select {
 		case ch <- p:

@@ -22,6 +22,7 @@ import (
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/otlp"
+	"github.com/ptdmon/ptdmon/internal/record"
 	"github.com/ptdmon/ptdmon/internal/scheduler"
 	"github.com/ptdmon/ptdmon/internal/web"
 )
@@ -52,6 +53,9 @@ type Options struct {
 	Client *http.Client
 	// OTLPReady, if set, receives the OTLP receiver's address once it is up.
 	OTLPReady func(addr string)
+	// Recorder, if set, records the run (Run opens one itself for
+	// record.dir); Run closes it when it returns.
+	Recorder *record.Recorder
 }
 
 // Run starts everything and blocks until ctx ends.
@@ -73,6 +77,15 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	if err != nil {
 		return setupError{fmt.Errorf("listen on %s: %w", cfg.Listen, err)}
 	}
+	if opts.Recorder == nil {
+		if opts.Recorder, err = OpenRecorder(cfg, opts.KVRequest, opts.PoolRequests, log); err != nil {
+			ln.Close()
+			return setupError{err}
+		}
+	}
+	if opts.Recorder != nil {
+		defer opts.Recorder.Close()
+	}
 	// The receiver stops when Run returns, whichever way.
 	otlpCtx, stopOTLP := context.WithCancel(ctx)
 	requests, receiver, otlpStopped, err := startOTLP(otlpCtx, cfg, opts, log)
@@ -83,7 +96,10 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	}
 	defer func() { stopOTLP(); <-otlpStopped }()
 	p := newPipeline(ctx, cfg, targets, opts, log)
-	as := &api.Server{Ledger: p.ledger, Logger: log, Extra: web.Routes(), SLO: cfg.SLO, Headroom: cfg.Headroom, Requests: requests}
+	as := &api.Server{Ledger: p.ledger, Logger: log, Extra: web.Routes(), SLO: cfg.SLO, Headroom: cfg.Headroom, Requests: requests, Health: recordHealth(opts.Recorder)}
+	if opts.Recorder != nil {
+		as.Extra["GET /api/v1/record"] = recordHandler(opts.Recorder)
+	}
 	if receiver != nil {
 		as.Collectors = append(as.Collectors, otlp.Collector{R: receiver})
 	}
@@ -143,6 +159,10 @@ type pipeline struct {
 
 // newPipeline builds the ledger and starts the scrape loops of targets.
 func newPipeline(ctx context.Context, cfg *config.Config, targets []engine.Target, opts Options, log *slog.Logger) *pipeline {
+	var tap ledger.Tap
+	if opts.Recorder != nil {
+		tap = opts.Recorder
+	}
 	l := ledger.New(ledger.Config{
 		Interval:  cfg.Interval.Duration,
 		Window:    cfg.Window.Duration,
@@ -152,7 +172,9 @@ func newPipeline(ctx context.Context, cfg *config.Config, targets []engine.Targe
 		Logger:    log,
 
 		PoolRequests: opts.PoolRequests,
+		Tap:          tap,
 	})
+	resume(opts.Recorder, l, log)
 	kv, _ := engine.ParseKVSource(cfg.KVSource)
 	col := scheduler.New(l, scheduler.Options{
 		Interval:        cfg.Interval.Duration,

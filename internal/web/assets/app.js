@@ -11,6 +11,7 @@ import { Table } from "./table.js";
 import { VerdictBand } from "./verdictband.js";
 import { startAdvice } from "./advice.js";
 import { startRequests, linkStageChart } from "./requests.js";
+import { Recording } from "./recording.js";
 import * as f from "./fmt.js";
 
 const $ = (id) => document.getElementById(id);
@@ -34,6 +35,7 @@ const charts = new Charts($("charts"), band);
 const table = new Table($("instances"),
   { q: $("fleet-q"), status: $("fleet-status"), by: $("fleet-by"), counts: $("fleet-counts"), total: $("fleet-total"), note: $("fleet-note") },
   (t) => pick(state.filter === t ? null : t), () => state.paused);
+const rec = new Recording($("recording"), () => render());
 
 // scope is the query that limits the history and the stream to what the
 // charts show.
@@ -46,7 +48,8 @@ function ctx() {
 function render() {
   const last = store.latest();
   if (!last) return;
-  const pts = store.since(last.t - state.range);
+  // A replayed recording shows the span its control chooses.
+  const pts = rec.view(store) || store.since(last.t - state.range);
   charts.update(pts, ctx());
   renderTop(last);
   document.documentElement.dataset.points = String(pts.length);
@@ -252,9 +255,10 @@ async function main() {
   wire();
   // The table, B_request and the history load side by side: each is small.
   table.start();
+  const replay = await rec.start();
   await Promise.all([
     loadSnapshot().catch(() => {}),
-    loadHistory({ secs: state.range }).catch((e) => console.error(e)),
+    loadHistory(replay ? { sinceMs: 1 } : { secs: state.range }).catch((e) => console.error(e)),
   ]);
   state.loaded = state.range;
   table.setMode(state.mode, state.window);

@@ -1,0 +1,433 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/record"
+	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/testutil"
+)
+
+// buildRecordingPtdmon builds this command into a temporary directory: the tests of
+// a crash run the real binary in its own process.
+func buildRecordingPtdmon(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "ptdmon")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startRecordingServe runs `ptdmon serve -record dir` and returns its address.
+func startRecordingServe(t *testing.T, bin, cfg, dir string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "-config", cfg, "-record", dir, "-listen", "127.0.0.1:0", "-log-level", "warn")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	buf := make([]byte, 256)
+	n, err := stdout.Read(buf)
+	if err != nil {
+		t.Fatalf("serve printed nothing: %v", err)
+	}
+	m := regexp.MustCompile(`https?://([0-9.:]+)/`).FindSubmatch(buf[:n])
+	if m == nil {
+		t.Fatalf("no address in %q", buf[:n])
+	}
+	return cmd, string(m[1])
+}
+
+func recordedSeries(t *testing.T, addr string) []ledger.Point {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/api/v1/series?since=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Points []ledger.Point `json:"points"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	return body.Points
+}
+
+// kill -9 in the middle of a run, then serve again on the same directory:
+// the history before the kill comes back, the gap is the downtime, and the
+// first rates after it are no spike although the engines' counters kept
+// growing meanwhile.
+func TestKilledServeResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildRecordingPtdmon(t)
+	sc, err := sim.LoadScenario("balanced")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cluster, err := sim.Start(ctx, sc, sim.Options{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	var yaml strings.Builder
+	fmt.Fprintf(&yaml, "interval: 500ms\nwindow: 2s\nkv_bytes_per_request: %d\ntargets:\n", cluster.BytesPerRequest())
+	for _, tg := range cluster.Targets() {
+		fmt.Fprintf(&yaml, "  - {name: %s, url: %q, role: %s, engine: %s}\n", tg.Name, tg.URL, tg.Role, tg.Engine)
+	}
+	cfg := filepath.Join(t.TempDir(), "ptdmon.yaml")
+	if err := os.WriteFile(cfg, []byte(yaml.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+
+	first, addr := startRecordingServe(t, bin, cfg, dir)
+	var before []ledger.Point
+	testutil.Eventually(t, 30*time.Second, 200*time.Millisecond, func() (bool, string) {
+		before = recordedSeries(t, addr)
+		return len(before) >= 20, fmt.Sprintf("%d points before the kill, want 20", len(before))
+	})
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+	killedAt := time.Now()
+	time.Sleep(3 * time.Second) // the engines go on serving requests
+	_, addr = startRecordingServe(t, bin, cfg, dir)
+	restartedAt := time.Now()
+	var after []ledger.Point
+	testutil.Eventually(t, 30*time.Second, 200*time.Millisecond, func() (bool, string) {
+		after = recordedSeries(t, addr)
+		return len(after) > 0 && after[len(after)-1].Time.After(restartedAt.Add(5*time.Second)), "5 s of points after the restart"
+	})
+
+	// The history: every point of the first process up to a few seconds
+	// before the kill is there, with the same rates.
+	byTime := map[time.Time]ledger.Point{}
+	for _, p := range after {
+		byTime[p.Time.UTC()] = p
+	}
+	kept := 0
+	for _, p := range before {
+		q, ok := byTime[p.Time.UTC()]
+		if !ok {
+			continue
+		}
+		kept++
+		// Live rates divide by monotonic-clock spans, the recording keeps
+		// wall-clock times: they agree to parts per million.
+		if a, b := p.Decode.Window, q.Decode.Window; a.OK() != b.OK() || a.OK() && math.Abs(a.V-b.V) > 1e-6*math.Abs(a.V) {
+			t.Errorf("decode rate at %v: %v before the kill, %v after the resume", p.Time, a, b)
+		}
+	}
+	if kept < len(before)-6 {
+		t.Errorf("resume kept %d of the %d points seen before the kill", kept, len(before))
+	}
+	// The gap: no wider than the downtime and the restart.
+	maxGap, steady := time.Duration(0), 0.0
+	for i := 1; i < len(after); i++ {
+		maxGap = max(maxGap, after[i].Time.Sub(after[i-1].Time))
+	}
+	downtime := restartedAt.Sub(killedAt)
+	if maxGap > downtime+5*time.Second {
+		t.Errorf("gap of %v in the history, downtime %v", maxGap, downtime)
+	}
+	// No spike: after the restart, the decode rate stays within the range
+	// of the rates before the kill (the counters grew during the gap; a
+	// rate over it is their mean, not their sum).
+	for _, p := range before {
+		if p.Decode.Instant.OK() {
+			steady = max(steady, p.Decode.Instant.V)
+		}
+	}
+	if steady == 0 {
+		t.Fatal("no decode rate before the kill")
+	}
+	for _, p := range after {
+		if p.Time.After(killedAt) && p.Decode.Instant.OK() && p.Decode.Instant.V > 2*steady {
+			t.Errorf("decode %.1f req/s at %v after the resume, at most %.1f before the kill", p.Decode.Instant.V, p.Time, steady)
+		}
+	}
+}
+
+// recordingSimConfig starts a simulated cluster and writes a ptdmon.yaml for it.
+func recordingSimConfig(t *testing.T, scenario string) string {
+	t.Helper()
+	sc, err := sim.LoadScenario(scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	cluster, err := sim.Start(ctx, sc, sim.Options{Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cluster.Close() })
+	var yaml strings.Builder
+	fmt.Fprintf(&yaml, "interval: 250ms\nwindow: 1s\nkv_bytes_per_request: %d\ntargets:\n", cluster.BytesPerRequest())
+	for _, tg := range cluster.Targets() {
+		fmt.Fprintf(&yaml, "  - {name: %s, url: %q, role: %s, engine: %s}\n", tg.Name, tg.URL, tg.Role, tg.Engine)
+	}
+	cfg := filepath.Join(t.TempDir(), "ptdmon.yaml")
+	if err := os.WriteFile(cfg, []byte(yaml.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// ptdmon record runs the command, exits with its status, marks its start
+// and end in the recording and says how to report on it.
+func TestRecordWrapsACommand(t *testing.T) {
+	cfg := recordingSimConfig(t, "balanced")
+	dir := filepath.Join(t.TempDir(), "round1")
+	var stdout, stderr strings.Builder
+	code := dispatch([]string{"record", "-config", cfg, "-o", dir, "-settle", "500ms", "--",
+		"sh", "-c", "echo generating load; sleep 2; exit 3"}, &stdout, &stderr)
+	if code != 3 {
+		t.Fatalf("exit %d, want the command's 3; stderr:\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "generating load") {
+		t.Errorf("the command's output is not passed on: %q", stdout.String())
+	}
+	if want := "ptdmon report " + dir; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+	}
+	run, err := record.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	m := run.Meta()
+	if len(m.Annotations) != 2 || !strings.HasPrefix(m.Annotations[0].Text, "start: sh -c") || !strings.Contains(m.Annotations[1].Text, "exit status 3") {
+		t.Fatalf("annotations = %+v", m.Annotations)
+	}
+	span := m.Annotations[1].Time.Sub(m.Annotations[0].Time)
+	if span < 2*time.Second || span > 4*time.Second {
+		t.Errorf("the command ran %v between its marks, it sleeps 2 s", span)
+	}
+	pts, err := run.Points(m.Annotations[0].Time, m.Annotations[1].Time)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 250 ms ticks over the command's 2 s and more.
+	if len(pts) < 7 {
+		t.Errorf("%d points while the command ran", len(pts))
+	}
+	if m.KVRequest.Bytes == 0 || m.ConfigHash == "" || len(m.Targets) == 0 || m.Targets[0].Model == "" {
+		t.Errorf("meta lacks B_request, the hash or the targets' models: %+v", m)
+	}
+
+	f := func(args []string, want string) {
+		t.Helper()
+		var o, e strings.Builder
+		if code := dispatch(append([]string{"record"}, args...), &o, &e); code != 2 || !strings.Contains(e.String(), want) {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", args, code, e.String(), want)
+		}
+	}
+	f([]string{"-o", dir}, "missing the command")
+	f([]string{"-config", cfg, "--", "true"}, "-o DIR is required")
+}
+
+// ptdmon replay serves the recorded points through the same API as serve:
+// all at once, or paced at -speed.
+func TestReplayServesTheRecording(t *testing.T) {
+	cfg := recordingSimConfig(t, "kv-bound")
+	dir := filepath.Join(t.TempDir(), "round1")
+	var o, e strings.Builder
+	if code := dispatch([]string{"record", "-config", cfg, "-o", dir, "-settle", "250ms", "--", "sleep", "3"}, &o, &e); code != 0 {
+		t.Fatalf("record exited %d: %s", code, e.String())
+	}
+	run, err := record.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := run.Points(time.Time{}, time.Time{})
+	run.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	replay := func(args ...string) (string, func()) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		old := serveContext
+		serveContext = func() (context.Context, context.CancelFunc) { return ctx, cancel }
+		var stdout, stderr syncBuffer
+		done := make(chan int, 1)
+		go func() { done <- runReplay(append([]string{dir, "-listen", "127.0.0.1:0"}, args...), &stdout, &stderr) }()
+		var addr string
+		testutil.Eventually(t, 20*time.Second, 50*time.Millisecond, func() (bool, string) {
+			m := regexp.MustCompile(`on http://(\S+)/`).FindStringSubmatch(stdout.String())
+			if m != nil {
+				addr = m[1]
+			}
+			return m != nil, "replay's address; stderr: " + stderr.String()
+		})
+		return addr, func() {
+			cancel()
+			if code := <-done; code != 0 {
+				t.Errorf("replay exited %d: %s", code, stderr.String())
+			}
+			serveContext = old
+		}
+	}
+
+	addr, stop := replay()
+	got := recordedSeries(t, addr)
+	stop()
+	if len(got) != len(want) || len(got) < 10 {
+		t.Fatalf("replay serves %d points, the recording holds %d", len(got), len(want))
+	}
+	for i := range want {
+		a, b := want[i].KV.Window, got[i].KV.Window
+		if !want[i].Time.Equal(got[i].Time) || a.OK() != b.OK() || a.V != b.V {
+			t.Fatalf("point %d: recorded %v %v, served %v %v", i, want[i].Time, a, got[i].Time, b)
+		}
+	}
+
+	// At -speed 1 the points arrive as they were recorded: after half a
+	// second, a few of them and not all.
+	addr, stop = replay("-speed", "1")
+	defer stop()
+	time.Sleep(time.Second)
+	n := len(recordedSeries(t, addr))
+	if n == 0 || n >= len(want)-2 {
+		t.Errorf("at -speed 1, %d of %d points served after 1 s", n, len(want))
+	}
+}
+
+// Mistakes on replay's command line are one line and exit 2.
+func TestReplayUsageErrors(t *testing.T) {
+	empty := t.TempDir()
+	f := func(args []string, want string) {
+		t.Helper()
+		var o, e strings.Builder
+		if code := dispatch(append([]string{"replay"}, args...), &o, &e); code != 2 || !strings.Contains(e.String(), want) || strings.Count(e.String(), "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and one line with %q", args, code, e.String(), want)
+		}
+	}
+	f([]string{empty}, "not a ptdmon recording (no run.json)")
+	f([]string{}, "missing argument DIR")
+	f([]string{empty, "-speed", "-1"}, "-speed -1 must be ≥ 0")
+}
+
+func TestRunTime(t *testing.T) {
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	f := func(s string, want time.Time, wantErr string) {
+		t.Helper()
+		got, err := runTime("-from", s, start)
+		if wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), wantErr) {
+				t.Errorf("%q: %v, want error %q", s, err, wantErr)
+			}
+			return
+		}
+		if err != nil || !got.Equal(want) {
+			t.Errorf("%q: %v %v, want %v", s, got, err, want)
+		}
+	}
+	f("", time.Time{}, "")
+	f("10m", start.Add(10*time.Minute), "")
+	f("2026-03-01T12:30:00Z", start.Add(30*time.Minute), "")
+	f("1772368200", start.Add(30*time.Minute), "")
+	f("yesterday", time.Time{}, "want RFC 3339")
+}
+
+// ptdmon report reads what ptdmon record wrote: what ran (the hash of the
+// configuration, the targets) and the recorded points.
+func TestReportOfARecording(t *testing.T) {
+	cfg := recordingSimConfig(t, "kv-bound")
+	dir := filepath.Join(t.TempDir(), "round1")
+	var o, e strings.Builder
+	if code := dispatch([]string{"record", "-config", cfg, "-o", dir, "-settle", "250ms", "--", "sleep", "4"}, &o, &e); code != 0 {
+		t.Fatalf("record exited %d: %s", code, e.String())
+	}
+	run, err := record.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := run.Meta()
+	run.Close()
+	out := filepath.Join(t.TempDir(), "round1.json")
+	o.Reset()
+	e.Reset()
+	if code := dispatch([]string{"report", dir, "-format", "json", "-o", out}, &o, &e); code != 0 {
+		t.Fatalf("report exited %d: %s", code, e.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), m.ConfigHash) || !strings.Contains(string(b), m.Targets[0].Name) {
+		t.Errorf("the report does not name the recorded configuration hash %s and target %s:\n%.600s", m.ConfigHash, m.Targets[0].Name, b)
+	}
+}
+
+// The histograms a report reads from a recording count what the
+// completion counters count: over a span, the decode instances' E2E
+// observations are the requests the decode rate says completed.
+func TestRecordedBucketsCountTheCompletions(t *testing.T) {
+	cfg := recordingSimConfig(t, "balanced")
+	dir := filepath.Join(t.TempDir(), "round1")
+	var o, e strings.Builder
+	if code := dispatch([]string{"record", "-config", cfg, "-o", dir, "-settle", "250ms", "--", "sleep", "15"}, &o, &e); code != 0 {
+		t.Fatalf("record exited %d: %s", code, e.String())
+	}
+	in, err := recordingInput(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := in.Points
+	if len(pts) < 40 {
+		t.Fatalf("%d points", len(pts))
+	}
+	// The last 7 s: decode completes requests by then.
+	first := len(pts) - 28
+	from, to := pts[first].Time, pts[len(pts)-1].Time
+	b, ok := in.Buckets(from, to)
+	if !ok {
+		t.Fatal("no histograms over the span")
+	}
+	var observed float64
+	for _, h := range b.Decode.E2E {
+		observed += h.Count
+	}
+	var counted float64 // completions by the counters: Σ instant rate × Δt
+	for i := first + 1; i < len(pts); i++ {
+		if r := pts[i].Decode.Instant; r.OK() {
+			counted += r.V * pts[i].Time.Sub(pts[i-1].Time).Seconds()
+		}
+	}
+	if counted < 5 || math.Abs(observed-counted) > 0.25*counted+2 {
+		t.Errorf("over %v: E2E histograms observed %.1f requests, the completion counters %.1f", to.Sub(from), observed, counted)
+	}
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/config"
+	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/record"
+	"github.com/ptdmon/ptdmon/internal/report"
+)
+
+func init() { loadRecording = recordingInput }
+
+// recordingInput reads a recording (serve -record, ptdmon record) as the
+// report's input: the points the live ledger computed, replayed from the
+// recorded inputs, and what ran.
+func recordingInput(dir string) (report.Input, error) {
+	run, err := record.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return report.Input{}, fmt.Errorf("%s: %w (no %s)", dir, errNotRecording, record.MetaFile)
+	}
+	if err != nil {
+		return report.Input{}, err
+	}
+	defer run.Close()
+	pts, err := run.Points(time.Time{}, time.Time{})
+	if err != nil {
+		return report.Input{}, err
+	}
+	return report.Input{Meta: reportMeta(run.Meta()), Points: pts, Buckets: recordedBuckets(dir, len(run.Meta().Targets))}, nil
+}
+
+// maxBucketSamples bounds the samples a span's histogram increases hold in
+// memory (the ledger keeps every sample inside its window): beyond it, SLO
+// attainment is absent rather than the process large.
+const maxBucketSamples = 2_000_000
+
+// recordedBuckets gives the report the latency histograms' increases over
+// a span: the recording fed to a ledger whose window W is that span, read
+// at its end, as the live ledger reads its own window.
+func recordedBuckets(dir string, targets int) func(from, to time.Time) (ledger.Buckets, bool) {
+	return func(from, to time.Time) (ledger.Buckets, bool) {
+		run, err := record.Open(dir)
+		if err != nil {
+			return ledger.Buckets{}, false
+		}
+		defer run.Close()
+		cfg := run.LedgerConfig(1)
+		cfg.Window = to.Sub(from)
+		if cfg.Window <= 0 || int(cfg.Window/max(cfg.Interval, time.Millisecond))*max(targets, 1) > maxBucketSamples {
+			return ledger.Buckets{}, false
+		}
+		l := ledger.New(cfg)
+		if _, err := run.Feed(l, to, nil); err != nil {
+			return ledger.Buckets{}, false
+		}
+		return l.Buckets()
+	}
+}
+
+// reportMeta is the recording's description in the report's terms; the
+// SLO thresholds are those of the recorded configuration.
+func reportMeta(m record.Meta) report.Meta {
+	out := report.Meta{BRequest: m.KVRequest, ConfigHash: m.ConfigHash, Version: m.Version,
+		Interval: time.Duration(m.Interval), Window: time.Duration(m.Window)}
+	for _, t := range m.Targets {
+		out.Targets = append(out.Targets, report.Target{Name: t.Name, Role: t.Role, Engine: t.Engine, Model: t.Model})
+	}
+	for _, s := range m.Processes {
+		out.Annotations = append(out.Annotations, report.Annotation{Time: s.Start, Text: "recording started"})
+		if !s.Stop.IsZero() {
+			out.Annotations = append(out.Annotations, report.Annotation{Time: s.Stop, Text: "recording stopped"})
+		}
+	}
+	for _, a := range m.Annotations {
+		out.Annotations = append(out.Annotations, report.Annotation{Time: a.Time, Text: a.Text})
+	}
+	if c, err := config.Parse([]byte(m.Config), record.MetaFile); err == nil {
+		out.SLO = c.SLO
+	}
+	return out
+}

@@ -1,0 +1,147 @@
+package record
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/prometheus/prometheus/tsdb"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/sim"
+)
+
+// vllmObservation is what the vLLM adapter reads from one simulated
+// prefill engine: the canonical values one scrape records.
+func vllmObservation(b *testing.B) *engine.Observation {
+	b.Helper()
+	sc, err := sim.LoadScenario("balanced")
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := sim.NewModel(sc, 1, epoch)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.AdvanceTo(30 * time.Second)
+	body, f, err := m.Exposition("vllm-p0", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	obs, err := engine.NewReader("vllm", engine.Prefill, engine.KVAuto).Read(body, f.ContentType())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var o engine.Observation
+	copyObs(&o, obs)
+	return &o
+}
+
+func samplesOf(o *engine.Observation) int {
+	n := 5 + len(o.Counters) // the marker, order, duration, bytes, samples
+	for _, ok := range o.HasGauges {
+		if ok {
+			n++
+		}
+	}
+	for _, h := range o.Histograms {
+		if h.Present && len(h.Buckets) > 0 {
+			n += len(h.Buckets) + 2
+		}
+	}
+	return n
+}
+
+// BenchmarkAppendScrape appends one scrape's canonical samples of a vLLM
+// engine, committing once per 200 scrapes (a tick of 200 targets). Bytes
+// are the samples' timestamp and value, 16 each.
+func BenchmarkAppendScrape(b *testing.B) {
+	o := vllmObservation(b)
+	db := openBenchDB(b)
+	w := newAppender(db, 5*time.Second)
+	n := samplesOf(o)
+	b.SetBytes(int64(16 * n))
+	targets := make([]string, 200)
+	for i := range targets {
+		targets[i] = "vllm-" + string(rune('a'+i/26%26)) + string(rune('a'+i%26)) + string(rune('0'+i/676))
+	}
+	e := event{ok: true, obs: *o, scrape: ledger.Scrape{Duration: time.Millisecond, Bytes: 60_000, Samples: 1504}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e.scrape.Target = targets[i%len(targets)]
+		e.scrape.Time = epoch.Add(time.Duration(i/len(targets)) * time.Second)
+		if err := w.scrape(&e); err != nil {
+			b.Fatal(err)
+		}
+		if i%len(targets) == len(targets)-1 {
+			if err := w.commit(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(n), "samples/op")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/sample")
+}
+
+// BenchmarkRecordedRun records a simulated run of 10 minutes, cuts its
+// block, and reports the bytes per recorded sample on disk and the time a
+// resume of it takes.
+func BenchmarkRecordedRun(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		dir := b.TempDir()
+		live := liveRunWith(b, dir, "balanced", 600, (*Recorder).Close)
+		size, samples := blockStats(b, dir)
+		b.ReportMetric(float64(size)/float64(samples), "bytes/sample")
+		b.ReportMetric(float64(samples)/float64(len(live)), "samples/tick")
+
+		rec, err := Create(Options{Dir: dir, Meta: Meta{Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, History: 3600, Tap: rec})
+		start := time.Now()
+		n, err := rec.Resume(l)
+		took := time.Since(start)
+		rec.Close()
+		if err != nil || n != len(live) {
+			b.Fatalf("resumed %d of %d points: %v", n, len(live), err)
+		}
+		b.ReportMetric(took.Seconds(), "resume-s")
+	}
+}
+
+// blockStats sums the blocks' chunk and index bytes and their samples.
+func blockStats(b *testing.B, dir string) (size, samples int64) {
+	run, err := Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer run.Close()
+	blocks, err := run.db.Blocks()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bl := range blocks {
+		m := bl.Meta()
+		samples += int64(m.Stats.NumSamples)
+		_ = filepath.Walk(filepath.Join(dir, m.ULID.String()), func(_ string, fi os.FileInfo, err error) error {
+			if err == nil && !fi.IsDir() {
+				size += fi.Size()
+			}
+			return nil
+		})
+	}
+	return size, samples
+}
+
+func openBenchDB(b *testing.B) *tsdb.DB {
+	db, err := tsdb.Open(b.TempDir(), nil, nil, tsdb.DefaultOptions(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	return db
+}

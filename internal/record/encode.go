@@ -1,0 +1,178 @@
+package record
+
+import (
+	"math"
+	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/ledger"
+)
+
+// subMilli is the part of t's Unix time below the millisecond, in ns: the
+// TSDB keeps milliseconds, the ledger's rates divide by nanoseconds, and a
+// replay must see the times the live ledger saw.
+// maxErrorLabel bounds the recorded text of a scrape's error.
+const maxErrorLabel = 512
+
+func subMilli(t time.Time) float64 { return float64(t.UnixNano() % int64(time.Millisecond)) }
+
+// scrape writes one scrape: its marker (with its exact time and its place
+// among the ticks), its cost, and every canonical value it read.
+func (w *appender) scrape(e *event) error {
+	s := &e.scrape
+	tgt := s.Target
+	ts := s.Time.UnixMilli()
+	var order float64
+	if !e.after.IsZero() {
+		order = float64(s.Time.Sub(e.after))
+	}
+	var err error
+	put := func(k seriesKey, mk func() labels.Labels, v float64) {
+		if err == nil {
+			err = w.add(k, mk, ts, v)
+		}
+	}
+	o := &e.obs
+	if e.ok {
+		put(seriesKey{target: tgt, name: nameScrape, a: string(o.Engine), b: string(o.Role), c: o.Model + "\x00" + o.SchedulerMode}, func() labels.Labels {
+			return lbls(nameScrape, labelTarget, tgt, labelEngine, string(o.Engine), labelRole, string(o.Role), labelModel, o.Model, labelMode, o.SchedulerMode)
+		}, subMilli(s.Time))
+	} else {
+		// The error's text is shown in points ("down: timeout"): it is a
+		// label, one series per distinct error of a target.
+		reason, msg := string(s.Reason), ""
+		if s.Err != nil {
+			msg = s.Err.Error()
+			if len(msg) > maxErrorLabel {
+				msg = msg[:maxErrorLabel]
+			}
+		}
+		put(seriesKey{target: tgt, name: nameFailed, a: reason, b: msg}, func() labels.Labels {
+			return lbls(nameFailed, labelTarget, tgt, labelReason, reason, labelError, msg)
+		}, subMilli(s.Time))
+	}
+	put(seriesKey{target: tgt, name: nameOrder}, func() labels.Labels { return lbls(nameOrder, labelTarget, tgt) }, order)
+	put(seriesKey{target: tgt, name: nameDuration}, func() labels.Labels { return lbls(nameDuration, labelTarget, tgt) }, s.Duration.Seconds())
+	put(seriesKey{target: tgt, name: nameBytes}, func() labels.Labels { return lbls(nameBytes, labelTarget, tgt) }, float64(s.Bytes))
+	put(seriesKey{target: tgt, name: nameSamples}, func() labels.Labels { return lbls(nameSamples, labelTarget, tgt) }, float64(s.Samples))
+	if !e.ok {
+		return err
+	}
+	tr := w.target(tgt)
+	for _, c := range o.Counters {
+		k := counterKey{c.Metric, c.Series}
+		r := tr.counters[k]
+		if r == nil {
+			r = &ref{ls: lbls(counterName(c.Metric), labelTarget, tgt, labelSeries, seriesID(c.Series))}
+			tr.counters[k] = r
+		}
+		if err = w.put(r, ts, c.Value); err != nil {
+			return err
+		}
+	}
+	for i, ok := range o.HasGauges {
+		if !ok {
+			continue
+		}
+		r := &tr.gauges[i]
+		if r.ls.IsEmpty() {
+			r.ls = lbls(gaugeName(engine.GaugeAt(i)), labelTarget, tgt)
+		}
+		if err = w.put(r, ts, o.Gauges[i]); err != nil {
+			return err
+		}
+	}
+	for i := range o.Histograms {
+		h := &o.Histograms[i]
+		if !h.Present || len(h.Buckets) == 0 {
+			continue // the ledger takes such a histogram for absent
+		}
+		if err = w.histogram(&tr.hists[i], tgt, engine.HistogramAt(i), h, ts); err != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// histogram appends one histogram's buckets, sum and count.
+func (w *appender) histogram(hr *histRefs, tgt string, m engine.Metric, h *engine.Histogram, ts int64) error {
+	base := prefixRead + m.String()
+	if !sameLEs(hr.les, h.Buckets) {
+		hr.les = hr.les[:0]
+		hr.buckets = make([]ref, len(h.Buckets))
+		for i, b := range h.Buckets {
+			hr.les = append(hr.les, b.UpperBound)
+			hr.buckets[i].ls = lbls(base+suffixBucket, labelTarget, tgt, "le", formatLE(b.UpperBound))
+		}
+	}
+	for i, b := range h.Buckets {
+		if err := w.put(&hr.buckets[i], ts, b.Count); err != nil {
+			return err
+		}
+	}
+	if hr.sum.ls.IsEmpty() {
+		hr.sum.ls = lbls(base+suffixSum, labelTarget, tgt)
+		hr.count.ls = lbls(base+suffixCount, labelTarget, tgt)
+	}
+	if err := w.put(&hr.sum, ts, h.Sum); err != nil {
+		return err
+	}
+	return w.put(&hr.count, ts, h.Count)
+}
+
+func sameLEs(les []float64, bs []engine.Bucket) bool {
+	if len(les) != len(bs) {
+		return false
+	}
+	for i, b := range bs {
+		if les[i] != b.UpperBound && !(math.IsNaN(les[i]) && math.IsNaN(b.UpperBound)) {
+			return false
+		}
+	}
+	return true
+}
+
+// tick writes the tick's exact time and the point's derived series;
+// absent values are not written (unknown is never 0).
+func (w *appender) tick(at time.Time, p *ledger.Point) error {
+	ts := at.UnixMilli()
+	var err error
+	put := func(k seriesKey, mk func() labels.Labels, n ledger.Num) {
+		if err == nil && n.OK() && !math.IsNaN(n.V) {
+			err = w.add(k, mk, ts, n.V)
+		}
+	}
+	put(seriesKey{name: nameTick}, func() labels.Labels { return lbls(nameTick) }, ledger.Val(subMilli(at)))
+	stage := func(name string, inst, win ledger.Num, window string) {
+		put(seriesKey{name: nameStageRate, a: name, b: "instant"}, func() labels.Labels {
+			return lbls(nameStageRate, labelStage, name, labelWindow, "instant")
+		}, inst)
+		put(seriesKey{name: nameStageRate, a: name, b: window}, func() labels.Labels {
+			return lbls(nameStageRate, labelStage, name, labelWindow, window)
+		}, win)
+	}
+	win := w.window
+	stage("prefill", p.Prefill.Instant, p.Prefill.Window, win)
+	stage("kv", p.KV.Instant, p.KV.Window, win)
+	stage("decode", p.Decode.Instant, p.Decode.Window, win)
+	put(seriesKey{name: nameKVBytesPS, a: "instant"}, func() labels.Labels { return lbls(nameKVBytesPS, labelWindow, "instant") }, p.KV.BytesInstant)
+	put(seriesKey{name: nameKVBytesPS, a: win}, func() labels.Labels { return lbls(nameKVBytesPS, labelWindow, win) }, p.KV.BytesWindow)
+	for _, sp := range []struct {
+		name string
+		p    *ledger.StagePoint
+	}{{"prefill", &p.Prefill}, {"decode", &p.Decode}} {
+		name := sp.name
+		put(seriesKey{name: nameRunning, a: name}, func() labels.Labels { return lbls(nameRunning, labelStage, name) }, sp.p.Running)
+		put(seriesKey{name: nameWaiting, a: name}, func() labels.Labels { return lbls(nameWaiting, labelStage, name) }, sp.p.Waiting)
+	}
+	q := func(queue string, n ledger.Num) {
+		put(seriesKey{name: nameQueue, a: queue}, func() labels.Labels { return lbls(nameQueue, labelQueue, queue) }, n)
+	}
+	q("bootstrap", p.Prefill.Queues.Bootstrap)
+	q("inflight", p.Prefill.Queues.Inflight)
+	q("prealloc", p.Decode.Queues.Prealloc)
+	q("transfer", p.Decode.Queues.Transfer)
+	return err
+}

@@ -1,0 +1,543 @@
+package record
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/scrape"
+)
+
+// Run is a recording opened for reading.
+type Run struct {
+	dir  string
+	meta Meta
+	db   *tsdb.DBReadOnly
+}
+
+// Open opens the recording in dir for reading; a run still being written
+// can be opened too (its newest samples are read from the WAL). Close it
+// when done.
+func Open(dir string) (*Run, error) {
+	m, err := readMeta(dir)
+	if err != nil {
+		return nil, err
+	}
+	db, err := openReadOnly(dir)
+	if err != nil {
+		// A WAL torn by a crash: let the TSDB repair it (it cuts the
+		// segment at the damage, as Prometheus does at start-up), then
+		// read again.
+		if rerr := repair(dir); rerr != nil {
+			return nil, fmt.Errorf("open recording %s: %w (repair: %w)", dir, err, rerr)
+		}
+		if db, err = openReadOnly(dir); err != nil {
+			return nil, fmt.Errorf("open recording %s: %w", dir, err)
+		}
+	}
+	return &Run{dir: dir, meta: m, db: db}, nil
+}
+
+// openReadOnly opens dir without writing to it and reads its head from the
+// WAL at once, so that damage shows here rather than at the first query.
+func openReadOnly(dir string) (*tsdb.DBReadOnly, error) {
+	db, err := tsdb.OpenDBReadOnly(dir, "", slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, err
+	}
+	q, err := db.Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	q.Close()
+	return db, nil
+}
+
+// repair opens dir for writing, which repairs a damaged WAL, and closes it.
+func repair(dir string) error {
+	db, err := tsdb.Open(dir, slog.New(slog.DiscardHandler), nil, tsdb.DefaultOptions(), nil)
+	if err != nil {
+		return err
+	}
+	return db.Close()
+}
+
+// Dir is the recording's directory.
+func (r *Run) Dir() string { return r.dir }
+
+// Close releases the recording.
+func (r *Run) Close() error { return r.db.Close() }
+
+// Meta is what the run was: targets with role, engine and model, B_request,
+// configuration and its hash, ptdmon's version, the processes that recorded and annotations,
+// interval and window.
+func (r *Run) Meta() Meta { return r.meta }
+
+// Span is the time of the first and the last recorded tick.
+func (r *Run) Span() (from, to time.Time, err error) {
+	q, err := r.db.Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		return from, to, fmt.Errorf("query recording: %w", err)
+	}
+	defer q.Close()
+	ss := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, nameTick))
+	first, last := int64(math.MaxInt64), int64(math.MinInt64)
+	for ss.Next() {
+		it := ss.At().Iterator(nil)
+		for it.Next() == chunkenc.ValFloat {
+			t, v := it.At()
+			at := t*int64(time.Millisecond) + int64(v)
+			first, last = min(first, at), max(last, at)
+		}
+	}
+	if err := ss.Err(); err != nil {
+		return from, to, fmt.Errorf("query recording: %w", err)
+	}
+	if first > last {
+		return from, to, errors.New("the recording holds no tick")
+	}
+	return time.Unix(0, first), time.Unix(0, last), nil
+}
+
+// Replay feeds the recording up to to (zero: its end) to a fresh ledger
+// configured as the live one was, and returns it: its points from from on
+// are the live run's. Instance detail is kept for every point.
+func (r *Run) Replay(from, to time.Time) (*ledger.Ledger, error) {
+	n, err := r.Ticks(to)
+	if err != nil {
+		return nil, err
+	}
+	l := ledger.New(r.LedgerConfig(n))
+	if _, _, err := feed(r.db, r.meta, l, to, nil); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Points returns the points the live ledger computed between from and to
+// (zero: the run's start or end), oldest first, with instance detail.
+func (r *Run) Points(from, to time.Time) ([]ledger.Point, error) {
+	l, err := r.Replay(from, to)
+	if err != nil {
+		return nil, err
+	}
+	pts, _ := l.RangeDetail(from.Add(-time.Nanosecond), -1, ledger.Detail{})
+	return pts, nil
+}
+
+// LedgerConfig is the configuration of the live run's ledger, with room
+// for points points and their instance detail.
+func (r *Run) LedgerConfig(points int) ledger.Config {
+	return ledgerConfig(r.meta, points)
+}
+
+func ledgerConfig(m Meta, points int) ledger.Config {
+	insts := max(len(m.Targets), 1)
+	return ledger.Config{
+		Interval:       time.Duration(m.Interval),
+		Window:         time.Duration(m.Window),
+		StaleAfter:     time.Duration(m.StaleAfter),
+		MaxSeries:      m.MaxSeries,
+		KVRequest:      m.KVRequest,
+		PoolRequests:   m.PoolRequests,
+		History:        max(points, 1),
+		InstanceBudget: max(points, 1) * insts,
+		Logger:         slog.New(slog.DiscardHandler),
+	}
+}
+
+// Ticks counts the recorded ticks up to to (zero: the end).
+func (r *Run) Ticks(to time.Time) (int, error) {
+	maxt := int64(math.MaxInt64)
+	if !to.IsZero() {
+		maxt = to.UnixMilli()
+	}
+	q, err := r.db.Querier(math.MinInt64, maxt)
+	if err != nil {
+		return 0, fmt.Errorf("query recording: %w", err)
+	}
+	defer q.Close()
+	ss := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, nameTick))
+	n := 0
+	for ss.Next() {
+		it := ss.At().Iterator(nil)
+		for it.Next() == chunkenc.ValFloat {
+			n++
+		}
+	}
+	return n, ss.Err()
+}
+
+// sliceSpan is the span of samples read and decoded at once: bounded
+// memory whatever the run's length.
+const sliceSpan = time.Minute
+
+// Feed sends the recording up to to (zero: its end) to l, a ledger
+// configured with LedgerConfig, in the order the live ledger took the
+// inputs. pace, if set, is called before each tick with its time, and
+// stops the feed by returning false: a replay at a given speed sleeps
+// there. It returns the number of ticks sent.
+func (r *Run) Feed(l *ledger.Ledger, to time.Time, pace func(tick time.Time) bool) (int, error) {
+	n, _, err := feed(r.db, r.meta, l, to, pace)
+	return n, err
+}
+
+// feed sends the recorded inputs up to to (zero: unbounded) to l, in the
+// order the live ledger took them; every input from the run's start is
+// sent, since the counters' state depends on all of them. It returns the
+// number of ticks sent and the time of the last.
+func feed(q storage.Queryable, m Meta, l *ledger.Ledger, to time.Time, pace func(time.Time) bool) (ticks int, last time.Time, err error) {
+	mint, maxt, err := bounds(q)
+	if err != nil || mint > maxt {
+		return 0, last, err
+	}
+	if !to.IsZero() {
+		maxt = min(maxt, to.UnixMilli())
+	}
+	sets := m.TargetSets
+	if len(sets) == 0 && len(m.Targets) > 0 {
+		ts := make([]engine.Target, len(m.Targets))
+		for i, t := range m.Targets {
+			ts[i] = engine.Target{Name: t.Name, URL: t.URL, Role: engine.Role(t.Role), Engine: engine.Engine(t.Engine)}
+		}
+		sets = []TargetSet{{Targets: ts}}
+	}
+	nextSet := 0
+	// A set recorded after the tick at From applies before the next input
+	// placed after that tick.
+	applySets := func(e *replayEvent) {
+		for nextSet < len(sets) {
+			from := sets[nextSet].From.UnixNano()
+			if !sets[nextSet].From.IsZero() && (from > e.key || from == e.key && e.tick) {
+				return
+			}
+			l.SetTargets(sets[nextSet].Targets)
+			nextSet++
+		}
+	}
+	// The next slices are read and decoded while the ledger takes this
+	// one: a resume uses both halves of the work at once.
+	type slice struct {
+		evs []replayEvent
+		hi  int64
+		err error
+	}
+	slicesCh := make(chan slice, 2)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(slicesCh)
+		step := sliceSpan.Milliseconds()
+		for lo := mint; lo <= maxt; lo += step {
+			hi := min(lo+step-1, maxt)
+			evs, err := readSlice(q, lo, hi)
+			if err == nil {
+				slices.SortStableFunc(evs, cmpEvents)
+			}
+			select {
+			case slicesCh <- slice{evs, hi, err}:
+			case <-stop:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	var carry []replayEvent
+	for sl := range slicesCh {
+		if sl.err != nil {
+			return ticks, last, sl.err
+		}
+		evs := sl.evs
+		if len(carry) > 0 {
+			evs = append(carry, evs...)
+			slices.SortStableFunc(evs, cmpEvents)
+		}
+		// A scrape whose place is after a tick not read yet waits for it.
+		cut := len(evs)
+		if sl.hi < maxt {
+			limit := (sl.hi + 1) * int64(time.Millisecond)
+			for cut > 0 && evs[cut-1].key >= limit {
+				cut--
+			}
+		}
+		for i := range evs[:cut] {
+			e := &evs[i]
+			applySets(e)
+			if e.tick {
+				if pace != nil && !pace(e.at) {
+					return ticks, last, nil
+				}
+				l.Tick(e.at)
+				ticks++
+				last = e.at
+				continue
+			}
+			l.Record(e.scrape)
+		}
+		carry = append(carry[:0:0], evs[cut:]...)
+	}
+	return ticks, last, nil
+}
+
+func bounds(q storage.Queryable) (int64, int64, error) {
+	qr, err := q.Querier(math.MinInt64, math.MaxInt64)
+	if err != nil {
+		return 0, 0, fmt.Errorf("query recording: %w", err)
+	}
+	defer qr.Close()
+	ss := qr.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, nameTick))
+	mint, maxt := int64(math.MaxInt64), int64(math.MinInt64)
+	for ss.Next() {
+		it := ss.At().Iterator(nil)
+		for it.Next() == chunkenc.ValFloat {
+			t, _ := it.At()
+			mint, maxt = min(mint, t), max(maxt, t)
+		}
+	}
+	// Scrapes before the first tick belong to it.
+	return mint - sliceSpan.Milliseconds(), maxt, ss.Err()
+}
+
+// replayEvent is one recorded input with its place in the live order: a
+// tick at its time, a scrape right after the last tick before it reached
+// the ledger.
+type replayEvent struct {
+	key    int64
+	tick   bool
+	at     time.Time
+	scrape ledger.Scrape
+}
+
+func cmpEvents(a, b replayEvent) int {
+	if a.key != b.key {
+		if a.key < b.key {
+			return -1
+		}
+		return 1
+	}
+	if a.tick != b.tick {
+		if a.tick {
+			return -1
+		}
+		return 1
+	}
+	if c := a.at.Compare(b.at); c != 0 {
+		return c
+	}
+	return strings.Compare(a.scrape.Target, b.scrape.Target)
+}
+
+// readSlice decodes the inputs recorded in [lo, hi] ms.
+func readSlice(q storage.Queryable, lo, hi int64) ([]replayEvent, error) {
+	qr, err := q.Querier(lo, hi)
+	if err != nil {
+		return nil, fmt.Errorf("query recording: %w", err)
+	}
+	defer qr.Close()
+	ss := qr.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, prefixRead+".+|"+nameTick))
+	// Reads by target, then by time: a series' samples look up their
+	// target once.
+	reads := map[string]map[int64]*read{}
+	var ticks []replayEvent
+	var it chunkenc.Iterator
+	for ss.Next() {
+		s := ss.At()
+		ls := s.Labels()
+		name := ls.Get(labels.MetricName)
+		it = s.Iterator(it)
+		if name == nameTick {
+			for it.Next() == chunkenc.ValFloat {
+				if t, v := it.At(); t >= lo && t <= hi {
+					at := time.Unix(0, t*int64(time.Millisecond)+int64(v))
+					ticks = append(ticks, replayEvent{key: at.UnixNano(), tick: true, at: at})
+				}
+			}
+			continue
+		}
+		take, err := decoder(name, ls)
+		if err != nil {
+			return nil, err
+		}
+		if take == nil {
+			continue
+		}
+		target := ls.Get(labelTarget)
+		byTime := reads[target]
+		if byTime == nil {
+			byTime = map[int64]*read{}
+			reads[target] = byTime
+		}
+		for it.Next() == chunkenc.ValFloat {
+			t, v := it.At()
+			if t < lo || t > hi {
+				continue
+			}
+			r := byTime[t]
+			if r == nil {
+				r = &read{}
+				byTime[t] = r
+			}
+			take(r, v)
+		}
+		if err := it.Err(); err != nil {
+			return nil, fmt.Errorf("read recording: %w", err)
+		}
+	}
+	if err := ss.Err(); err != nil {
+		return nil, fmt.Errorf("read recording: %w", err)
+	}
+	evs := ticks
+	for target, byTime := range reads {
+		for t, r := range byTime {
+			if ev, ok := r.event(target, t); ok {
+				evs = append(evs, ev)
+			}
+		}
+	}
+	return evs, nil
+}
+
+// event is the scrape r holds, at its place in the live order; false when
+// its marker was lost (with a torn WAL tail).
+func (r *read) event(target string, ms int64) (replayEvent, bool) {
+	if !r.marked {
+		return replayEvent{}, false
+	}
+	at := time.Unix(0, ms*int64(time.Millisecond)+int64(r.subMilli))
+	s := ledger.Scrape{Target: target, Time: at, Duration: time.Duration(r.duration * float64(time.Second)),
+		Bytes: int(r.bytes), Samples: int(r.samples)}
+	if r.failed != "" || !r.ok {
+		s.Reason = scrape.Reason(r.failed)
+		s.Err = errors.New(r.errText)
+		if r.errText == "" {
+			s.Err = fmt.Errorf("scrape failed: %s", r.failed)
+		}
+	} else {
+		r.finish()
+		r.obs.Samples = s.Samples
+		s.Obs = &r.obs
+	}
+	return replayEvent{key: at.UnixNano() - int64(r.order), at: at, scrape: s}, true
+}
+
+// read gathers one scrape's recorded samples.
+type read struct {
+	marked   bool
+	ok       bool
+	failed   string
+	errText  string
+	subMilli float64
+	order    float64
+	duration float64
+	bytes    float64
+	samples  float64
+	obs      engine.Observation
+}
+
+// decoder returns what one series' samples set in a read, decided once
+// from its labels; nil for a series this version does not read.
+func decoder(name string, ls labels.Labels) (func(r *read, v float64), error) {
+	switch name {
+	case nameScrape:
+		eng, role := engine.Engine(ls.Get(labelEngine)), engine.Role(ls.Get(labelRole))
+		model, mode := ls.Get(labelModel), ls.Get(labelMode)
+		return func(r *read, v float64) {
+			r.marked, r.ok, r.subMilli = true, true, v
+			r.obs.Engine, r.obs.Role, r.obs.Model, r.obs.SchedulerMode = eng, role, model, mode
+		}, nil
+	case nameFailed:
+		reason, msg := ls.Get(labelReason), ls.Get(labelError)
+		if reason == "" {
+			reason = "unknown"
+		}
+		return func(r *read, v float64) { r.marked, r.failed, r.errText, r.subMilli = true, reason, msg, v }, nil
+	case nameOrder:
+		return func(r *read, v float64) { r.order = v }, nil
+	case nameDuration:
+		return func(r *read, v float64) { r.duration = v }, nil
+	case nameBytes:
+		return func(r *read, v float64) { r.bytes = v }, nil
+	case nameSamples:
+		return func(r *read, v float64) { r.samples = v }, nil
+	}
+	rn, ok := readNames[name]
+	if !ok {
+		return nil, nil // a series of a later version: not ours to read
+	}
+	m := rn.metric
+	switch rn.part {
+	case partCounter:
+		id, err := strconv.ParseUint(ls.Get(labelSeries), 16, 64)
+		if err != nil {
+			return nil, fmt.Errorf("recording: series %s: %w", ls, err)
+		}
+		return func(r *read, v float64) {
+			r.obs.Counters = append(r.obs.Counters, engine.CounterValue{Metric: m, Series: id, Value: v})
+		}, nil
+	case partGauge:
+		i := m.GaugeIndex()
+		return func(r *read, v float64) { r.obs.Gauges[i], r.obs.HasGauges[i] = v, true }, nil
+	case partBucket:
+		le, err := parseLE(ls.Get("le"))
+		if err != nil {
+			return nil, fmt.Errorf("recording: series %s: %w", ls, err)
+		}
+		i := m.HistogramIndex()
+		return func(r *read, v float64) {
+			h := &r.obs.Histograms[i]
+			h.Buckets = append(h.Buckets, engine.Bucket{UpperBound: le, Count: v})
+			h.Present = true
+		}, nil
+	case partSum:
+		i := m.HistogramIndex()
+		return func(r *read, v float64) { h := &r.obs.Histograms[i]; h.Sum, h.HasSum = v, true }, nil
+	case partCount:
+		i := m.HistogramIndex()
+		return func(r *read, v float64) { h := &r.obs.Histograms[i]; h.Count, h.HasCount = v, true }, nil
+	}
+	return nil, nil
+}
+
+// finish puts the read's values in the order the adapters give them.
+func (r *read) finish() {
+	slices.SortFunc(r.obs.Counters, func(a, b engine.CounterValue) int {
+		if a.Metric != b.Metric {
+			return int(a.Metric) - int(b.Metric)
+		}
+		switch {
+		case a.Series < b.Series:
+			return -1
+		case a.Series > b.Series:
+			return 1
+		}
+		return 0
+	})
+	for i := range r.obs.Histograms {
+		h := &r.obs.Histograms[i]
+		slices.SortFunc(h.Buckets, func(a, b engine.Bucket) int {
+			switch {
+			case a.UpperBound < b.UpperBound:
+				return -1
+			case a.UpperBound > b.UpperBound:
+				return 1
+			}
+			return 0
+		})
+	}
+}

@@ -1,0 +1,533 @@
+package record
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/ledger"
+)
+
+// Options configure a Recorder.
+type Options struct {
+	Dir string
+	// Retention drops blocks older than this (0: 15 days, the TSDB's
+	// default); MaxBytes drops the oldest blocks beyond this size (0: no
+	// limit). Both act on whole blocks, as in Prometheus.
+	Retention time.Duration
+	MaxBytes  int64
+	// Meta describes this process's recording: version, configuration, B_request,
+	// interval, window. Targets, processes and sets are kept by the Recorder.
+	Meta   Meta
+	Logger *slog.Logger
+	// Queue is the number of scrapes and ticks waiting to be written
+	// (default 65,536); beyond it they are dropped, and the live view goes on.
+	Queue int
+}
+
+// Recorder is a ledger.Tap that writes what the ledger takes to a TSDB.
+type Recorder struct {
+	opts Options
+	db   *tsdb.DB
+	log  *slog.Logger
+	ch   chan *event // pointers: an event is kilobytes, the queue holds thousands
+	done chan struct{}
+
+	live    atomic.Bool // false while Resume feeds the ledger
+	dropped atomic.Uint64
+	lastErr atomic.Pointer[string]
+
+	sendMu sync.Mutex // guards ch against a send after Close
+	shut   bool
+
+	mu       sync.Mutex // guards meta
+	meta     Meta
+	lastTick time.Time       // read and written under the ledger's lock only
+	pending  []engine.Target // likewise
+	closed   sync.Once
+}
+
+// event is one input of the ledger, copied out of it.
+type event struct {
+	tick    bool
+	at      time.Time
+	after   time.Time // the last tick before a scrape reached the ledger
+	scrape  ledger.Scrape
+	ok      bool // the scrape read something: obs holds it
+	obs     engine.Observation
+	point   ledger.Point
+	targets []engine.Target
+}
+
+// Create opens (or creates) the recording in opts.Dir for writing. An
+// existing recording is kept: Resume brings it back into a ledger.
+func Create(opts Options) (*Recorder, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Queue <= 0 {
+		opts.Queue = 1 << 16
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("recording directory: %w", err)
+	}
+	to := tsdb.DefaultOptions()
+	if opts.Retention > 0 {
+		to.RetentionDuration = opts.Retention.Milliseconds()
+	}
+	to.MaxBytes = opts.MaxBytes
+	// Blocks of 2 h, as Prometheus cuts them; compaction runs in the DB's
+	// own goroutine, off the scrape path.
+	// The TSDB's own progress lines (WAL replay, compactions) are
+	// Prometheus's business; its warnings and errors are ptdmon's.
+	tlog := slog.New(warnOnly{opts.Logger.Handler()}).With("component", "record")
+	db, err := tsdb.Open(opts.Dir, tlog, nil, to, nil)
+	if err != nil {
+		return nil, fmt.Errorf("open recording %s: %w", opts.Dir, err)
+	}
+	r := &Recorder{opts: opts, db: db, log: opts.Logger, ch: make(chan *event, opts.Queue), done: make(chan struct{})}
+	old, err := readMeta(opts.Dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		r.log.Warn("run.json unreadable; starting it again", "err", err)
+	}
+	r.meta = merge(old, opts.Meta, time.Now())
+	if err := writeMeta(opts.Dir, r.meta); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	r.live.Store(true)
+	go r.loop()
+	return r, nil
+}
+
+// merge adds a process, described by m, to the run old describes.
+func merge(old, m Meta, now time.Time) Meta {
+	out := m
+	out.Targets = old.Targets
+	out.Models = old.Models
+	out.TargetSets = old.TargetSets
+	out.Annotations = old.Annotations
+	out.Processes = append(old.Processes, Process{Start: now})
+	return out
+}
+
+// Resume feeds the recording to l (a ledger whose Tap is r) so that it
+// comes back with the run's history: points, the counters' state and
+// so the verdict timeline and learned capacities. Call it before the
+// scrape loops start.
+func (r *Recorder) Resume(l *ledger.Ledger) (int, error) {
+	r.live.Store(false)
+	defer r.live.Store(true)
+	r.mu.Lock()
+	meta := r.meta
+	r.mu.Unlock()
+	if len(meta.Processes) < 2 {
+		return 0, nil
+	}
+	n, last, err := feed(r.db, meta, l, time.Time{}, nil)
+	// The new process's first scrapes come after the last recorded tick.
+	r.lastTick = last
+	return n, err
+}
+
+// Annotate marks a moment of the run.
+func (r *Recorder) Annotate(at time.Time, text string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.meta.Annotations = append(r.meta.Annotations, Annotation{Time: at, Text: text})
+	return writeMeta(r.opts.Dir, r.meta)
+}
+
+// Status is the recorder's health: empty when it writes, else the last
+// error (a full disk) and how many inputs were dropped.
+func (r *Recorder) Status() (errText string, dropped uint64) {
+	if p := r.lastErr.Load(); p != nil {
+		errText = *p
+	}
+	return errText, r.dropped.Load()
+}
+
+// Dir is where the recording is.
+func (r *Recorder) Dir() string { return r.opts.Dir }
+
+// Targets implements ledger.Tap.
+func (r *Recorder) Targets(ts []engine.Target) {
+	if !r.live.Load() {
+		return
+	}
+	// The set takes effect after the last tick (zero: before anything of
+	// the run), which is where a replay applies it.
+	r.pending = append([]engine.Target(nil), ts...)
+	if r.pending == nil {
+		r.pending = []engine.Target{}
+	}
+}
+
+// flushTargets sends the pending target set, placed at key.
+func (r *Recorder) flushTargets(key time.Time) {
+	if r.pending != nil {
+		r.send(&event{targets: r.pending, at: key})
+		r.pending = nil
+	}
+}
+
+// Scrape implements ledger.Tap; s.Obs is copied.
+func (r *Recorder) Scrape(s ledger.Scrape) {
+	if !r.live.Load() {
+		return
+	}
+	e := &event{at: s.Time, after: r.lastTick, scrape: s}
+	r.flushTargets(r.lastTick)
+	if s.Obs != nil {
+		copyObs(&e.obs, s.Obs)
+		e.ok = true
+		e.scrape.Obs = nil
+	}
+	r.send(e)
+}
+
+// Tick implements ledger.Tap.
+func (r *Recorder) Tick(now time.Time, p ledger.Point) {
+	if !r.live.Load() {
+		return
+	}
+	r.flushTargets(r.lastTick)
+	r.lastTick = now
+	// The verdict reads the instances; the history may reuse their slice.
+	p.Instances = append([]ledger.InstancePoint(nil), p.Instances...)
+	r.send(&event{tick: true, at: now, point: p})
+}
+
+func (r *Recorder) send(e *event) {
+	r.sendMu.Lock()
+	defer r.sendMu.Unlock()
+	if r.shut {
+		return // a scrape that ends after the recording: not recorded, never a panic
+	}
+	select {
+	case r.ch <- e:
+	default:
+		if r.dropped.Add(1) == 1 {
+			r.log.Warn("recording falls behind; inputs dropped (the live view is unaffected)")
+		}
+	}
+}
+
+// Close writes what is queued, marks the process's stop and closes the
+// TSDB (which cuts no block of the head: the WAL keeps it).
+func (r *Recorder) Close() error {
+	var err error
+	r.closed.Do(func() {
+		r.sendMu.Lock()
+		r.shut = true
+		close(r.ch)
+		r.sendMu.Unlock()
+		<-r.done
+		r.mu.Lock()
+		r.meta.Processes[len(r.meta.Processes)-1].Stop = time.Now()
+		err = writeMeta(r.opts.Dir, r.meta)
+		r.mu.Unlock()
+		// A stopped run is handed on as blocks: promtool, Prometheus and
+		// a copy of the directory need no WAL replay to read it.
+		if h := r.db.Head(); h.NumSeries() > 0 {
+			if cerr := r.db.CompactHead(tsdb.NewRangeHead(h, h.MinTime(), h.MaxTime())); cerr != nil && err == nil {
+				err = fmt.Errorf("write the recording's block: %w", cerr)
+			}
+		}
+		if cerr := r.db.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("close recording: %w", cerr)
+		}
+	})
+	return err
+}
+
+// abandon writes what is queued and closes the TSDB, leaving the head in
+// the WAL and the process without a stop, as a killed process leaves them
+// (tests).
+func (r *Recorder) abandon() error {
+	var err error
+	r.closed.Do(func() {
+		r.sendMu.Lock()
+		r.shut = true
+		close(r.ch)
+		r.sendMu.Unlock()
+		<-r.done
+		err = r.db.Close()
+	})
+	return err
+}
+
+// loop appends the queued inputs; it commits at every tick, so a kill
+// loses at most the inputs since the last tick and what the WAL had not
+// yet written.
+func (r *Recorder) loop() {
+	defer close(r.done)
+	w := newAppender(r.db, time.Duration(r.meta.Window))
+	vs := newVerdicts(r.meta)
+	for e := range r.ch {
+		var err error
+		switch {
+		case e.targets != nil:
+			r.noteTargets(e.at, e.targets)
+			continue
+		case e.tick:
+			err = w.tick(e.at, &e.point)
+			if err == nil {
+				err = vs.observe(w, &e.point)
+			}
+			if err == nil {
+				err = w.commit()
+			} else {
+				_ = w.rollback()
+			}
+			// Only a commit tells that the disk takes the writes again.
+			r.fail(err)
+		default:
+			if err = w.scrape(e); err != nil {
+				r.fail(err)
+			}
+			if e.ok {
+				r.noteModel(e.scrape.Target, &e.obs)
+			}
+		}
+	}
+	r.fail(w.commit())
+}
+
+// fail records err (a full disk, a closed DB) as the recorder's status;
+// nil clears it. Errors are logged once per kind change, not per sample.
+func (r *Recorder) fail(err error) {
+	if err == nil {
+		if r.lastErr.Load() != nil {
+			r.lastErr.Store(nil)
+			r.log.Info("recording resumed writing")
+		}
+		return
+	}
+	msg := err.Error()
+	if p := r.lastErr.Load(); p == nil || *p != msg {
+		r.log.Error("recording failed; the live view goes on", "err", err)
+	}
+	r.lastErr.Store(&msg)
+}
+
+func (r *Recorder) noteTargets(at time.Time, ts []engine.Target) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.meta.TargetSets = append(r.meta.TargetSets, TargetSet{From: at, Targets: ts})
+	for _, t := range ts {
+		if i := r.targetIndex(t.Name); i < 0 {
+			r.meta.Targets = append(r.meta.Targets, TargetMeta{Name: t.Name, URL: t.URL, Role: string(t.Role), Engine: string(t.Engine)})
+		}
+	}
+	r.writeMetaLogged()
+}
+
+func (r *Recorder) targetIndex(name string) int {
+	for i, t := range r.meta.Targets {
+		if t.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// noteModel keeps what a target's reads say it is: role, engine, model.
+func (r *Recorder) noteModel(target string, o *engine.Observation) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i := r.targetIndex(target)
+	if i < 0 {
+		return
+	}
+	t := &r.meta.Targets[i]
+	changed := false
+	set := func(dst *string, v string) {
+		if v != "" && *dst != v {
+			*dst, changed = v, true
+		}
+	}
+	set(&t.Role, string(o.Role))
+	set(&t.Engine, string(o.Engine))
+	set(&t.Model, o.Model)
+	if o.Model != "" && !contains(r.meta.Models, o.Model) {
+		r.meta.Models = append(r.meta.Models, o.Model)
+		changed = true
+	}
+	if changed {
+		r.writeMetaLogged()
+	}
+}
+
+func (r *Recorder) writeMetaLogged() {
+	if err := writeMeta(r.opts.Dir, r.meta); err != nil {
+		r.fail(err)
+	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// copyObs deep-copies src into dst, reusing nothing of src.
+func copyObs(dst, src *engine.Observation) {
+	dst.Engine, dst.Role, dst.Model, dst.SchedulerMode = src.Engine, src.Role, src.Model, src.SchedulerMode
+	dst.Counters = append([]engine.CounterValue(nil), src.Counters...)
+	dst.Gauges, dst.HasGauges = src.Gauges, src.HasGauges
+	for i := range src.Histograms {
+		h := src.Histograms[i]
+		h.Buckets = append([]engine.Bucket(nil), h.Buckets...)
+		dst.Histograms[i] = h
+	}
+	dst.Samples = src.Samples
+}
+
+// appender writes events to the TSDB, keeping each series' reference so
+// that a scrape's samples are appended without hashing their labels again;
+// the references are kept per target, in arrays where the metric says
+// where, so the lookups stay cheap at thousands of series.
+type appender struct {
+	window  string // the label of the windowed rates, e.g. "5s"
+	db      *tsdb.DB
+	app     storage.Appender
+	refs    map[seriesKey]*ref // ticks' series and scrape markers
+	targets map[string]*targetRefs
+}
+
+type ref struct {
+	ls  labels.Labels
+	ref storage.SeriesRef
+}
+
+// seriesKey names one series of a tick or a scrape marker.
+type seriesKey struct {
+	target string
+	name   string
+	a, b   string // stage, window, queue, reason, error, engine, role
+	c      string
+}
+
+// targetRefs are one target's series of canonical values.
+type targetRefs struct {
+	counters map[counterKey]*ref
+	gauges   [engine.NumGauges]ref
+	hists    [engine.NumHistograms]histRefs
+}
+
+type counterKey struct {
+	m      engine.Metric
+	series uint64
+}
+
+type histRefs struct {
+	les        []float64
+	buckets    []ref
+	sum, count ref
+}
+
+func newAppender(db *tsdb.DB, window time.Duration) *appender {
+	return &appender{db: db, window: windowLabel(window), refs: make(map[seriesKey]*ref), targets: make(map[string]*targetRefs)}
+}
+
+func (w *appender) target(name string) *targetRefs {
+	t := w.targets[name]
+	if t == nil {
+		t = &targetRefs{counters: make(map[counterKey]*ref)}
+		w.targets[name] = t
+	}
+	return t
+}
+
+// add appends to the series k names, built by mk the first time.
+func (w *appender) add(k seriesKey, mk func() labels.Labels, t int64, v float64) error {
+	r := w.refs[k]
+	if r == nil {
+		r = &ref{ls: mk()}
+		w.refs[k] = r
+	}
+	return w.put(r, t, v)
+}
+
+// put appends to r, whose labels are set.
+func (w *appender) put(r *ref, t int64, v float64) error {
+	if w.app == nil {
+		w.app = w.db.Appender(context.Background())
+	}
+	nr, err := w.app.Append(r.ref, r.ls, t, v)
+	if err != nil {
+		if errors.Is(err, storage.ErrOutOfOrderSample) || errors.Is(err, storage.ErrDuplicateSampleForTimestamp) || errors.Is(err, storage.ErrTooOldSample) {
+			return nil // a clock stepped back: keep the recording going
+		}
+		return fmt.Errorf("append %s: %w", r.ls.Get(labels.MetricName), err)
+	}
+	r.ref = nr
+	return nil
+}
+
+// forget drops every reference: after a failed commit they may name
+// series the head never created.
+func (w *appender) forget() {
+	clear(w.refs)
+	clear(w.targets)
+}
+
+func (w *appender) rollback() error {
+	if w.app == nil {
+		return nil
+	}
+	err := w.app.Rollback()
+	w.app = nil
+	w.forget()
+	return err
+}
+
+func (w *appender) commit() error {
+	if w.app == nil {
+		return nil
+	}
+	err := w.app.Commit()
+	w.app = nil
+	if err != nil {
+		w.forget()
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// windowLabel writes W as /metrics labels it ("5s", "1m"), the way PromQL
+// range selectors do.
+func windowLabel(d time.Duration) string {
+	if d%time.Minute == 0 {
+		return strconv.Itoa(int(d/time.Minute)) + "m"
+	}
+	if d%time.Second == 0 {
+		return strconv.Itoa(int(d/time.Second)) + "s"
+	}
+	return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+}
+
+// warnOnly passes on warnings and errors only.
+type warnOnly struct{ slog.Handler }
+
+func (w warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
+}
+
+func (w warnOnly) WithAttrs(as []slog.Attr) slog.Handler { return warnOnly{w.Handler.WithAttrs(as)} }
+func (w warnOnly) WithGroup(g string) slog.Handler       { return warnOnly{w.Handler.WithGroup(g)} }
