@@ -18,6 +18,17 @@ type OTLP struct {
 	// so the spans of one export (default 100,000).
 	MaxBytes int64 `yaml:"max_bytes"`
 	MaxSpans int   `yaml:"max_spans"`
+	// PerfMetrics are TensorRT-LLM servers whose GET /perf_metrics feeds
+	// the same request ledger (docs/traces.md#tensorrt-llm).
+	PerfMetrics []PerfMetricsSource `yaml:"trtllm_perf_metrics"`
+}
+
+// PerfMetricsSource is one TensorRT-LLM server's per-request records.
+type PerfMetricsSource struct {
+	// URL is the server's /perf_metrics, e.g. http://disagg:8000/perf_metrics.
+	URL string `yaml:"url"`
+	// Pool names the pool of its requests.
+	Pool string `yaml:"pool"`
 }
 
 // Defaults of the OTLP receiver.
@@ -55,6 +66,12 @@ func (c *Config) validateOTLP(at func(string) string) []error {
 		}
 		if o.Listen == "" {
 			bad("otlp.forward needs otlp.listen")
+		}
+	}
+	for i, p := range o.PerfMetrics {
+		u, err := url.Parse(p.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("otlp.trtllm_perf_metrics[%d].url %q: want an http(s) URL, e.g. http://disagg:8000/perf_metrics", i, p.URL)
 		}
 	}
 	if o.MaxBytes < 0 {

@@ -13,18 +13,24 @@ import (
 	"github.com/ptdmon/ptdmon/internal/otlp"
 )
 
-// startOTLP starts the trace receiver of cfg.OTLP.Listen, feeding a request
-// ledger, until ctx ends. Without a listen address it returns nothing.
+// startOTLP starts the trace receiver of cfg.OTLP.Listen and the pollers
+// of TensorRT-LLM's perf metrics, feeding one request ledger, until ctx
+// ends. With neither it returns nothing.
 func startOTLP(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger) (*journey.Ledger, *otlp.Receiver, error) {
 	o := cfg.OTLP
-	if o.Listen == "" {
+	if o.Listen == "" && len(o.PerfMetrics) == 0 {
 		return nil, nil, nil
+	}
+	l := journey.NewLedger(o.MaxSpans)
+	if o.Listen == "" {
+		startPerfMetrics(ctx, cfg, opts, l, log)
+		return l, nil, nil
 	}
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
 		return nil, nil, setupError{fmt.Errorf("listen for OTLP on %s: %w", o.Listen, err)}
 	}
-	l := journey.NewLedger(o.MaxSpans)
+	startPerfMetrics(ctx, cfg, opts, l, log)
 	r := otlp.New(otlp.Config{MaxBytes: o.MaxBytes, MaxSpans: o.MaxSpans, Forward: o.Forward},
 		func(td ptrace.Traces) { l.Add(journey.Extract(td)) }, log)
 	go func() {
