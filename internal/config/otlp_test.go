@@ -39,4 +39,9 @@ func TestOTLP(t *testing.T) {
 		OTLP{MaxBytes: DefaultOTLPMaxBytes, MaxSpans: DefaultOTLPMaxSpans,
 			PerfMetrics: []PerfMetricsSource{{URL: "http://disagg:8000/perf_metrics", Pool: "llama"}}})
 	f("otlp: {trtllm_perf_metrics: [{url: 'disagg:8000'}]}\n", "otlp.trtllm_perf_metrics[0].url", OTLP{})
+	f("otlp: {trtllm_perf_metrics: [{files: '/var/log/trt/perf_metrics-disagg-*.jsonl'}]}\n", "",
+		OTLP{MaxBytes: DefaultOTLPMaxBytes, MaxSpans: DefaultOTLPMaxSpans,
+			PerfMetrics: []PerfMetricsSource{{Files: "/var/log/trt/perf_metrics-disagg-*.jsonl"}}})
+	f("otlp: {trtllm_perf_metrics: [{files: 'a[', url: 'http://a/perf_metrics'}]}\n", "want url or files, one of them", OTLP{})
+	f("otlp: {trtllm_perf_metrics: [{files: 'a['}]}\n", "otlp.trtllm_perf_metrics[0].files", OTLP{})
 }

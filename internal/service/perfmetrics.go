@@ -22,8 +22,8 @@ func startPerfMetrics(ctx context.Context, cfg *config.Config, opts Options, l *
 		client = scrape.NewClient(len(src))
 	}
 	for _, s := range src {
-		p := &reqfeed.Poller{URL: s.URL, Pool: s.Pool, Client: client, Ledger: l, Logger: log}
+		p := &reqfeed.Poller{URL: s.URL, Files: s.Files, Pool: s.Pool, Client: client, Ledger: l, Logger: log}
 		go p.Run(ctx, cfg.Interval.Duration)
-		log.Info("reading TensorRT-LLM per-request perf metrics", "url", s.URL, "pool", s.Pool)
+		log.Info("reading TensorRT-LLM per-request perf metrics", "url", s.URL, "files", s.Files, "pool", s.Pool)
 	}
 }

@@ -23,6 +23,10 @@ const MaxBodyBytes = reqtrace.MaxLineBytes
 type Poller struct {
 	// URL is the server's /perf_metrics, e.g. http://disagg:8000/perf_metrics.
 	URL string
+	// Files, when set instead of URL, is a glob of the JSONL files the
+	// server writes (current servers have no /perf_metrics), e.g.
+	// /var/log/trtllm/perf_metrics-disagg-*.jsonl.
+	Files string
 	// Pool names the pool of the requests (the ledger's ?pool=).
 	Pool   string
 	Client *http.Client
@@ -34,6 +38,7 @@ type Poller struct {
 	mu    sync.Mutex
 	clk   clock
 	polls int
+	tails map[string]*tail
 	stats Stats
 }
 
@@ -55,7 +60,7 @@ func (p *Poller) Run(ctx context.Context, interval time.Duration) {
 	defer t.Stop()
 	for {
 		if err := p.Poll(ctx); err != nil && ctx.Err() == nil {
-			p.logger().Warn("TensorRT-LLM perf metrics", "url", p.URL, "err", err)
+			p.logger().Warn("TensorRT-LLM perf metrics", "url", p.URL, "files", p.Files, "err", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -73,6 +78,9 @@ func (p *Poller) Poll(ctx context.Context) error {
 	defer p.mu.Unlock()
 	p.stats.Polls++
 	p.polls++
+	if p.Files != "" {
+		return p.pollFiles()
+	}
 	p.probe(ctx)
 	body, err := p.get(ctx, p.URL)
 	d := seconds(p.now())
@@ -85,6 +93,11 @@ func (p *Poller) Poll(ctx context.Context) error {
 		p.stats.Errors++
 		return fmt.Errorf("parse %s: %w", p.URL, err)
 	}
+	return p.file(recs, d, instanceOf(p.URL))
+}
+
+// file places recs, read at wall time d, on the wall clock and files them.
+func (p *Poller) file(recs []reqtrace.Record, d float64, inst string) error {
 	for i := range recs {
 		p.clk.bound(lastInstant(&recs[i]), d)
 	}
@@ -92,7 +105,6 @@ func (p *Poller) Poll(ctx context.Context) error {
 		p.stats.Skipped += int64(len(recs))
 		return errors.New("no time in the records to place them on the wall clock")
 	}
-	inst := instanceOf(p.URL)
 	out := make([]journey.Record, 0, len(recs))
 	for i := range recs {
 		q := reqtrace.Compute(recs[i], nil, nil)
