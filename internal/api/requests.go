@@ -93,7 +93,7 @@ func RequestOf(r *journey.Record) RequestJSON {
 //
 //	?sort=slowest|newest  ?pool=  ?instance=  ?phase=NAME&min=SECONDS
 //	?at=UNIX_MS (in flight then)  ?offset=  ?limit= (≤ 1000)
-//	?slo_miss=ttft|e2e (missed that SLO of the slo thresholds)
+//	?slo_miss=ttft|e2e (missed that SLO of the slo thresholds)  ?id= (one request)
 func (s *Server) requests(w http.ResponseWriter, r *http.Request) {
 	q, at, err := parseRequestsQuery(r)
 	if err != nil {
@@ -118,6 +118,9 @@ func (s *Server) requests(w http.ResponseWriter, r *http.Request) {
 	}
 	if miss != "" {
 		recs = onlyMissing(recs, miss, s.SLO)
+	}
+	if id := r.URL.Query().Get("id"); id != "" {
+		recs = onlyID(recs, id)
 	}
 	all := journey.Select(recs, journey.Query{Pool: q.Pool, Instance: q.Instance, Phase: q.Phase, Min: q.Min, Sort: q.Sort})
 	resp.Total = all.Total

@@ -1,0 +1,91 @@
+package api
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/diagnose"
+	"github.com/ptdmon/ptdmon/internal/journey"
+)
+
+// MaxVerdictExamples is how many example requests a verdict names.
+const MaxVerdictExamples = 3
+
+// RequestExample is a request that shows what a verdict says: its slowest
+// phase is the phase of the stage the verdict names.
+type RequestExample struct {
+	ID      string        `json:"id"`
+	Phase   journey.Phase `json:"phase"`
+	Seconds float64       `json:"seconds"`
+	Arrival float64       `json:"arrival"`
+	Pool    string        `json:"pool,omitempty"`
+}
+
+// stagePhase is the request phase of each stage a verdict can name.
+var stagePhase = map[diagnose.Class]journey.Phase{
+	diagnose.PrefillBound:   journey.PhasePrefill,
+	diagnose.KVBound:        journey.PhaseKVTransfer,
+	diagnose.AdmissionBound: journey.PhaseDecodeQueue,
+	diagnose.DecodeBound:    journey.PhaseDecode,
+}
+
+// verdictExamples picks up to MaxVerdictExamples requests of recs in flight
+// during the verdict's window whose slowest phase is the phase of the
+// stage the verdict names, longest first; nil when it names no stage.
+func verdictExamples(recs []journey.Record, v *diagnose.Verdict) []RequestExample {
+	if v == nil || v.At.IsZero() {
+		return nil
+	}
+	ph, ok := stagePhase[v.Class]
+	if !ok {
+		return nil
+	}
+	from := v.At.Add(-time.Duration(v.Window * float64(time.Second)))
+	var out []RequestExample
+	for i := range recs {
+		r := &recs[i]
+		if r.Arrival.After(v.At) || r.E2E >= 0 && r.Arrival.Add(time.Duration(r.E2E*float64(time.Second))).Before(from) {
+			continue
+		}
+		if slowest(r) != ph {
+			continue
+		}
+		d, _ := r.Phase(ph)
+		out = append(out, RequestExample{ID: r.ID, Phase: ph, Seconds: d, Arrival: float64(r.Arrival.UnixNano()) / 1e9, Pool: r.Pool})
+	}
+	slices.SortStableFunc(out, func(a, b RequestExample) int { return cmp.Compare(b.Seconds, a.Seconds) })
+	return out[:min(len(out), MaxVerdictExamples)]
+}
+
+// slowest is the record's longest known phase ("" with none known).
+func slowest(r *journey.Record) journey.Phase {
+	var best journey.Phase
+	longest := -1.0
+	for _, iv := range r.Waterfall {
+		if d := iv.End - iv.Start; d > longest {
+			best, longest = iv.Phase, d
+		}
+	}
+	return best
+}
+
+// snapshotExamples are the verdict's examples from the request ledger.
+func (s *Server) snapshotExamples(v *diagnose.Verdict) []RequestExample {
+	if s.Requests == nil {
+		return nil
+	}
+	return verdictExamples(s.Requests.Records(), v)
+}
+
+// onlyID keeps the records of one request id (?id=, the verdict's example
+// links).
+func onlyID(recs []journey.Record, id string) []journey.Record {
+	keep := recs[:0:0]
+	for _, r := range recs {
+		if r.ID == id {
+			keep = append(keep, r)
+		}
+	}
+	return keep
+}
