@@ -146,6 +146,33 @@ export function startRequests(parent, paused) {
     for (const tr of table.querySelectorAll("tbody tr")) tr.classList.toggle("picked", tr.dataset.id === id);
     if (r) waterfall(wf, r);
   }
+  // show loads one request by id and draws its waterfall (a verdict's
+  // example link).
+  async function show(id) {
+    try {
+      const res = await fetch("/api/v1/requests?" + new URLSearchParams({ id }));
+      if (!res.ok) throw new Error(res.status + " " + (await res.text()));
+      const body = await res.json();
+      if (!body.requests.length) throw new Error(`request ${id} is no longer kept`);
+      state.picked = id;
+      for (const tr of table.querySelectorAll("tbody tr")) tr.classList.toggle("picked", tr.dataset.id === id);
+      waterfall(wf, body.requests[0]);
+      wf.scrollIntoView({ block: "nearest" });
+    } catch (e) {
+      note.textContent = "requests: " + e.message;
+    }
+  }
+  // The verdict's example requests come with the snapshot; they are
+  // fetched at most every POLL_MS and drawn on each verdict.
+  const ex = { list: [], at: 0, stage: "" };
+  async function fetchExamples() {
+    try {
+      const res = await fetch("/api/v1/snapshot?instances=0");
+      if (res.ok) ex.list = (await res.json()).verdict_examples || [];
+    } catch (e) {
+      ex.list = [];
+    }
+  }
   sort.addEventListener("change", load);
   phase.addEventListener("change", load);
   clear.addEventListener("click", () => { state.at = null; at.textContent = ""; clear.hidden = true; load(); });
@@ -154,6 +181,32 @@ export function startRequests(parent, paused) {
   // inFlightAt lists the requests in flight at tSec (Unix seconds): the
   // stage chart calls it when a moment is clicked.
   return {
+    // verdictExamples adds the verdict's example requests to its evidence
+    // list ul: each opens its waterfall.
+    verdictExamples(v, ul) {
+      const now = Date.now();
+      if (now - ex.at > POLL_MS || ex.stage !== v.stage) {
+        ex.at = now;
+        ex.stage = v.stage;
+        fetchExamples().then(() => { if (ul.isConnected && ex.stage === v.stage) draw(); });
+      }
+      function draw() {
+        ul.querySelector("li.examples")?.remove();
+        const list = ex.list.filter((e) => e.phase);
+        if (!list.length) return;
+        const li = el("li", "examples", "example requests: ");
+        li.id = "verdict-examples";
+        list.forEach((e, i) => {
+          const a = el("a", null, `${e.id} (${LABEL[e.phase]} ${f.secs(e.seconds)})`);
+          a.href = "#requests";
+          a.dataset.id = e.id;
+          a.addEventListener("click", (ev) => { ev.preventDefault(); show(e.id); });
+          li.append(...(i ? [", ", a] : [a]));
+        });
+        ul.append(li);
+      }
+      draw();
+    },
     inFlightAt(tSec) {
       state.at = tSec;
       at.dataset.t = String(tSec);
