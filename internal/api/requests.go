@@ -107,7 +107,7 @@ func (s *Server) requests(w http.ResponseWriter, r *http.Request) {
 	}
 	resp := RequestsResponse{Offset: q.Offset, Limit: q.Limit, Requests: []RequestJSON{}}
 	if s.Requests == nil {
-		resp.Reason = "no trace receiver: start serve with -otlp.listen (docs/traces.md)"
+		resp.Reason = "no request ledger: start serve with -otlp.listen or otlp.trtllm_perf_metrics (docs/traces.md)"
 		resp.Histograms = journey.Histograms(nil)
 		s.writeJSON(w, resp)
 		return

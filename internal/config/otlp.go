@@ -20,7 +20,7 @@ type OTLP struct {
 	MaxBytes int64 `yaml:"max_bytes"`
 	MaxSpans int   `yaml:"max_spans"`
 	// PerfMetrics are TensorRT-LLM servers whose GET /perf_metrics feeds
-	// the same request ledger (docs/traces.md#tensorrt-llm).
+	// the same request ledger (docs/traces.md#tensorrt-llms-per-request-records).
 	PerfMetrics []PerfMetricsSource `yaml:"trtllm_perf_metrics"`
 }
 
