@@ -15,7 +15,8 @@ import (
 // TestVerdictExamplesInChromium runs the decode-bound demo with one traced
 // request whose decode is by far the longest phase of any: once the
 // verdict names decode, its evidence links to that request, and the link
-// opens its waterfall.
+// opens its waterfall. Its E2E, over the 60 s SLO, is marked in the
+// request table and blamed on its decode.
 func TestVerdictExamplesInChromium(t *testing.T) {
 	needChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
@@ -25,7 +26,7 @@ func TestVerdictExamplesInChromium(t *testing.T) {
 	otlpAddr := ln.Addr().String()
 	ln.Close()
 	base := run(t, ctx, "ptdmon demo: open ", buildPtdmon(t, ctx), "demo", "-scenario", "decode-bound", "-seed", "1",
-		"-listen", "127.0.0.1:0", "-otlp.listen", otlpAddr)
+		"-listen", "127.0.0.1:0", "-otlp.listen", otlpAddr, "-slo-e2e", "60")
 	testutil.Eventually(t, 10*time.Second, 100*time.Millisecond, func() (bool, string) {
 		c, err := net.Dial("tcp", otlpAddr)
 		if err == nil {
@@ -46,6 +47,10 @@ func TestVerdictExamplesInChromium(t *testing.T) {
 	testutil.Eventually(t, 10*time.Second, 200*time.Millisecond, func() (bool, string) {
 		id := b.eval(t, `document.getElementById("waterfall").dataset.id || ""`)
 		return id == "long", fmt.Sprintf("waterfall of %q", id)
+	})
+	testutil.Eventually(t, 10*time.Second, 200*time.Millisecond, func() (bool, string) {
+		blame := b.eval(t, `(() => { const td = document.querySelector('#requests-table tr[data-id="long"] td.missed'); return td ? td.dataset.blame : "-"; })()`)
+		return blame == "decode", fmt.Sprintf("long's missed E2E blamed on %q", blame)
 	})
 	if errs := b.exceptions(); len(errs) > 0 {
 		t.Errorf("uncaught exceptions in the page: %q", errs)

@@ -124,8 +124,19 @@ export function startRequests(parent, paused) {
       cell(r.id);
       cell(f.clock(r.arrival));
       cell(r.legs);
-      cell(f.secs(r.e2e), "num");
-      cell(f.secs(r.ttft), "num");
+      // A missed SLO marks its cell and names the phase blamed for it.
+      const missed = (name, v) => {
+        const m = (r.slo_misses || []).find((x) => x.slo === name);
+        const td = el("td", m ? "num missed" : "num", f.secs(v));
+        if (m) {
+          td.dataset.blame = m.phase || "";
+          td.title = `over the ${name.toUpperCase()} SLO of ${f.secs(m.threshold_seconds)}: ` +
+            (m.phase ? `${LABEL[m.phase]} took ${Math.round(100 * m.share)}%` : m.reason);
+        }
+        tr.append(td);
+      };
+      missed("e2e", r.e2e);
+      missed("ttft", r.ttft);
       for (const p of PHASES) {
         const v = r.phases[p];
         const td = el("td", v == null ? "num absent" : "num", v == null ? "—" : f.secs(v));
