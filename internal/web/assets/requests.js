@@ -88,22 +88,28 @@ export function startRequests(parent, paused) {
   sec.append(bar, wrap, wf);
   parent.append(sec);
 
-  const state = { at: null, picked: null, rows: [] };
+  const state = { at: null, picked: null, rows: [], gen: 0 };
   async function load() {
     const q = new URLSearchParams({ sort: sort.value, limit: "20" });
     if (phase.value) q.set("phase", phase.value);
-    if (state.at) q.set("at", String(Math.round(state.at * 1000)));
+    const atQ = state.at;
+    if (atQ) q.set("at", String(Math.round(atQ * 1000)));
+    // Only the newest load renders: an earlier answer that comes late
+    // (a poll before a click on the chart) must not replace it.
+    const gen = ++state.gen;
     let body;
     try {
       const res = await fetch("/api/v1/requests?" + q);
       if (!res.ok) throw new Error(res.status + " " + (await res.text()));
       body = await res.json();
     } catch (e) {
-      note.textContent = "requests: " + e.message;
+      if (gen === state.gen) note.textContent = "requests: " + e.message;
       return;
     }
+    if (gen !== state.gen) return;
     note.textContent = body.reason || "";
     total.textContent = body.total ? `${body.total}` : "";
+    table.dataset.at = atQ ? String(atQ) : "";
     render(body.requests);
   }
   function render(rows) {
