@@ -103,6 +103,7 @@ func (p *Poller) file(recs []reqtrace.Record, d float64, inst string) error {
 	}
 	if len(recs) > 0 && !p.clk.known {
 		p.stats.Skipped += int64(len(recs))
+		p.stats.Errors++
 		return errors.New("no time in the records to place them on the wall clock")
 	}
 	out := make([]journey.Record, 0, len(recs))
