@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ptdmon/ptdmon/internal/config"
@@ -15,22 +16,22 @@ import (
 
 // startOTLP starts the trace receiver of cfg.OTLP.Listen and the pollers
 // of TensorRT-LLM's perf metrics, feeding one request ledger, until ctx
-// ends. With neither it returns nothing.
-func startOTLP(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger) (*journey.Ledger, *otlp.Receiver, error) {
+// ends, with the collectors of their counts. With neither it returns
+// nothing.
+func startOTLP(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger) (*journey.Ledger, []prometheus.Collector, error) {
 	o := cfg.OTLP
 	if o.Listen == "" && len(o.PerfMetrics) == 0 {
 		return nil, nil, nil
 	}
 	l := journey.NewLedger(o.MaxSpans)
 	if o.Listen == "" {
-		startPerfMetrics(ctx, cfg, opts, l, log)
-		return l, nil, nil
+		return l, startPerfMetrics(ctx, cfg, opts, l, log), nil
 	}
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
 		return nil, nil, setupError{fmt.Errorf("listen for OTLP on %s: %w", o.Listen, err)}
 	}
-	startPerfMetrics(ctx, cfg, opts, l, log)
+	cs := startPerfMetrics(ctx, cfg, opts, l, log)
 	r := otlp.New(otlp.Config{MaxBytes: o.MaxBytes, MaxSpans: o.MaxSpans, Forward: o.Forward},
 		func(td ptrace.Traces) { l.Add(journey.Extract(td)) }, log)
 	go func() {
@@ -43,5 +44,5 @@ func startOTLP(ctx context.Context, cfg *config.Config, opts Options, log *slog.
 	if opts.OTLPReady != nil {
 		opts.OTLPReady(addr)
 	}
-	return l, r, nil
+	return l, append(cs, otlp.Collector{R: r}), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -76,6 +77,17 @@ func TestPerfMetricsToRequests(t *testing.T) {
 	}
 	if body.Total != len(ts) {
 		t.Fatalf("total %d, want %d", body.Total, len(ts))
+	}
+	// /metrics counts the records filed.
+	resp, err := http.Get("http://" + base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want := fmt.Sprintf("ptd_trtllm_perf_metrics_records_total{source=%q} %d\n", trt.URL+"/perf_metrics", len(ts))
+	if !strings.Contains(string(metrics), want) {
+		t.Errorf("/metrics lacks %q", want)
 	}
 	byID := map[string]api.RequestJSON{}
 	for _, r := range body.Requests {

@@ -21,7 +21,6 @@ import (
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
-	"github.com/ptdmon/ptdmon/internal/otlp"
 	"github.com/ptdmon/ptdmon/internal/scheduler"
 	"github.com/ptdmon/ptdmon/internal/web"
 )
@@ -71,16 +70,14 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	if err != nil {
 		return setupError{fmt.Errorf("listen on %s: %w", cfg.Listen, err)}
 	}
-	requests, receiver, err := startOTLP(ctx, cfg, opts, log)
+	requests, collectors, err := startOTLP(ctx, cfg, opts, log)
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	p := newPipeline(ctx, cfg, targets, opts, log)
 	as := &api.Server{Ledger: p.ledger, Logger: log, Extra: web.Routes(), SLO: cfg.SLO, Headroom: cfg.Headroom, Requests: requests}
-	if receiver != nil {
-		as.Collectors = append(as.Collectors, otlp.Collector{R: receiver})
-	}
+	as.Collectors = append(as.Collectors, collectors...)
 	if opts.Pprof {
 		addPprof(as.Extra)
 	}
