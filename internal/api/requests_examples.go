@@ -1,7 +1,6 @@
 package api
 
 import (
-	"cmp"
 	"slices"
 	"time"
 
@@ -30,10 +29,10 @@ var stagePhase = map[diagnose.Class]journey.Phase{
 	diagnose.DecodeBound:    journey.PhaseDecode,
 }
 
-// verdictExamples picks up to MaxVerdictExamples requests of recs in flight
-// during the verdict's window whose slowest phase is the phase of the
-// stage the verdict names, longest first; nil when it names no stage.
-func verdictExamples(recs []journey.Record, v *diagnose.Verdict) []RequestExample {
+// verdictExamples picks up to MaxVerdictExamples requests of the ledger in
+// flight during the verdict's window whose slowest phase is the phase of
+// the stage the verdict names, longest first; nil when it names no stage.
+func verdictExamples(l *journey.Ledger, v *diagnose.Verdict) []RequestExample {
 	if v == nil || v.At.IsZero() {
 		return nil
 	}
@@ -43,19 +42,28 @@ func verdictExamples(recs []journey.Record, v *diagnose.Verdict) []RequestExampl
 	}
 	from := v.At.Add(-time.Duration(v.Window * float64(time.Second)))
 	var out []RequestExample
-	for i := range recs {
-		r := &recs[i]
+	l.Scan(func(r *journey.Record) {
 		if r.Arrival.After(v.At) || r.E2E >= 0 && r.Arrival.Add(time.Duration(r.E2E*float64(time.Second))).Before(from) {
-			continue
+			return
 		}
 		if slowest(r) != ph {
-			continue
+			return
 		}
 		d, _ := r.Phase(ph)
-		out = append(out, RequestExample{ID: r.ID, Phase: ph, Seconds: d, Arrival: float64(r.Arrival.UnixNano()) / 1e9, Pool: r.Pool})
-	}
-	slices.SortStableFunc(out, func(a, b RequestExample) int { return cmp.Compare(b.Seconds, a.Seconds) })
-	return out[:min(len(out), MaxVerdictExamples)]
+		if len(out) == MaxVerdictExamples && d <= out[len(out)-1].Seconds {
+			return
+		}
+		// Keep the longest few, longest first; of equals, the older.
+		i, _ := slices.BinarySearchFunc(out, d, func(e RequestExample, d float64) int {
+			if e.Seconds >= d {
+				return -1
+			}
+			return 1
+		})
+		out = slices.Insert(out, i, RequestExample{ID: r.ID, Phase: ph, Seconds: d, Arrival: float64(r.Arrival.UnixNano()) / 1e9, Pool: r.Pool})
+		out = out[:min(len(out), MaxVerdictExamples)]
+	})
+	return out
 }
 
 // slowest is the record's longest known phase ("" with none known).
@@ -75,7 +83,7 @@ func (s *Server) snapshotExamples(v *diagnose.Verdict) []RequestExample {
 	if s.Requests == nil {
 		return nil
 	}
-	return verdictExamples(s.Requests.Records(), v)
+	return verdictExamples(s.Requests, v)
 }
 
 // onlyID keeps the records of one request id (?id=, the verdict's example

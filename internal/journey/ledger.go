@@ -230,3 +230,16 @@ func (l *Ledger) Records() []Record {
 	}
 	return out
 }
+
+// Scan calls fn with every record that Records would return, oldest
+// first, under the ledger's lock and without copying: fn must be quick,
+// must not keep r and must not call the ledger.
+func (l *Ledger) Scan(fn func(r *Record)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range l.order[l.head:] {
+		if e.prefill != nil || e.decode != nil || e.direct {
+			fn(&e.record)
+		}
+	}
+}
