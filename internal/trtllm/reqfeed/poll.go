@@ -58,9 +58,18 @@ func (p *Poller) Stats() Stats {
 func (p *Poller) Run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	last := ""
 	for {
-		if err := p.Poll(ctx); err != nil && ctx.Err() == nil {
+		// A failing source is logged when its error changes, not every poll.
+		err := p.Poll(ctx)
+		switch {
+		case ctx.Err() != nil:
+		case err != nil && err.Error() != last:
+			last = err.Error()
 			p.logger().Warn("TensorRT-LLM perf metrics", "url", p.URL, "files", p.Files, "err", err)
+		case err == nil && last != "":
+			last = ""
+			p.logger().Info("TensorRT-LLM perf metrics read again", "url", p.URL, "files", p.Files)
 		}
 		select {
 		case <-ctx.Done():
