@@ -117,6 +117,10 @@ type Snapshot struct {
 	Verdict   *diagnose.Verdict     `json:"verdict"`
 	Pools     []Pool                `json:"pools"`
 	Targets   []ledger.TargetStatus `json:"targets"`
+
+	// VerdictExamples are requests whose slowest phase is the named stage's
+	// (requests_examples.go).
+	VerdictExamples []RequestExample `json:"verdict_examples,omitempty"`
 }
 
 // snapshot is the newest point and verdict with every target's status;
@@ -141,6 +145,7 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 		}
 		snap.Point = &p
 		snap.Verdict = s.verdictAt(p.Time)
+		snap.VerdictExamples = s.snapshotExamples(snap.Verdict)
 	}
 	s.writeJSON(w, snap)
 }

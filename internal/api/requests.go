@@ -24,6 +24,9 @@ type RequestsResponse struct {
 	Requests []RequestJSON `json:"requests"`
 	// Histograms of each phase over every request that matched.
 	Histograms map[journey.Phase]*journey.Histogram `json:"histograms"`
+	// SLOMisses counts the matching requests' SLO misses per pool by the
+	// phase blamed (with slo thresholds configured).
+	SLOMisses MissSummary `json:"slo_misses,omitempty"`
 	// Reason says why there are no requests at all (no receiver).
 	Reason string `json:"reason,omitempty"`
 }
@@ -47,6 +50,9 @@ type RequestJSON struct {
 	E2E              *float64                  `json:"e2e,omitempty"`
 	PromptTokens     *int64                    `json:"prompt_tokens,omitempty"`
 	CompletionTokens *int64                    `json:"completion_tokens,omitempty"`
+	// SLOMisses are the SLOs this request missed, each with the phase
+	// that took the largest share of it.
+	SLOMisses []journey.Miss `json:"slo_misses,omitempty"`
 }
 
 // RequestOf is the wire form of one record.
@@ -87,15 +93,21 @@ func RequestOf(r *journey.Record) RequestJSON {
 //
 //	?sort=slowest|newest  ?pool=  ?instance=  ?phase=NAME&min=SECONDS
 //	?at=UNIX_MS (in flight then)  ?offset=  ?limit= (≤ 1000)
+//	?slo_miss=ttft|e2e (missed that SLO of the slo thresholds)  ?id= (one request)
 func (s *Server) requests(w http.ResponseWriter, r *http.Request) {
 	q, at, err := parseRequestsQuery(r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	miss, err := parseSLOMiss(r.URL.Query().Get("slo_miss"), s.SLO)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	resp := RequestsResponse{Offset: q.Offset, Limit: q.Limit, Requests: []RequestJSON{}}
 	if s.Requests == nil {
-		resp.Reason = "no trace receiver: start serve with -otlp.listen (docs/traces.md)"
+		resp.Reason = "no request ledger: start serve with -otlp.listen or otlp.trtllm_perf_metrics (docs/traces.md)"
 		resp.Histograms = journey.Histograms(nil)
 		s.writeJSON(w, resp)
 		return
@@ -104,13 +116,22 @@ func (s *Server) requests(w http.ResponseWriter, r *http.Request) {
 	if !at.IsZero() {
 		recs = journey.InFlight(recs, at)
 	}
+	if miss != "" {
+		recs = onlyMissing(recs, miss, s.SLO)
+	}
+	if id := r.URL.Query().Get("id"); id != "" {
+		recs = onlyID(recs, id)
+	}
 	all := journey.Select(recs, journey.Query{Pool: q.Pool, Instance: q.Instance, Phase: q.Phase, Min: q.Min, Sort: q.Sort})
 	resp.Total = all.Total
 	resp.Histograms = journey.Histograms(all.Records)
+	resp.SLOMisses = summarizeMisses(all.Records, s.SLO)
 	lo := min(q.Offset, len(all.Records))
 	hi := min(lo+q.Limit, len(all.Records))
 	for i := lo; i < hi; i++ {
-		resp.Requests = append(resp.Requests, RequestOf(&all.Records[i]))
+		rj := RequestOf(&all.Records[i])
+		rj.SLOMisses = journey.Misses(&all.Records[i], s.SLO.TTFT, s.SLO.E2E)
+		resp.Requests = append(resp.Requests, rj)
 	}
 	s.writeJSON(w, resp)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"path/filepath"
 	"strconv"
 )
 
@@ -18,6 +19,20 @@ type OTLP struct {
 	// so the spans of one export (default 100,000).
 	MaxBytes int64 `yaml:"max_bytes"`
 	MaxSpans int   `yaml:"max_spans"`
+	// PerfMetrics are TensorRT-LLM servers whose GET /perf_metrics feeds
+	// the same request ledger (docs/traces.md#tensorrt-llms-per-request-records).
+	PerfMetrics []PerfMetricsSource `yaml:"trtllm_perf_metrics"`
+}
+
+// PerfMetricsSource is one TensorRT-LLM server's per-request records.
+type PerfMetricsSource struct {
+	// URL is the server's /perf_metrics, e.g. http://disagg:8000/perf_metrics.
+	URL string `yaml:"url"`
+	// Files, instead of URL, is a glob of the JSONL files a current server
+	// writes to its perf_metrics_output_dir.
+	Files string `yaml:"files"`
+	// Pool names the pool of its requests.
+	Pool string `yaml:"pool"`
 }
 
 // Defaults of the OTLP receiver.
@@ -55,6 +70,22 @@ func (c *Config) validateOTLP(at func(string) string) []error {
 		}
 		if o.Listen == "" {
 			bad("otlp.forward needs otlp.listen")
+		}
+	}
+	for i, p := range o.PerfMetrics {
+		if (p.URL == "") == (p.Files == "") {
+			bad("otlp.trtllm_perf_metrics[%d]: want url or files, one of them", i)
+			continue
+		}
+		if p.Files != "" {
+			if _, err := filepath.Match(p.Files, ""); err != nil {
+				bad("otlp.trtllm_perf_metrics[%d].files %q: %v", i, p.Files, err)
+			}
+			continue
+		}
+		u, err := url.Parse(p.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("otlp.trtllm_perf_metrics[%d].url %q: want an http(s) URL, e.g. http://disagg:8000/perf_metrics", i, p.URL)
 		}
 	}
 	if o.MaxBytes < 0 {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -22,7 +23,7 @@ func TestOTLP(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", yaml, err)
 		}
-		if c.OTLP != want {
+		if !reflect.DeepEqual(c.OTLP, want) {
 			t.Errorf("%q: %+v, want %+v", yaml, c.OTLP, want)
 		}
 	}
@@ -34,4 +35,13 @@ func TestOTLP(t *testing.T) {
 	f("otlp: {forward: 'http://tempo:4318/v1/traces'}\n", "otlp.forward needs otlp.listen", OTLP{})
 	f("otlp: {listen: ':4317', max_spans: -1}\n", "otlp.max_spans -1 must be > 0", OTLP{})
 	f("otlp: {listne: ':4317'}\n", "field listne not found", OTLP{})
+	f("otlp: {trtllm_perf_metrics: [{url: 'http://disagg:8000/perf_metrics', pool: llama}]}\n", "",
+		OTLP{MaxBytes: DefaultOTLPMaxBytes, MaxSpans: DefaultOTLPMaxSpans,
+			PerfMetrics: []PerfMetricsSource{{URL: "http://disagg:8000/perf_metrics", Pool: "llama"}}})
+	f("otlp: {trtllm_perf_metrics: [{url: 'disagg:8000'}]}\n", "otlp.trtllm_perf_metrics[0].url", OTLP{})
+	f("otlp: {trtllm_perf_metrics: [{files: '/var/log/trt/perf_metrics-disagg-*.jsonl'}]}\n", "",
+		OTLP{MaxBytes: DefaultOTLPMaxBytes, MaxSpans: DefaultOTLPMaxSpans,
+			PerfMetrics: []PerfMetricsSource{{Files: "/var/log/trt/perf_metrics-disagg-*.jsonl"}}})
+	f("otlp: {trtllm_perf_metrics: [{files: 'a[', url: 'http://a/perf_metrics'}]}\n", "want url or files, one of them", OTLP{})
+	f("otlp: {trtllm_perf_metrics: [{files: 'a['}]}\n", "otlp.trtllm_perf_metrics[0].files", OTLP{})
 }

@@ -196,3 +196,23 @@ func TestSelect(t *testing.T) {
 		t.Errorf("in flight at 1.2 s: %d", len(got))
 	}
 }
+
+// Records filed already joined count against the span bound like legs:
+// past it the oldest go.
+func TestAddRecordsBounded(t *testing.T) {
+	l := NewLedger(10)
+	for i := range 8 {
+		l.AddRecords([]Record{{ID: string(rune('a' + i)), TTFT: -1, E2E: -1}}, 2)
+	}
+	var ids string
+	l.Scan(func(r *Record) { ids += r.ID })
+	if ids != "defgh" {
+		t.Errorf("kept %q, want the newest five", ids)
+	}
+	if st := l.Stats(); st.Records != 8 || st.Dropped != 3 {
+		t.Errorf("stats %+v", st)
+	}
+	if n := len(l.Records()); n != 5 {
+		t.Errorf("Records: %d", n)
+	}
+}

@@ -26,6 +26,8 @@ type Ledger struct {
 // Stats count what the ledger was given.
 type Stats struct {
 	Legs, KVSpans, Ignored, Joined, Dropped int64
+	// Records counts records filed already joined (AddRecords).
+	Records int64
 }
 
 type entry struct {
@@ -34,6 +36,7 @@ type entry struct {
 	record          Record
 	spans           int
 	dropped         bool
+	direct          bool // filed already joined: no legs to join
 }
 
 // NewLedger returns a ledger of at most maxSpans spans (≤ 0: the default).
@@ -221,9 +224,22 @@ func (l *Ledger) Records() []Record {
 	defer l.mu.Unlock()
 	out := make([]Record, 0, len(l.order)-l.head)
 	for _, e := range l.order[l.head:] {
-		if e.prefill != nil || e.decode != nil {
+		if e.prefill != nil || e.decode != nil || e.direct {
 			out = append(out, e.record)
 		}
 	}
 	return out
+}
+
+// Scan calls fn with every record that Records would return, oldest
+// first, under the ledger's lock and without copying: fn must be quick,
+// must not keep r and must not call the ledger.
+func (l *Ledger) Scan(fn func(r *Record)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range l.order[l.head:] {
+		if e.prefill != nil || e.decode != nil || e.direct {
+			fn(&e.record)
+		}
+	}
 }

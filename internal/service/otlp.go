@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/ptdmon/ptdmon/internal/config"
@@ -13,22 +14,29 @@ import (
 	"github.com/ptdmon/ptdmon/internal/otlp"
 )
 
-// startOTLP starts the trace receiver of cfg.OTLP.Listen, feeding a request
-// ledger, until ctx ends; stopped is closed once it has let go of its port.
-// Without a listen address it returns no ledger and a closed stopped.
-func startOTLP(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger) (l *journey.Ledger, r *otlp.Receiver, stopped <-chan struct{}, err error) {
+// startOTLP starts the trace receiver of cfg.OTLP.Listen and the pollers
+// of TensorRT-LLM's perf metrics, feeding one request ledger, until ctx
+// ends, with the collectors of their counts; stopped is closed once the
+// receiver has let go of its port. With neither it returns no ledger and a
+// closed stopped.
+func startOTLP(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger) (l *journey.Ledger, cs []prometheus.Collector, stopped <-chan struct{}, err error) {
 	done := make(chan struct{})
 	o := cfg.OTLP
-	if o.Listen == "" {
+	if o.Listen == "" && len(o.PerfMetrics) == 0 {
 		close(done)
 		return nil, nil, done, nil
+	}
+	l = journey.NewLedger(o.MaxSpans)
+	if o.Listen == "" {
+		close(done)
+		return l, startPerfMetrics(ctx, cfg, opts, l, log), done, nil
 	}
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
 		return nil, nil, nil, setupError{fmt.Errorf("listen for OTLP on %s: %w", o.Listen, err)}
 	}
-	l = journey.NewLedger(o.MaxSpans)
-	r = otlp.New(otlp.Config{MaxBytes: o.MaxBytes, MaxSpans: o.MaxSpans, Forward: o.Forward},
+	cs = startPerfMetrics(ctx, cfg, opts, l, log)
+	r := otlp.New(otlp.Config{MaxBytes: o.MaxBytes, MaxSpans: o.MaxSpans, Forward: o.Forward},
 		func(td ptrace.Traces) { l.Add(journey.Extract(td)) }, log)
 	go func() {
 		defer close(done)
@@ -41,5 +49,5 @@ func startOTLP(ctx context.Context, cfg *config.Config, opts Options, log *slog.
 	if opts.OTLPReady != nil {
 		opts.OTLPReady(addr)
 	}
-	return l, r, done, nil
+	return l, append(cs, otlp.Collector{R: r}), done, nil
 }

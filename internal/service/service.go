@@ -21,7 +21,6 @@ import (
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
-	"github.com/ptdmon/ptdmon/internal/otlp"
 	"github.com/ptdmon/ptdmon/internal/record"
 	"github.com/ptdmon/ptdmon/internal/scheduler"
 	"github.com/ptdmon/ptdmon/internal/web"
@@ -88,7 +87,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	}
 	// The receiver stops when Run returns, whichever way.
 	otlpCtx, stopOTLP := context.WithCancel(ctx)
-	requests, receiver, otlpStopped, err := startOTLP(otlpCtx, cfg, opts, log)
+	requests, collectors, otlpStopped, err := startOTLP(otlpCtx, cfg, opts, log)
 	if err != nil {
 		stopOTLP()
 		ln.Close()
@@ -100,9 +99,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 	if opts.Recorder != nil {
 		as.Extra["GET /api/v1/record"] = recordHandler(opts.Recorder)
 	}
-	if receiver != nil {
-		as.Collectors = append(as.Collectors, otlp.Collector{R: receiver})
-	}
+	as.Collectors = append(as.Collectors, collectors...)
 	if opts.Pprof {
 		addPprof(as.Extra)
 	}

@@ -145,9 +145,13 @@ func TestRequestsInChromium(t *testing.T) {
 		var err error
 		picked, err = strconv.ParseFloat(b.eval(t, `document.getElementById("req-at").dataset.t || "0"`), 64)
 		must(t, err)
+		// The rows are those of the click's moment once the table says so
+		// (read first: a table of before the click may still be shown).
+		shown := b.eval(t, `document.getElementById("requests-table").dataset.at || ""`)
 		listed, err = chromedp.Run(b.ctx, chromedp.Evaluate[[]row](`[...document.querySelectorAll("#requests-table tbody tr")].map((r) => ({ID: r.dataset.id, Arrival: +r.dataset.arrival, E2E: r.dataset.e2e == null ? -1 : +r.dataset.e2e}))`))
 		must(t, err)
-		return picked > 0 && len(listed) > 0 && listed[0].ID == "long", fmt.Sprintf("in flight at %v: %+v", picked, listed)
+		return picked > 0 && shown == strconv.FormatFloat(picked, 'f', -1, 64) && len(listed) > 0 && listed[0].ID == "long",
+			fmt.Sprintf("in flight at %v (table at %q): %+v", picked, shown, listed)
 	})
 	for _, r := range listed {
 		if r.ID == "old" || r.Arrival > picked || (r.E2E >= 0 && r.Arrival+r.E2E < picked) {

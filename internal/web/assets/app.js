@@ -109,6 +109,7 @@ function renderVerdict(v) {
     if (e.startsWith("note: ")) li.className = "note";
     return li;
   }));
+  if (state.requests) state.requests.verdictExamples(v, ul);
 }
 
 // pick shows one instance (or, with null, the whole deployment) in the

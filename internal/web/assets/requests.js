@@ -88,22 +88,28 @@ export function startRequests(parent, paused) {
   sec.append(bar, wrap, wf);
   parent.append(sec);
 
-  const state = { at: null, picked: null, rows: [] };
+  const state = { at: null, picked: null, rows: [], gen: 0 };
   async function load() {
     const q = new URLSearchParams({ sort: sort.value, limit: "20" });
     if (phase.value) q.set("phase", phase.value);
-    if (state.at) q.set("at", String(Math.round(state.at * 1000)));
+    const atQ = state.at;
+    if (atQ) q.set("at", String(Math.round(atQ * 1000)));
+    // Only the newest load renders: an earlier answer that comes late
+    // (a poll before a click on the chart) must not replace it.
+    const gen = ++state.gen;
     let body;
     try {
       const res = await fetch("/api/v1/requests?" + q);
       if (!res.ok) throw new Error(res.status + " " + (await res.text()));
       body = await res.json();
     } catch (e) {
-      note.textContent = "requests: " + e.message;
+      if (gen === state.gen) note.textContent = "requests: " + e.message;
       return;
     }
+    if (gen !== state.gen) return;
     note.textContent = body.reason || "";
     total.textContent = body.total ? `${body.total}` : "";
+    table.dataset.at = atQ ? String(atQ) : "";
     render(body.requests);
   }
   function render(rows) {
@@ -124,8 +130,19 @@ export function startRequests(parent, paused) {
       cell(r.id);
       cell(f.clock(r.arrival));
       cell(r.legs);
-      cell(f.secs(r.e2e), "num");
-      cell(f.secs(r.ttft), "num");
+      // A missed SLO marks its cell and names the phase blamed for it.
+      const missed = (name, v) => {
+        const m = (r.slo_misses || []).find((x) => x.slo === name);
+        const td = el("td", m ? "num missed" : "num", f.secs(v));
+        if (m) {
+          td.dataset.blame = m.phase || "";
+          td.title = `over the ${name.toUpperCase()} SLO of ${f.secs(m.threshold_seconds)}: ` +
+            (m.phase ? `${LABEL[m.phase]} took ${Math.round(100 * m.share)}%` : m.reason);
+        }
+        tr.append(td);
+      };
+      missed("e2e", r.e2e);
+      missed("ttft", r.ttft);
       for (const p of PHASES) {
         const v = r.phases[p];
         const td = el("td", v == null ? "num absent" : "num", v == null ? "—" : f.secs(v));
@@ -146,6 +163,33 @@ export function startRequests(parent, paused) {
     for (const tr of table.querySelectorAll("tbody tr")) tr.classList.toggle("picked", tr.dataset.id === id);
     if (r) waterfall(wf, r);
   }
+  // show loads one request by id and draws its waterfall (a verdict's
+  // example link).
+  async function show(id) {
+    try {
+      const res = await fetch("/api/v1/requests?" + new URLSearchParams({ id }));
+      if (!res.ok) throw new Error(res.status + " " + (await res.text()));
+      const body = await res.json();
+      if (!body.requests.length) throw new Error(`request ${id} is no longer kept`);
+      state.picked = id;
+      for (const tr of table.querySelectorAll("tbody tr")) tr.classList.toggle("picked", tr.dataset.id === id);
+      waterfall(wf, body.requests[0]);
+      wf.scrollIntoView({ block: "nearest" });
+    } catch (e) {
+      note.textContent = "requests: " + e.message;
+    }
+  }
+  // The verdict's example requests come with the snapshot; they are
+  // fetched at most every POLL_MS and drawn on each verdict.
+  const ex = { list: [], at: 0, stage: "" };
+  async function fetchExamples() {
+    try {
+      const res = await fetch("/api/v1/snapshot?instances=0");
+      if (res.ok) ex.list = (await res.json()).verdict_examples || [];
+    } catch (e) {
+      ex.list = [];
+    }
+  }
   sort.addEventListener("change", load);
   phase.addEventListener("change", load);
   clear.addEventListener("click", () => { state.at = null; at.textContent = ""; clear.hidden = true; load(); });
@@ -154,6 +198,32 @@ export function startRequests(parent, paused) {
   // inFlightAt lists the requests in flight at tSec (Unix seconds): the
   // stage chart calls it when a moment is clicked.
   return {
+    // verdictExamples adds the verdict's example requests to its evidence
+    // list ul: each opens its waterfall.
+    verdictExamples(v, ul) {
+      const now = Date.now();
+      if (now - ex.at > POLL_MS || ex.stage !== v.stage) {
+        ex.at = now;
+        ex.stage = v.stage;
+        fetchExamples().then(() => { if (ul.isConnected && ex.stage === v.stage) draw(); });
+      }
+      function draw() {
+        ul.querySelector("li.examples")?.remove();
+        const list = ex.list.filter((e) => e.phase);
+        if (!list.length) return;
+        const li = el("li", "examples", "example requests: ");
+        li.id = "verdict-examples";
+        list.forEach((e, i) => {
+          const a = el("a", null, `${e.id} (${LABEL[e.phase]} ${f.secs(e.seconds)})`);
+          a.href = "#requests";
+          a.dataset.id = e.id;
+          a.addEventListener("click", (ev) => { ev.preventDefault(); show(e.id); });
+          li.append(...(i ? [", ", a] : [a]));
+        });
+        ul.append(li);
+      }
+      draw();
+    },
     inFlightAt(tSec) {
       state.at = tSec;
       at.dataset.t = String(tSec);
