@@ -134,7 +134,7 @@ func (c *Comparison) Markdown() []byte {
 	p("| | A | B |\n|---|---|---|\n")
 	p("| run | %s | %s |\n", c.Runs[0].Label, c.Runs[1].Label)
 	p("| range | %s to %s | %s to %s |\n", c.Runs[0].From, c.Runs[0].To, c.Runs[1].From, c.Runs[1].To)
-	p("| steady span | %gs | %gs |\n", c.Runs[0].Steady.Seconds, c.Runs[1].Steady.Seconds)
+	p("| steady span | %gs | %gs |\n", ms(c.Runs[0].Steady.Seconds), ms(c.Runs[1].Steady.Seconds))
 	p("| configuration hash | %s | %s |\n", orDash(c.Runs[0].ConfigHash), orDash(c.Runs[1].ConfigHash))
 	p("| verdict | %s | %s |\n\n", c.Verdict.A, c.Verdict.B)
 	if c.Verdict.Moved {
@@ -218,7 +218,7 @@ func (c *Comparison) HTML() ([]byte, error) {
 var compareTemplate string
 
 var compareTmpl = template.Must(template.New("compare").Funcs(template.FuncMap{
-	"num": num, "ci": ci,
+	"num": num, "ci": ci, "ms": ms,
 	"signed": func(v *float64) string {
 		if v == nil {
 			return "–"

@@ -24,6 +24,7 @@ var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"num":       num,
 	"ci":        ci,
 	"bytesRate": bytesRate,
+	"ms":        ms,
 	"stamp":     stamp,
 	"numN":      numN,
 	"ratio":     ratio,

@@ -34,3 +34,14 @@ func TestBuildRefusesPointsOutOfOrder(t *testing.T) {
 		t.Errorf("points in order: %v", err)
 	}
 }
+
+// TestMarkdownWithoutIntervals: a steady span too short for batch means
+// leaves the intervals out; the report still renders, saying so.
+func TestMarkdownWithoutIntervals(t *testing.T) {
+	rate := 9.5e9
+	r := Report{KV: KV{BytesPerSecond: &rate}}
+	md := r.Markdown()
+	if !strings.Contains(string(md), "8.85 GiB/s, 95% CI –;") {
+		t.Errorf("KV line without its interval not rendered as expected:\n%s", md)
+	}
+}

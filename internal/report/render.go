@@ -36,6 +36,10 @@ func ci(c *[2]float64) string {
 	return fmt.Sprintf("[%.3g, %.3g]", c[0], c[1])
 }
 
+// ms rounds seconds to the millisecond: sample times carry the
+// nanoseconds of real HTTP exchanges, which say nothing in a report.
+func ms(sec float64) float64 { return math.Round(sec*1000) / 1000 }
+
 // bytesRate formats bytes/s in binary units.
 func bytesRate(v *float64) string {
 	if v == nil {
@@ -90,13 +94,16 @@ func (r *Report) Markdown() []byte {
 	for _, t := range r.Run.Targets {
 		p("| %s | %s | %s | %s |\n", t.Name, t.Role, t.Engine, t.Model)
 	}
-	for _, a := range r.Run.Annotations {
-		p("\n- %s: %s", stamp(a.Time), a.Text)
+	for i, a := range r.Run.Annotations {
+		if i == 0 {
+			p("\n")
+		}
+		p("- %s: %s\n", stamp(a.Time), a.Text)
 	}
 	p("\n## Steady state\n\n")
 	if r.Steady.Found {
 		p("%s to %s (%gs): %gs of warm-up and %gs at the end trimmed.\n\n", stamp(r.Steady.From), stamp(r.Steady.To),
-			r.Steady.Seconds, r.Steady.TrimmedStart, r.Steady.TrimmedEnd)
+			ms(r.Steady.Seconds), ms(r.Steady.TrimmedStart), ms(r.Steady.TrimmedEnd))
 	} else {
 		p("Not found (%s): the whole range is used.\n\n", r.Steady.Why)
 	}
@@ -150,7 +157,13 @@ func (r *Report) Markdown() []byte {
 	if r.KV.Absent != "" {
 		p("Bytes/s absent: %s.\n", r.KV.Absent)
 	} else {
-		p("%s, 95%% CI [%s, %s]; ", bytesRate(r.KV.BytesPerSecond), bytesRate(&r.KV.BytesCI95[0]), bytesRate(&r.KV.BytesCI95[1]))
+		p("%s, 95%% CI ", bytesRate(r.KV.BytesPerSecond))
+		if c := r.KV.BytesCI95; c != nil {
+			p("[%s, %s]; ", bytesRate(&c[0]), bytesRate(&c[1]))
+		} else {
+			// Too short a steady span for the batch means.
+			p("–; ")
+		}
 	}
 	p("failures: %s (%s /s).\n", num(r.KV.Failures, ""), num(r.KV.FailuresPerSecond, ""))
 	p("\n## Outlier instances\n\n")
