@@ -61,8 +61,9 @@ func TestGlobalKVNeverGoesDown(t *testing.T) {
 	// The library reads 100 GiB + 1 GiB/s from the start; the engine's
 	// connector is unreachable for 10 s, then reads 5 GiB + 1 GiB/s (it
 	// restarted more recently), and leaves the configuration at 20 s.
-	last, want := 0.0, 0.0
+	var last float64
 	for s := 0.0; s <= 30; s++ {
+		var want float64
 		l.Record(Scrape{Target: "d0-nixl", Time: at(s), Obs: obs(engine.NIXLTelemetry, (100+s)*gib)})
 		switch {
 		case s < 10:
