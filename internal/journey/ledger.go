@@ -21,6 +21,7 @@ type Ledger struct {
 	order    []*entry // oldest first; dropped entries are nil until compacted
 	head     int
 	stats    Stats
+	sglang   *sglangAssembler
 }
 
 // Stats count what the ledger was given.
@@ -44,7 +45,8 @@ func NewLedger(maxSpans int) *Ledger {
 	if maxSpans <= 0 {
 		maxSpans = DefaultMaxSpans
 	}
-	return &Ledger{maxSpans: maxSpans, byTrace: map[string]*entry{}, byID: map[string]*entry{}}
+	return &Ledger{maxSpans: maxSpans, byTrace: map[string]*entry{}, byID: map[string]*entry{},
+		sglang: newSGLangAssembler(maxSpans)}
 }
 
 // MaxSpans is the ledger's bound.
@@ -55,6 +57,11 @@ func (l *Ledger) Add(b Batch) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.stats.Ignored += int64(b.Ignored)
+	if len(b.SGLang) > 0 {
+		legs, kvs := l.sglang.add(b.SGLang)
+		b.Legs = append(b.Legs[:len(b.Legs):len(b.Legs)], legs...)
+		b.KV = append(b.KV[:len(b.KV):len(b.KV)], kvs...)
+	}
 	for i := range b.Legs {
 		lg := b.Legs[i]
 		l.stats.Legs++
