@@ -71,6 +71,9 @@ func (l *Ledger) Add(b Batch) {
 		}
 		l.place(e, &lg)
 		l.index(e, lg.TraceID, lg.RequestID)
+		if lg.Room != "" {
+			l.byID[roomKey(lg.Room)] = e
+		}
 		l.refresh(e)
 	}
 	for i := range b.KV {
@@ -120,8 +123,14 @@ func (l *Ledger) find(lg *Leg) *entry {
 	if e := l.byID[lg.RequestID]; lg.RequestID != "" && vacant(e) {
 		return e
 	}
+	if e := l.byID[roomKey(lg.Room)]; lg.Room != "" && vacant(e) {
+		return e
+	}
 	return nil
 }
+
+// roomKey is where a pairing key is indexed beside the request ids.
+func roomKey(room string) string { return "\x00room:" + room }
 
 // legSkew is how far the two engines' clocks may disagree for legs to be
 // taken as one request's.
@@ -130,7 +139,14 @@ const legSkew = 250 * time.Millisecond
 // plausible says whether two legs can be one request's: the proxy sends
 // the decode leg once the prefill leg has answered, so the later leg
 // arrives after the earlier one ended.
+//
+// Legs that carry a pairing key (Room) are one request's when the keys
+// agree: SGLang's router sends a request to both engines at once, each of
+// which may give it its own rid.
 func plausible(a, b *Leg) bool {
+	if a.Room != "" && b.Room != "" {
+		return a.Room == b.Room
+	}
 	p, d := a, b
 	if b.PrefillOnly() || !a.PrefillOnly() && b.Start.Before(a.Start) {
 		p, d = b, a
@@ -204,6 +220,9 @@ func (l *Ledger) evict() {
 			}
 			if l.byID[k.RequestID] == e {
 				delete(l.byID, k.RequestID)
+			}
+			if k.Room != "" && l.byID[roomKey(k.Room)] == e {
+				delete(l.byID, roomKey(k.Room))
 			}
 		}
 		if e.kv != nil && l.byTrace[e.kv.TraceID] == e {

@@ -55,6 +55,9 @@ type Leg struct {
 	// Role is the leg's side when its engine names it (SGLang's root
 	// span); empty for vLLM's, whose side max_tokens 1 tells.
 	Role string
+	// Room pairs the two legs of one request where the engine gives
+	// both the same key (SGLang's bootstrap_room); empty otherwise.
+	Room string
 	// At holds the leg's moments when spans measured them (SGLang's stage
 	// slices) rather than the latency attributes; nil for vLLM's.
 	At *LegTimes

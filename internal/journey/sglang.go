@@ -50,8 +50,8 @@ type SGLangSpan struct {
 	Name                    string
 	Start, End              time.Time
 	// Root spans only: the role and the request id.
-	Root      bool
-	Role, RID string
+	Root            bool
+	Role, RID, Room string
 }
 
 // sglangSpan reads s when it is an SGLang span a leg needs.
@@ -75,7 +75,7 @@ func sglangSpan(s ptrace.Span, pool, inst string) (SGLangSpan, bool) {
 		if !ok {
 			return sp, false
 		}
-		sp.Root, sp.RID = true, str(a, SGLangAttrRID)
+		sp.Root, sp.RID, sp.Room = true, str(a, SGLangAttrRID), str(a, SGLangAttrBootstrapRoom)
 		sp.Role = strings.TrimSpace(role)
 		if sp.Role == "" {
 			sp.Role = RoleUnified
@@ -101,7 +101,7 @@ func sglangSlice(name string) bool {
 func sglangLeg(root SGLangSpan, slices map[string]SGLangSpan) (Leg, bool) {
 	lg := Leg{
 		TraceID: root.TraceID, RequestID: root.RID, Pool: root.Pool, Instance: root.Instance,
-		Role: root.Role, Start: root.Start, End: root.End,
+		Role: root.Role, Room: root.Room, Start: root.Start, End: root.End,
 		Queue: -1, TTFT: -1, E2E: -1, Prefill: -1, Decode: -1,
 		MaxTokens: -1, PromptTokens: -1, CompletionTokens: -1,
 	}

@@ -15,7 +15,7 @@ type sgSpan struct {
 	name         string
 	start, end   float64
 	root, thread bool
-	rid          string
+	rid, room    string
 }
 
 // sgExport builds one OTLP export of spans, all of trace tr.
@@ -38,7 +38,11 @@ func sgExport(tr byte, spans ...sgSpan) ptrace.Traces {
 		case sp.root:
 			s.Attributes().PutStr(SGLangAttrRID, sp.rid)
 			s.Attributes().PutStr(SGLangAttrModule, SGLangModuleRequest)
-			s.Attributes().PutStr(SGLangAttrBootstrapRoom, "0x2a")
+			room := sp.room
+			if room == "" {
+				room = "0x2a"
+			}
+			s.Attributes().PutStr(SGLangAttrBootstrapRoom, room)
 		case sp.thread:
 			s.Attributes().PutStr(SGLangAttrThreadLabel, "Scheduler")
 		}
@@ -200,4 +204,37 @@ func TestSGLangAssemblerBounded(t *testing.T) {
 	if _, ok := l.sglang.traces[pcommon.TraceID{15: 20}.String()]; !ok {
 		t.Error("the newest trace was dropped")
 	}
+}
+
+// TestSGLangRoomPairs: SGLang's router sends a request to both engines at
+// once, and each engine may give it its own rid; the two legs are paired
+// by their bootstrap_room, in one trace or two, and two requests of one
+// trace with different rooms stay apart.
+func TestSGLangRoomPairs(t *testing.T) {
+	withRoom := func(sp sgSpan, rid string, room string) sgSpan {
+		sp.rid, sp.room = rid, room
+		return sp
+	}
+	f := func(name string, decodeTrace byte, decodeRoom string, wantRecords int) {
+		t.Run(name, func(t *testing.T) {
+			l := NewLedger(0)
+			l.Add(Extract(sgExport(7, append([]sgSpan{withRoom(sgPrefillRoot, "p-rid", "0x2a")}, sgPrefillRest...)...)))
+			l.Add(Extract(sgExport(decodeTrace, append([]sgSpan{withRoom(sgDecodeRoot, "d-rid", decodeRoom)}, sgDecodeRest...)...)))
+			recs := l.Records()
+			if len(recs) != wantRecords {
+				t.Fatalf("%d records, want %d: %+v", len(recs), wantRecords, recs)
+			}
+			if wantRecords == 1 {
+				if !recs[0].Complete() {
+					t.Fatalf("legs %q, want both", recs[0].Legs)
+				}
+				if v, ok := recs[0].Phase(PhaseDecodeQueue); !ok || !near(v, 0.3) {
+					t.Errorf("decode_queue %v (%v), want 0.3", v, ok)
+				}
+			}
+		})
+	}
+	f("one trace, one room", 7, "0x2a", 1)
+	f("two traces, one room", 8, "0x2a", 1)
+	f("one trace, two rooms", 7, "0x2b", 2)
 }
