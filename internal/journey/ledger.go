@@ -11,7 +11,8 @@ const DefaultMaxSpans = 100_000
 // Ledger keeps the newest requests' legs, joins each request's legs as
 // they come in (in any order) and answers queries. It holds at most
 // maxSpans spans: past that the oldest requests are dropped. Safe for
-// concurrent use.
+// concurrent use. SGLang's spans waiting to be assembled into a leg are
+// bounded by maxSpans as well, apart.
 type Ledger struct {
 	mu       sync.Mutex
 	maxSpans int
