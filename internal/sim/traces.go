@@ -298,7 +298,7 @@ func (c *Cluster) sglangTraces(batch []journeyRecord) (sched, roots ptrace.Trace
 			return s
 		}
 		leg := func(inst, role string, base byte, start, end int64, slices [][3]any) {
-			root := span(roots, inst, base, 0, role+" Req "+rid[:8], start, end)
+			root := span(roots, inst, base, 0, role+" Req "+rid[:min(8, len(rid))], start, end)
 			root.Attributes().PutStr("rid", rid)
 			root.Attributes().PutStr("module", "sglang::request")
 			root.Attributes().PutStr("bootstrap_room", fmt.Sprintf("%#x", j.id))
