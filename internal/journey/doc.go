@@ -5,8 +5,11 @@
 // records in a bounded ledger that the API reads.
 //
 // The spans are vLLM's llm_request spans (vllm/v1/engine/output_processor.py,
-// do_tracing) with the gen_ai.* attributes of vllm/tracing; docs/traces.md
-// says what is joined and docs/engines.md#traces pins the names.
+// do_tracing) with the gen_ai.* attributes of vllm/tracing, and SGLang's
+// request root spans with the scheduler's stage slices under them
+// (python/sglang/srt/observability/trace.py and req_time_stats.py), which
+// are assembled into legs across exports; docs/traces.md says what is
+// joined and docs/engines.md#traces pins the names.
 //
 // Unknown is not zero: a phase whose inputs are missing is absent with its
 // reason.

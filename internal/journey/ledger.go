@@ -11,7 +11,8 @@ const DefaultMaxSpans = 100_000
 // Ledger keeps the newest requests' legs, joins each request's legs as
 // they come in (in any order) and answers queries. It holds at most
 // maxSpans spans: past that the oldest requests are dropped. Safe for
-// concurrent use.
+// concurrent use. SGLang's spans waiting to be assembled into a leg are
+// bounded by maxSpans as well, apart.
 type Ledger struct {
 	mu       sync.Mutex
 	maxSpans int
@@ -21,6 +22,7 @@ type Ledger struct {
 	order    []*entry // oldest first; dropped entries are nil until compacted
 	head     int
 	stats    Stats
+	sglang   *sglangAssembler
 }
 
 // Stats count what the ledger was given.
@@ -44,7 +46,8 @@ func NewLedger(maxSpans int) *Ledger {
 	if maxSpans <= 0 {
 		maxSpans = DefaultMaxSpans
 	}
-	return &Ledger{maxSpans: maxSpans, byTrace: map[string]*entry{}, byID: map[string]*entry{}}
+	return &Ledger{maxSpans: maxSpans, byTrace: map[string]*entry{}, byID: map[string]*entry{},
+		sglang: newSGLangAssembler(maxSpans)}
 }
 
 // MaxSpans is the ledger's bound.
@@ -55,6 +58,11 @@ func (l *Ledger) Add(b Batch) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.stats.Ignored += int64(b.Ignored)
+	if len(b.SGLang) > 0 {
+		legs, kvs := l.sglang.add(b.SGLang)
+		b.Legs = append(b.Legs[:len(b.Legs):len(b.Legs)], legs...)
+		b.KV = append(b.KV[:len(b.KV):len(b.KV)], kvs...)
+	}
 	for i := range b.Legs {
 		lg := b.Legs[i]
 		l.stats.Legs++
@@ -64,6 +72,9 @@ func (l *Ledger) Add(b Batch) {
 		}
 		l.place(e, &lg)
 		l.index(e, lg.TraceID, lg.RequestID)
+		if lg.Room != "" {
+			l.byID[roomKey(lg.Room)] = e
+		}
 		l.refresh(e)
 	}
 	for i := range b.KV {
@@ -113,8 +124,14 @@ func (l *Ledger) find(lg *Leg) *entry {
 	if e := l.byID[lg.RequestID]; lg.RequestID != "" && vacant(e) {
 		return e
 	}
+	if e := l.byID[roomKey(lg.Room)]; lg.Room != "" && vacant(e) {
+		return e
+	}
 	return nil
 }
+
+// roomKey is where a pairing key is indexed beside the request ids.
+func roomKey(room string) string { return "\x00room:" + room }
 
 // legSkew is how far the two engines' clocks may disagree for legs to be
 // taken as one request's.
@@ -123,7 +140,14 @@ const legSkew = 250 * time.Millisecond
 // plausible says whether two legs can be one request's: the proxy sends
 // the decode leg once the prefill leg has answered, so the later leg
 // arrives after the earlier one ended.
+//
+// Legs that carry a pairing key (Room) are one request's when the keys
+// agree: SGLang's router sends a request to both engines at once, each of
+// which may give it its own rid.
 func plausible(a, b *Leg) bool {
+	if a.Room != "" && b.Room != "" {
+		return a.Room == b.Room
+	}
 	p, d := a, b
 	if b.PrefillOnly() || !a.PrefillOnly() && b.Start.Before(a.Start) {
 		p, d = b, a
@@ -197,6 +221,9 @@ func (l *Ledger) evict() {
 			}
 			if l.byID[k.RequestID] == e {
 				delete(l.byID, k.RequestID)
+			}
+			if k.Room != "" && l.byID[roomKey(k.Room)] == e {
+				delete(l.byID, roomKey(k.Room))
 			}
 		}
 		if e.kv != nil && l.byTrace[e.kv.TraceID] == e {

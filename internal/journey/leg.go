@@ -52,11 +52,32 @@ type Leg struct {
 	Queue, TTFT, E2E, Prefill, Decode float64
 	// MaxTokens, PromptTokens, CompletionTokens: -1 when unknown.
 	MaxTokens, PromptTokens, CompletionTokens int64
+	// Role is the leg's side when its engine names it (SGLang's root
+	// span); empty for vLLM's, whose side max_tokens 1 tells.
+	Role string
+	// Room pairs the two legs of one request where the engine gives
+	// both the same key (SGLang's bootstrap_room); empty otherwise.
+	Room string
+	// At holds the leg's moments when spans measured them (SGLang's stage
+	// slices) rather than the latency attributes; nil for vLLM's.
+	At *LegTimes
+}
+
+// LegTimes are a leg's moments read from spans; a zero one is unknown.
+// Queued and Scheduled begin and end its queue, First is its first token
+// (the end of prefill), Last its last.
+type LegTimes struct {
+	Queued, Scheduled, First, Last time.Time
 }
 
 // PrefillOnly says whether the leg is the prefill half of a disaggregated
 // request: the P/D proxy sends the prefill engine max_tokens 1.
-func (l *Leg) PrefillOnly() bool { return l.MaxTokens == 1 }
+func (l *Leg) PrefillOnly() bool {
+	if l.Role != "" {
+		return l.Role == RolePrefill
+	}
+	return l.MaxTokens == 1
+}
 
 // KVSpan is a KV-transfer span of one trace.
 type KVSpan struct {
@@ -67,8 +88,10 @@ type KVSpan struct {
 
 // Batch is what one OTLP export carried that the ledger reads.
 type Batch struct {
-	Legs    []Leg
-	KV      []KVSpan
+	Legs []Leg
+	KV   []KVSpan
+	// SGLang holds SGLang's spans, of which the ledger assembles legs.
+	SGLang  []SGLangSpan
 	Ignored int // spans of other names
 }
 
@@ -93,7 +116,11 @@ func Extract(td ptrace.Traces) Batch {
 					b.KV = append(b.KV, KVSpan{TraceID: traceID(s.TraceID()), Instance: inst,
 						Start: s.StartTimestamp().AsTime(), End: s.EndTimestamp().AsTime()})
 				default:
-					b.Ignored++
+					if sp, ok := sglangSpan(s, pool, inst); ok {
+						b.SGLang = append(b.SGLang, sp)
+					} else {
+						b.Ignored++
+					}
 				}
 			}
 		}

@@ -92,6 +92,7 @@ const (
 	reasonNoPrefill  = "no prefill leg received: served by one engine, or its prefill span is still to come"
 	reasonInseparate = "inseparable from the wait for the remote KV (the decode engine counts it as queue time) without a KV-transfer span"
 	reasonNegative   = "negative: the two engines' clocks disagree"
+	reasonNoSlice    = "a stage slice it is measured from was not received"
 )
 
 func missing(attr string) string { return "attribute " + attr + " missing" }
@@ -105,6 +106,9 @@ type legTimes struct {
 }
 
 func times(l *Leg) legTimes {
+	if l.At != nil {
+		return measured(l.At, l.Role == RoleDecode)
+	}
 	t := legTimes{ok: map[Phase]string{}}
 	if l.TTFT < 0 {
 		t.ok[PhaseQueue], t.ok[PhasePrefill], t.ok[PhaseDecode] = missing(AttrTTFT), missing(AttrTTFT), missing(AttrTTFT)
@@ -125,6 +129,23 @@ func times(l *Leg) legTimes {
 		t.ok[PhaseDecode] = missing(AttrDecode)
 	} else {
 		t.last = t.first.Add(dur(l.Decode))
+	}
+	return t
+}
+
+// measured takes the moments spans gave; a phase whose ends are not both
+// known is absent. A decode leg has no prefill of its own: its first token
+// came from the prefill engine.
+func measured(at *LegTimes, decodeOnly bool) legTimes {
+	t := legTimes{queued: at.Queued, scheduled: at.Scheduled, first: at.First, last: at.Last, ok: map[Phase]string{}}
+	if at.Queued.IsZero() || at.Scheduled.IsZero() {
+		t.ok[PhaseQueue] = reasonNoSlice
+	}
+	if at.Scheduled.IsZero() || at.First.IsZero() && !decodeOnly {
+		t.ok[PhasePrefill] = reasonNoSlice
+	}
+	if at.Last.IsZero() || at.First.IsZero() && !decodeOnly {
+		t.ok[PhaseDecode] = reasonNoSlice
 	}
 	return t
 }
@@ -172,14 +193,20 @@ func Join(p, d *Leg, kv *KVSpan) Record {
 		if t.ok[PhaseQueue] == "" {
 			add(PhaseQueue, t.queued, t.scheduled, side, false)
 		}
-		if t.ok[PhasePrefill] == "" {
+		// A decode leg that names itself computed no prefill: its first
+		// token came with the KV, and its decode starts when it is
+		// scheduled.
+		decodeOnly, from := l.Role == RoleDecode, t.first
+		if decodeOnly {
+			r.Absent[PhasePrefill], from = reasonNoPrefill, t.scheduled
+		} else if t.ok[PhasePrefill] == "" {
 			add(PhasePrefill, t.scheduled, t.first, side, false)
 		}
 		if decode {
 			if why, bad := t.ok[PhaseDecode]; bad {
 				r.Absent[PhaseDecode] = why
 			} else {
-				add(PhaseDecode, t.first, t.last, side, false)
+				add(PhaseDecode, from, t.last, side, false)
 			}
 		}
 		return t

@@ -21,8 +21,8 @@ import (
 )
 
 // TestTracesJoinToTruth runs the balanced scenario ten times faster than
-// real time, sends its vLLM requests' traces to a real receiver and checks
-// every joined phase against the simulator's truth.
+// real time, sends its vLLM and SGLang requests' traces to a real receiver
+// and checks every joined phase against the simulator's truth.
 func TestTracesJoinToTruth(t *testing.T) {
 	sc, err := sim.LoadScenarioFrom("", "balanced")
 	if err != nil {
@@ -48,8 +48,11 @@ func TestTracesJoinToTruth(t *testing.T) {
 
 	ts := c.SendTraces(ctx, "http://"+ln.Addr().String()+"/v1/traces", 200*time.Millisecond)
 	testutil.Eventually(t, 30*time.Second, 100*time.Millisecond, func() (bool, string) {
-		n := len(ts.Truth())
-		return n >= 40, fmt.Sprintf("%d requests traced", n)
+		n := map[string]int{}
+		for _, tr := range ts.Truth() {
+			n[tr.Engine]++
+		}
+		return n["vllm"] >= 40 && n["sglang"] >= 10, fmt.Sprintf("requests traced per engine: %v", n)
 	})
 	recs := map[string]journey.Record{}
 	for _, rec := range l.Records() {
