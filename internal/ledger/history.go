@@ -3,9 +3,10 @@ package ledger
 import "time"
 
 // hotSpan is how far back a point keeps its per-instance detail as the
-// InstancePoints it was computed with: the verdict (twice its 30 s window
-// and an interval) and the advice's arrival rate (60 s) read inside it on
-// every tick without copying. Older detail lives in column blocks.
+// InstancePoints it was computed with: the verdict (twice its default 30 s
+// window and an interval) and the advice's arrival rate (60 s) read inside
+// it on every tick without copying. Older detail lives in column blocks; a
+// longer verdict window reads correctly but rebuilds the older points.
 const hotSpan = 70 * time.Second
 
 // history is the ring of the newest points. The newest points (the hot
