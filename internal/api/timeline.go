@@ -72,6 +72,9 @@ func (c *timelineCache) prune(oldest time.Time) {
 	}
 }
 
+// timelineChunk is how many of the ledger's points timeline reads at a time.
+var timelineChunk = 300
+
 // timeline returns the verdict spans over pts (oldest first), computing the
 // verdict of each point not seen before from the ledger's points in the
 // window before it.
@@ -82,18 +85,33 @@ func (s *Server) timeline(pts []ledger.Point) []VerdictSpan {
 	cfg := s.Ledger.Config()
 	dc := s.diagnoseConfig(cfg)
 	c := &s.past
-	var hist []ledger.Point // loaded on the first miss
+	// The ledger's points from the first miss on, read timelineChunk at a
+	// time and let go once behind the verdict's window: cold points are
+	// rebuilt on read, and the whole hour at once would be hundreds of MB.
+	var hist []ledger.Point
+	pending, from, started := true, pts[0].Time.Add(-history(dc, cfg)), false
 	lo := 0
 	var out []VerdictSpan
 	for i := range pts {
 		t := pts[i].Time
 		pv, ok := c.get(t)
 		if !ok {
-			if hist == nil {
-				hist = s.Ledger.Since(pts[0].Time.Add(-history(dc, cfg)))
-				if len(hist) > 0 {
-					c.prune(hist[0].Time)
+			for pending && (len(hist) == 0 || !hist[len(hist)-1].Time.After(t)) {
+				var chunk []ledger.Point
+				chunk, pending = s.Ledger.Range(from, timelineChunk)
+				if len(chunk) > 0 {
+					if !started {
+						c.prune(chunk[0].Time)
+					}
+					from = chunk[len(chunk)-1].Time
 				}
+				started = true
+				if lo > 0 { // forget the points behind the window
+					n := copy(hist, hist[lo:])
+					clear(hist[n:])
+					hist, lo = hist[:n], 0
+				}
+				hist = append(hist, chunk...)
 			}
 			hi := lo
 			for hi < len(hist) && !hist[hi].Time.After(t) {

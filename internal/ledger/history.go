@@ -3,9 +3,10 @@ package ledger
 import "time"
 
 // hotSpan is how far back a point keeps its per-instance detail as the
-// InstancePoints it was computed with: the verdict (twice its 30 s window
-// and an interval) and the advice's arrival rate (60 s) read inside it on
-// every tick without copying. Older detail lives in column blocks.
+// InstancePoints it was computed with: the verdict (twice its default 30 s
+// window and an interval) and the advice's arrival rate (60 s) read inside
+// it on every tick without copying. Older detail lives in column blocks; a
+// longer verdict window reads correctly but rebuilds the older points.
 const hotSpan = 70 * time.Second
 
 // history is the ring of the newest points. The newest points (the hot
@@ -83,47 +84,46 @@ func (h *history) drop(s *slot) {
 	}
 }
 
-// window is a copy of some slots, made under the ledger's lock, that turns
-// into Points outside it: blocks never change, and the copy of the tables
+// window is a copy of some points, made under the ledger's lock, that are
+// completed outside it: blocks never change, and the copy of the tables
 // holds the names and reasons their codes meant at the time of the copy.
 type window struct {
-	slots []slot
-	cols  columns // instances.vals, reasons.vals and zones only
+	points []Point
+	cold   []*block // per point: its detail when stored by column
+	cols   columns  // instances.vals, reasons.vals and zones only
 }
 
-// collect copies the slots newer than t, at most max of them (max < 0: no
+// collect copies the points newer than t, at most max of them (max < 0: no
 // limit), and whether more follow.
 func (h *history) collect(t time.Time, max int) (window, bool) {
 	var w window
-	cold := false
+	more, anyCold := false, false
 	for i := 0; i < h.count; i++ {
 		s := h.at(i)
 		if !s.Time.After(t) {
 			continue
 		}
-		if len(w.slots) == max {
-			return w.withTables(h, cold), true
+		if len(w.points) == max {
+			more = true
+			break
 		}
-		if w.slots == nil {
+		if w.points == nil {
 			n := h.count - i
 			if max >= 0 {
 				n = min(n, max)
 			}
-			w.slots = make([]slot, 0, n)
+			w.points, w.cold = make([]Point, 0, n), make([]*block, 0, n)
 		}
-		w.slots = append(w.slots, *s)
-		cold = cold || s.cold != nil
+		w.points = append(w.points, s.Point)
+		w.cold = append(w.cold, s.cold)
+		anyCold = anyCold || s.cold != nil
 	}
-	return w.withTables(h, cold), false
-}
-
-func (w window) withTables(h *history, cold bool) window {
-	if cold {
+	if anyCold {
 		w.cols.instances.vals = append([]instanceKey(nil), h.cols.instances.vals...)
 		w.cols.reasons.vals = append([]string(nil), h.cols.reasons.vals...)
 		w.cols.zones = append([]*time.Location(nil), h.cols.zones...)
 	}
-	return w
+	return w, more
 }
 
 // Detail says which per-instance detail a reader of the history wants; the
@@ -133,33 +133,29 @@ type Detail struct {
 	Target string // only this instance, when set
 }
 
-// points returns the window's Points with the detail d asks for, rebuilding
-// cold detail: only the rows asked for are rebuilt.
-func (w window) points(d Detail) []Point {
-	if w.slots == nil {
-		return nil
-	}
-	out := make([]Point, len(w.slots))
-	for i := range w.slots {
-		s := &w.slots[i]
-		out[i] = s.Point
+// complete returns the window's Points with the detail d asks for,
+// rebuilding cold detail: only the rows asked for are rebuilt.
+func (w window) complete(d Detail) []Point {
+	for i := range w.points {
+		p := &w.points[i]
 		switch {
 		case d.None:
-			out[i].Instances = nil
-		case s.cold != nil:
-			out[i].Instances = w.cols.materialise(s.cold, d.Target)
+			p.Instances = nil
+		case w.cold[i] != nil:
+			p.Instances = w.cols.materialise(w.cold[i], d.Target)
 		case d.Target != "":
-			out[i].Instances = nil
-			for k := range s.Instances {
-				if s.Instances[k].Target == d.Target {
+			hot := p.Instances
+			p.Instances = nil
+			for k := range hot {
+				if hot[k].Target == d.Target {
 					// Shares the hot point's storage: points are read-only.
-					out[i].Instances = s.Instances[k : k+1 : k+1]
+					p.Instances = hot[k : k+1 : k+1]
 					break
 				}
 			}
 		}
 	}
-	return out
+	return w.points
 }
 
 // Latest returns the newest point and whether there is one.
@@ -179,7 +175,7 @@ func (l *Ledger) Since(t time.Time) []Point {
 	l.mu.Lock()
 	w, _ := l.hist.collect(t, -1)
 	l.mu.Unlock()
-	if out := w.points(Detail{}); out != nil {
+	if out := w.complete(Detail{}); out != nil {
 		return out
 	}
 	return []Point{}
@@ -198,5 +194,5 @@ func (l *Ledger) RangeDetail(t time.Time, max int, d Detail) ([]Point, bool) {
 	l.mu.Lock()
 	w, more := l.hist.collect(t, max)
 	l.mu.Unlock()
-	return w.points(d), more
+	return w.complete(d), more
 }

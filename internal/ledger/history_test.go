@@ -147,3 +147,46 @@ func TestHistoryBudgetDropsOldestDetail(t *testing.T) {
 		t.Errorf("instance table holds %d entries, want 2", n)
 	}
 }
+
+// TestHistoryReadsWhileTicking reads cold points while ticks evict and
+// compact others and reuse the tables' codes (run it with -race): every
+// point read holds every instance under its own name.
+func TestHistoryReadsWhileTicking(t *testing.T) {
+	l := New(Config{Interval: time.Second, Window: 5 * time.Second, History: 20})
+	l.hist.hot = 1
+	names := []string{"a", "b", "c"}
+	var infos []engine.Target
+	for _, n := range names {
+		infos = append(infos, engine.Target{Name: n, Role: engine.Prefill})
+	}
+	l.SetTargets(infos)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for s := 0; s < 300; s++ {
+			if s%50 == 0 { // targets leave and come back: names leave the table
+				l.SetTargets(infos[:1+s%3])
+				l.SetTargets(infos)
+			}
+			l.Record(Scrape{Target: names[s%3], Time: at(float64(s)), Err: fmt.Errorf("refused %d", s)})
+			l.Tick(at(float64(s)))
+		}
+	}()
+	for reading := true; reading; {
+		select {
+		case <-done:
+			reading = false
+		default:
+		}
+		for _, p := range l.Since(time.Time{}) {
+			if len(p.Instances) != len(names) {
+				t.Fatalf("point at %v has %d instances", p.Time, len(p.Instances))
+			}
+			for i, ip := range p.Instances {
+				if ip.Target != names[i] {
+					t.Fatalf("instance %d of the point at %v reads as %q", i, p.Time, ip.Target)
+				}
+			}
+		}
+	}
+}
