@@ -15,7 +15,6 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/cli"
 	"github.com/ptdmon/ptdmon/internal/config"
-	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/service"
 )
 
@@ -86,21 +85,9 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		if cfg.Listen == "" {
 			cfg.Listen = "127.0.0.1:0"
 		}
-		cfg.SetDefaults()
-		if err := cfg.Validate(); err != nil {
-			return cli.Usage(err)
-		}
-		basis := kvsize.BasisConfig
-		if *kvBytes != 0 {
-			basis = kvsize.BasisFlag
-		}
-		kv, err := bRequest(cfg, basis)
+		kv, pools, err := settleConfig(cfg, *kvBytes != 0)
 		if err != nil {
-			return cli.Usage(err)
-		}
-		pools, err := cfg.PoolRequests()
-		if err != nil {
-			return cli.Usage(err)
+			return err
 		}
 		log := c.Logger()
 		rec, err := service.OpenRecorder(cfg, kv, pools, log)

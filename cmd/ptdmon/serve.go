@@ -81,21 +81,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		fl.Apply(cfg)
-		cfg.SetDefaults()
-		if err := cfg.Validate(); err != nil {
-			return cli.Usage(err)
-		}
-		basis := kvsize.BasisConfig
-		if *kvBytes != 0 {
-			basis = kvsize.BasisFlag
-		}
-		kv, err := bRequest(cfg, basis)
+		kv, pools, err := settleConfig(cfg, *kvBytes != 0)
 		if err != nil {
-			return cli.Usage(err)
-		}
-		pools, err := cfg.PoolRequests()
-		if err != nil {
-			return cli.Usage(err)
+			return err
 		}
 		ctx, stop := serveContext()
 		defer stop()
@@ -114,6 +102,29 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		}
 		return err
 	})
+}
+
+// settleConfig completes and validates cfg, and settles the deployment's and each
+// pool's B_request; kvFlag says -kv-bytes-per-request was given. Its errors
+// are usage errors.
+func settleConfig(cfg *config.Config, kvFlag bool) (kvsize.Request, map[string]kvsize.Request, error) {
+	cfg.SetDefaults()
+	if err := cfg.Validate(); err != nil {
+		return kvsize.Request{}, nil, cli.Usage(err)
+	}
+	basis := kvsize.BasisConfig
+	if kvFlag {
+		basis = kvsize.BasisFlag
+	}
+	kv, err := bRequest(cfg, basis)
+	if err != nil {
+		return kvsize.Request{}, nil, cli.Usage(err)
+	}
+	pools, err := cfg.PoolRequests()
+	if err != nil {
+		return kvsize.Request{}, nil, cli.Usage(err)
+	}
+	return kv, pools, nil
 }
 
 // bRequest settles B_request from the configuration; basis says who gave
