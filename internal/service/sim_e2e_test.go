@@ -86,8 +86,12 @@ func TestSimulatorScenariosAgreeWithTruth(t *testing.T) {
 			compared := 0
 			var obsSum, trueSum [2]float64 // completions (all stages), KV bytes
 			// A stamp is the midpoint of its exchange, not the instant the
-			// simulator rendered the counters: one event at each instance's
-			// window edge may fall on the other side. slack sums that bound.
+			// simulator rendered the counters, which lies inside the exchange:
+			// at most half the scrape timeout (4/5 of the 1 s interval) away.
+			// What the simulator counted that close to a window's edges may
+			// fall on either side of it; a prefill batch completes at one
+			// instant, so that can be several requests. slack sums that bound.
+			const near = 400 * time.Millisecond
 			var slack [2]float64
 			for _, ip := range snap.Point.Instances {
 				if ip.Window == nil || ip.WindowFrom.IsZero() {
@@ -104,18 +108,30 @@ func TestSimulatorScenariosAgreeWithTruth(t *testing.T) {
 					}
 					return float64(c.DecodeCompleted)
 				}
+				// nearEdges counts what the simulator completed (and the bytes
+				// it moved) within near of either edge of the window.
+				nearEdges := func() (done_, bytes float64) {
+					for _, at := range []time.Time{ip.WindowFrom, ip.WindowTo} {
+						a, b := truthOf(cl.TruthAt(at.Add(-near)), ip.Target), truthOf(cl.TruthAt(at.Add(near)), ip.Target)
+						done_ += done(b.Counts) - done(a.Counts)
+						bytes += float64(b.KVBytes - a.KVBytes)
+					}
+					return done_, bytes
+				}
+				edgeDone, edgeBytes := nearEdges()
 				want := (done(to.Counts) - done(from.Counts)) / dt
-				if math.Abs(*ip.Window-want) > 0.01*want+1.0/dt {
-					t.Errorf("%s: %.3f req/s, truth %.3f over %.2f s", ip.Target, *ip.Window, want, dt)
+				tol := max(1, edgeDone) / dt
+				if math.Abs(*ip.Window-want) > 0.01*want+tol {
+					t.Errorf("%s: %.3f req/s, truth %.3f over %.2f s (%.0f completions within %v of its edges)", ip.Target, *ip.Window, want, dt, edgeDone, near)
 				}
 				obsSum[0] += *ip.Window
 				trueSum[0] += want
-				slack[0] += 1 / dt
+				slack[0] += tol
 				if ip.KVBytesW != nil {
 					wantKV := float64(to.KVBytes-from.KVBytes) / dt
 					obsSum[1] += *ip.KVBytesW
 					trueSum[1] += wantKV
-					slack[1] += float64(cl.BytesPerRequest()) / dt
+					slack[1] += max(float64(cl.BytesPerRequest()), edgeBytes) / dt
 				}
 				compared++
 			}
