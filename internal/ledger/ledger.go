@@ -12,6 +12,10 @@ import (
 	"github.com/ptdmon/ptdmon/internal/scrape"
 )
 
+// DefaultInstanceBudget is the per-instance detail a ledger keeps unless
+// told otherwise: the hour at 1 s for 200 instances.
+const DefaultInstanceBudget = 3600 * 200
+
 // Config sets the ledger's time constants.
 type Config struct {
 	Interval time.Duration // scrape interval (default 1s)
@@ -72,7 +76,7 @@ func (c *Config) defaults() {
 		c.History = 3600
 	}
 	if c.InstanceBudget <= 0 {
-		c.InstanceBudget = 3600 * 200
+		c.InstanceBudget = DefaultInstanceBudget
 	}
 	if c.MaxSeries <= 0 {
 		c.MaxSeries = 50_000

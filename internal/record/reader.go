@@ -155,7 +155,10 @@ func ledgerConfig(m Meta, points int) ledger.Config {
 		KVRequest:      m.KVRequest,
 		PoolRequests:   m.PoolRequests,
 		History:        max(points, 1),
-		InstanceBudget: max(points, 1) * insts,
+		// Detail for every point of a short run; a long one keeps what
+		// the live ledger keeps, older points losing theirs first, so
+		// memory does not grow with the run's length.
+		InstanceBudget: min(max(points, 1)*insts, ledger.DefaultInstanceBudget),
 		Logger:         slog.New(slog.DiscardHandler),
 	}
 }

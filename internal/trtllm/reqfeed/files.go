@@ -77,7 +77,13 @@ func (p *Poller) readTail(name string, t *tail) ([]reqtrace.Record, error) {
 		return nil, fmt.Errorf("open %s: %w", name, err)
 	}
 	defer f.Close()
-	buf := make([]byte, chunkBytes)
+	// What was appended since the last poll, up to a chunk: a chunk is
+	// 16 MiB, and most polls find a few lines.
+	size := int64(chunkBytes)
+	if st, err := f.Stat(); err == nil {
+		size = min(size, max(st.Size()-t.offset, 0))
+	}
+	buf := make([]byte, size)
 	n, err := f.ReadAt(buf, t.offset)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("read %s: %w", name, err)
@@ -97,7 +103,7 @@ func (p *Poller) readTail(name string, t *tail) ([]reqtrace.Record, error) {
 	for _, line := range bytes.Split(buf[:end], []byte{'\n'}) {
 		if t.discard {
 			t.discard = false
-			p.stats.Skipped++
+			p.n.skipped.Add(1)
 			continue
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -106,7 +112,7 @@ func (p *Poller) readTail(name string, t *tail) ([]reqtrace.Record, error) {
 		t.line++
 		rs, err := reqtrace.ParseLine(line, reqtrace.Pos{File: name, Line: t.line})
 		if err != nil {
-			p.stats.Skipped++
+			p.n.skipped.Add(1)
 			continue
 		}
 		recs = append(recs, rs...)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/journey"
@@ -39,7 +40,8 @@ type Poller struct {
 	clk   clock
 	polls int
 	tails map[string]*tail
-	stats Stats
+	// n is read by Stats without mu: /metrics must not wait on a poll.
+	n struct{ polls, errors, records, skipped atomic.Int64 }
 }
 
 // Stats count what the poller did.
@@ -49,9 +51,7 @@ type Stats struct {
 
 // Stats returns the counts so far.
 func (p *Poller) Stats() Stats {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stats
+	return Stats{Polls: p.n.polls.Load(), Errors: p.n.errors.Load(), Records: p.n.records.Load(), Skipped: p.n.skipped.Load()}
 }
 
 // Run polls every interval until ctx ends.
@@ -61,7 +61,11 @@ func (p *Poller) Run(ctx context.Context, interval time.Duration) {
 	last := ""
 	for {
 		// A failing source is logged when its error changes, not every poll.
-		err := p.Poll(ctx)
+		// A server that accepts and never answers must not stop the polling:
+		// each poll has the interval (at least 5 s) to finish.
+		pctx, cancel := context.WithTimeout(ctx, max(interval, 5*time.Second))
+		err := p.Poll(pctx)
+		cancel()
 		switch {
 		case ctx.Err() != nil:
 		case err != nil && err.Error() != last:
@@ -85,7 +89,7 @@ func (p *Poller) Run(ctx context.Context, interval time.Duration) {
 func (p *Poller) Poll(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.stats.Polls++
+	p.n.polls.Add(1)
 	p.polls++
 	if p.Files != "" {
 		return p.pollFiles()
@@ -94,12 +98,12 @@ func (p *Poller) Poll(ctx context.Context) error {
 	body, err := p.get(ctx, p.URL)
 	d := seconds(p.now())
 	if err != nil {
-		p.stats.Errors++
+		p.n.errors.Add(1)
 		return err
 	}
 	recs, err := reqtrace.ParseLine(body, reqtrace.Pos{File: p.URL, Line: p.polls})
 	if err != nil {
-		p.stats.Errors++
+		p.n.errors.Add(1)
 		return fmt.Errorf("parse %s: %w", p.URL, err)
 	}
 	return p.file(recs, d, instanceOf(p.URL))
@@ -111,8 +115,8 @@ func (p *Poller) file(recs []reqtrace.Record, d float64, inst string) error {
 		p.clk.bound(lastInstant(&recs[i]), d)
 	}
 	if len(recs) > 0 && !p.clk.known {
-		p.stats.Skipped += int64(len(recs))
-		p.stats.Errors++
+		p.n.skipped.Add(int64(len(recs)))
+		p.n.errors.Add(1)
 		return errors.New("no time in the records to place them on the wall clock")
 	}
 	out := make([]journey.Record, 0, len(recs))
@@ -120,7 +124,7 @@ func (p *Poller) file(recs []reqtrace.Record, d float64, inst string) error {
 		q := reqtrace.Compute(recs[i], nil, nil)
 		out = append(out, Record(&q, &recs[i], p.Pool, inst, p.clk.wall))
 	}
-	p.stats.Records += int64(len(out))
+	p.n.records.Add(int64(len(out)))
 	p.Ledger.AddRecords(out, 2)
 	return nil
 }
