@@ -148,13 +148,13 @@ func (r *Run) LedgerConfig(points int) ledger.Config {
 func ledgerConfig(m Meta, points int) ledger.Config {
 	insts := max(len(m.Targets), 1)
 	return ledger.Config{
-		Interval:       time.Duration(m.Interval),
-		Window:         time.Duration(m.Window),
-		StaleAfter:     time.Duration(m.StaleAfter),
-		MaxSeries:      m.MaxSeries,
-		KVRequest:      m.KVRequest,
-		PoolRequests:   m.PoolRequests,
-		History:        max(points, 1),
+		Interval:     time.Duration(m.Interval),
+		Window:       time.Duration(m.Window),
+		StaleAfter:   time.Duration(m.StaleAfter),
+		MaxSeries:    m.MaxSeries,
+		KVRequest:    m.KVRequest,
+		PoolRequests: m.PoolRequests,
+		History:      max(points, 1),
 		// Detail for every point of a short run; a long one keeps what
 		// the live ledger keeps, older points losing theirs first, so
 		// memory does not grow with the run's length.
