@@ -65,3 +65,50 @@ func TestReadRangeUnreachable(t *testing.T) {
 		t.Fatal("a TSDB answering 503 gave no error")
 	}
 }
+
+// TestReadRangeSlowTSDB: a TSDB that answers each query later than the
+// step interval still gives the range's rates; a past range has no next
+// scrape to keep up with, so slowness is never read as an outage.
+func TestReadRangeSlowTSDB(t *testing.T) {
+	t0 := time.UnixMilli(1_700_000_000_000)
+	fake := twoEngines(t0)
+	fake.delay = 150 * time.Millisecond
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// Steps of 100 ms over one-second scrapes: each query answers later
+	// than a step's interval.
+	const step = 100 * time.Millisecond
+	l := ledger.New(ledger.Config{Interval: step, Window: 4 * time.Second, History: 10, Logger: quiet})
+	from, to := t0.Add(9300*time.Millisecond), t0.Add(9500*time.Millisecond)
+	r, err := ReadRange(context.Background(), l, Options{URL: srv.URL, Interval: step, Window: 4 * time.Second, Logger: quiet}, from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Points) != 3 {
+		t.Fatalf("%d points, want 3", len(r.Points))
+	}
+	for i, p := range r.Points {
+		if d := p.Decode.Window; !d.OK() || d.V != 2 || p.Decode.Up != 1 {
+			t.Errorf("point %d: decode windowed %+v, up %d; want 2 req/s from 1 instance up", i, d, p.Decode.Up)
+		}
+	}
+}
+
+// TestReadRangeLongerThanHistory: a range with more steps than the ledger
+// keeps is refused before any query, not silently cut.
+func TestReadRangeLongerThanHistory(t *testing.T) {
+	fake := twoEngines(time.UnixMilli(1_700_000_000_000))
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	l := ledger.New(ledger.Config{Interval: time.Second, History: 5, Logger: quiet})
+	now := time.Now()
+	_, err := ReadRange(context.Background(), l, Options{URL: srv.URL, Interval: time.Second, Logger: quiet}, now.Add(-time.Minute), now)
+	if err == nil || !strings.Contains(err.Error(), "keeps 5 points") {
+		t.Fatalf("err %v, want the ledger's 5 points named", err)
+	}
+	if fake.hits != 0 {
+		t.Errorf("%d queries before the refusal", fake.hits)
+	}
+}

@@ -38,6 +38,9 @@ type Options struct {
 	// (default 4/5 of Interval).
 	Interval time.Duration
 	Timeout  time.Duration
+	// StepTimeout bounds one step's queries together (default Interval:
+	// live, a step still running when the next is due is an outage).
+	StepTimeout time.Duration
 	// Lag evaluates each step at now-Lag, so that samples the TSDB has
 	// not made searchable yet are read at the next step rather than missed
 	// (default 2×Interval: Prometheus commits a scrape within its timeout,
@@ -73,6 +76,9 @@ func (o *Options) defaults() {
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = o.Interval * 4 / 5
+	}
+	if o.StepTimeout <= 0 {
+		o.StepTimeout = o.Interval
 	}
 	if o.Lag <= 0 {
 		o.Lag = 2 * o.Interval
@@ -143,7 +149,7 @@ func (s *Source) Run(ctx context.Context) {
 // Step reads one step and ticks the ledger; it returns the evaluation time.
 func (s *Source) Step(ctx context.Context) time.Time {
 	at := s.opts.Now().Add(-s.opts.Lag).Truncate(time.Millisecond)
-	sctx, cancel := context.WithTimeout(ctx, s.opts.Interval)
+	sctx, cancel := context.WithTimeout(ctx, s.opts.StepTimeout)
 	defer cancel()
 	began := time.Now()
 	span := s.span(at)

@@ -39,6 +39,9 @@ type fakeTSDB struct {
 	// staleNaN answers a missing sample as VictoriaMetrics does a
 	// staleness marker: a NaN sample (Prometheus leaves it out).
 	staleNaN bool
+	// delay answers every query this late (outside the lock, so that
+	// queries in parallel wait in parallel).
+	delay time.Duration
 }
 
 type fakeSeries struct {
@@ -47,6 +50,7 @@ type fakeSeries struct {
 }
 
 func (f *fakeTSDB) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	time.Sleep(f.delay)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.hits++
