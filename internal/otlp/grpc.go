@@ -5,12 +5,10 @@ import (
 	"fmt"
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	_ "google.golang.org/grpc/encoding/gzip" // OTLP exporters may compress with gzip
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // The OTLP trace service (opentelemetry-proto,
@@ -31,10 +29,13 @@ func newGRPCServer(r *Receiver) *grpc.Server {
 		HandlerType: (*any)(nil),
 		Methods: []grpc.MethodDesc{{
 			MethodName: "Export",
-			Handler: func(_ any, _ context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+			Handler: func(_ any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
 				var raw []byte
 				if err := dec(&raw); err != nil {
 					return nil, err
+				}
+				if wb := wireBudgetFrom(ctx); wb != nil {
+					wb.handOver()
 				}
 				return r.exportGRPC(raw)
 			},
@@ -48,12 +49,7 @@ func (r *Receiver) exportGRPC(raw []byte) ([]byte, error) {
 	n := int64(len(raw))
 	if !r.budget.take(n) {
 		r.refused.Add(1)
-		st, err := status.New(codes.Unavailable, "over the receiver's byte budget; retry later").
-			WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(r.cfg.RetryAfter)})
-		if err != nil {
-			return nil, status.Error(codes.Unavailable, "over the receiver's byte budget; retry later")
-		}
-		return nil, st.Err()
+		return nil, r.overBudgetStatus().Err()
 	}
 	defer r.budget.give(n)
 	decode := func(e ptraceotlp.ExportRequest, b []byte) error { return e.UnmarshalProto(b) }

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -19,6 +23,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/ptdmon/ptdmon/internal/testutil"
 )
 
 // traces returns an export of n spans.
@@ -129,7 +135,7 @@ func TestHTTPHostile(t *testing.T) {
 
 func TestGRPCHostile(t *testing.T) {
 	const maxBytes, maxSpans = 4096, 10
-	f := func(name string, body []byte, hold int64, want codes.Code, wantRetry bool) {
+	f := func(name string, body []byte, hold int64, want codes.Code, wantRetry bool, opts ...grpc.CallOption) {
 		t.Run(name, func(t *testing.T) {
 			var c counted
 			r, addr := serve(t, Config{MaxBytes: maxBytes, MaxSpans: maxSpans}, &c)
@@ -145,7 +151,7 @@ func TestGRPCHostile(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			var resp []byte
-			err = conn.Invoke(ctx, "/"+traceService+"/Export", body, &resp)
+			err = conn.Invoke(ctx, "/"+traceService+"/Export", body, &resp, opts...)
 			st := status.Convert(err)
 			if st.Code() != want {
 				t.Fatalf("code %v (%v), want %v", st.Code(), err, want)
@@ -166,13 +172,61 @@ func TestGRPCHostile(t *testing.T) {
 			if c.exports.Load() != wantExports {
 				t.Errorf("%d exports consumed, want %d", c.exports.Load(), wantExports)
 			}
+			// Whatever the request took is given back when it ends.
+			testutil.Eventually(t, 2*time.Second, 10*time.Millisecond, func() (bool, string) {
+				r.budget.mu.Lock()
+				defer r.budget.mu.Unlock()
+				return r.budget.used == hold, fmt.Sprintf("budget in use %d after the request, want the %d held", r.budget.used, hold)
+			})
 		})
 	}
 	f("valid", protoBody(t, 3), 0, codes.OK, false)
 	f("garbage", []byte("\xff\xff\xff\xff garbage"), 0, codes.InvalidArgument, false)
 	f("too many spans", protoBody(t, maxSpans+1), 0, codes.ResourceExhausted, false)
 	f("oversized", make([]byte, maxBytes+1), 0, codes.ResourceExhausted, false)
-	f("over the budget now", protoBody(t, 3), maxBytes-10, codes.Unavailable, true)
+	// Refused while grpc-go reads the body, before it holds the message:
+	// UNAVAILABLE, which OTLP exporters retry.
+	f("over the budget now", protoBody(t, 3), maxBytes-10, codes.Unavailable, false)
+	// Fits on the wire compressed, not once inflated: refused after the
+	// read, with the delay to retry after.
+	body := protoBody(t, maxSpans)
+	if wire := len(gzipped(body)) + 5; 2*wire >= len(body) {
+		t.Fatalf("test body of %d bytes compresses to %d only", len(body), wire)
+	} else {
+		room := (wire + len(body)) / 2
+		f("over the budget once inflated", body, int64(maxBytes-room), codes.Unavailable, true, grpc.UseCompressor("gzip"))
+	}
+}
+
+// gzipped is b compressed with gzip.
+func gzipped(b []byte) []byte {
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	_, _ = w.Write(b)
+	_ = w.Close()
+	return buf.Bytes()
+}
+
+// TestGRPCWireBudget: the bytes grpc-go reads of a request count against
+// the budget as they are read, so a body that does not fit now is refused
+// before it is held whole; what was counted is given back.
+func TestGRPCWireBudget(t *testing.T) {
+	r := New(Config{MaxBytes: 1 << 20}, func(ptrace.Traces) {}, nil)
+	if !r.budget.take(1<<20 - 1000) {
+		t.Fatal("cannot hold the budget")
+	}
+	wb := &wireBudget{body: io.NopCloser(iotest.OneByteReader(bytes.NewReader(make([]byte, 100_000)))), r: r}
+	read, err := io.Copy(io.Discard, wb)
+	if !errors.Is(err, errGRPCOverBudget) {
+		t.Fatalf("read %d bytes, err %v; want the budget refusal", read, err)
+	}
+	if read > 1000 {
+		t.Errorf("read %d bytes of the body with 1000 free", read)
+	}
+	wb.handOver()
+	if r.budget.used != 1<<20-1000 {
+		t.Errorf("budget in use %d after the hand-over, want the %d held", r.budget.used, 1<<20-1000)
+	}
 }
 
 // TestForwardUnchanged puts one receiver in front of another and checks

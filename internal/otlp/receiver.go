@@ -98,7 +98,10 @@ func (r *Receiver) Stats() Stats {
 // ServeHTTP answers OTLP/gRPC and OTLP/HTTP.
 func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if req.ProtoMajor == 2 && strings.HasPrefix(req.Header.Get("Content-Type"), "application/grpc") {
-		r.grpc.ServeHTTP(w, req)
+		wb := &wireBudget{body: req.Body, r: r}
+		defer wb.handOver()
+		req.Body = wb
+		r.grpc.ServeHTTP(w, req.WithContext(context.WithValue(req.Context(), wireBudgetKey{}, wb)))
 		return
 	}
 	if req.URL.Path != "/v1/traces" {
