@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/config"
+	"github.com/ptdmon/ptdmon/internal/gen"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/service"
 	"github.com/ptdmon/ptdmon/internal/sim"
@@ -172,3 +173,18 @@ func meanBetween(ps []fleetPoint, from, to time.Time) (stageRates, int) {
 }
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// writePromYML writes the Prometheus configuration `ptdmon gen prometheus`
+// writes for in into dir and returns its path.
+func writePromYML(t *testing.T, dir string, in gen.Input) string {
+	t.Helper()
+	promCfg, err := gen.PrometheusConfig(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(path, promCfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

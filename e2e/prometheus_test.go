@@ -181,12 +181,15 @@ func TestPrometheusBothPaths(t *testing.T) {
 	snap := average(snaps)
 	end := time.Now()
 
-	// The ptdmon path rates Prometheus' own scrapes of ptdmon: a scrape of
-	// ptdmon that failed (over the generated 900 ms timeout on a starved
-	// machine) leaves a gap that rate() extrapolates across, low. Such
-	// windows say nothing of ptdmon's counters and are left out, and how
-	// many were is logged.
-	failed := failedScrapes(t, promURL, gen.JobPtdmon, end, avgSpan+window+2*time.Second)
+	// Each path rates Prometheus' own scrapes (of ptdmon, or of the
+	// engines): a scrape that failed (over the generated 900 ms timeout on
+	// a starved machine) leaves a gap that rate() extrapolates across, low,
+	// or a process missing from a sum. Such windows say nothing of the
+	// rules or of ptdmon's counters and are left out; how many is logged.
+	failed := map[string][]time.Time{
+		"ptdmon":  failedScrapes(t, promURL, gen.JobPtdmon, end, avgSpan+window+2*time.Second),
+		"engines": failedScrapes(t, promURL, gen.JobEngines, end, avgSpan+window+2*time.Second),
+	}
 	for _, path := range []string{"ptdmon", "engines"} {
 		for _, stage := range stages {
 			sel := fmt.Sprintf(`%s{path=%q,stage=%q}[%ds]`, n.Stage[1], path, stage, int(avgSpan/time.Second))
@@ -196,20 +199,22 @@ func TestPrometheusBothPaths(t *testing.T) {
 				continue
 			}
 			samples := series[0]
-			if path == "ptdmon" {
-				kept := samples[:0:0]
-				for _, s := range samples {
-					if !anyWithin(failed, s.t.Add(-window-time.Second), s.t) {
-						kept = append(kept, s)
-					}
-				}
-				if len(kept) < len(samples) {
-					t.Logf("path=ptdmon  %-7s %d of %d samples left out: their window holds a failed scrape of ptdmon (%v)", stage, len(samples)-len(kept), len(samples), failed)
-				}
-				samples = kept
-			}
 			if len(samples) < int(avgSpan/time.Second)-2 {
 				t.Errorf("%s %s: only %d recorded samples in the last %s", path, stage, len(samples), avgSpan)
+				continue
+			}
+			kept := samples[:0:0]
+			for _, s := range samples {
+				if !anyWithin(failed[path], s.t.Add(-window-2*time.Second), s.t) {
+					kept = append(kept, s)
+				}
+			}
+			if len(kept) < len(samples) {
+				t.Logf("path=%-7s %-7s %d of %d samples left out: their window holds a failed scrape (%v)", path, stage, len(samples)-len(kept), len(samples), failed[path])
+			}
+			samples = kept
+			if len(samples) < 3 {
+				t.Errorf("%s %s: %d samples left whose window holds no failed scrape: Prometheus could not scrape every second here", path, stage, len(samples))
 				continue
 			}
 			// A sample recorded at t rests on scrapes up to a few

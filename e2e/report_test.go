@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -32,14 +30,7 @@ func TestReportFromPrometheus(t *testing.T) {
 	dir := t.TempDir()
 	in := gen.FromConfig(simConfig(cl), cl.BytesPerRequest())
 	in.PtdmonAddr = "127.0.0.1:" + freePort(t)
-	promCfg, err := gen.PrometheusConfig(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	promYML := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(promYML, promCfg, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	promYML := writePromYML(t, dir, in)
 	prom := startPrometheus(t, ctx, promBin, dir, promYML)
 	const runFor = 50 * time.Second
 	select {

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -34,14 +33,7 @@ func TestTSDBOutage(t *testing.T) {
 	dir := t.TempDir()
 	in := gen.FromConfig(simConfig(cl), cl.BytesPerRequest())
 	in.PtdmonAddr = "127.0.0.1:" + freePort(t)
-	promCfg, err := gen.PrometheusConfig(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	promYML := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(promYML, promCfg, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	promYML := writePromYML(t, dir, in)
 	promAddr := "127.0.0.1:" + freePort(t)
 	startProm := func() *exec.Cmd {
 		cmd := exec.CommandContext(ctx, promBin, "--config.file="+promYML, "--storage.tsdb.path="+filepath.Join(dir, "data"),

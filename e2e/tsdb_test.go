@@ -62,14 +62,7 @@ func startTSDBRun(t *testing.T, ctx context.Context, startTSDB func(dir, promYML
 
 	r.in = gen.FromConfig(cfg, cl.BytesPerRequest())
 	r.in.PtdmonAddr = r.direct[len("http://"):]
-	promCfg, err := gen.PrometheusConfig(r.in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	promYML := filepath.Join(r.dir, "prometheus.yml")
-	if err := os.WriteFile(promYML, promCfg, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	promYML := writePromYML(t, r.dir, r.in)
 	base := startTSDB(r.dir, promYML)
 	r.sourced = runPtdmon(t, ctx, &config.Config{
 		Window: config.Duration{Duration: window},
