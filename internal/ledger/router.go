@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"reflect"
 	"sort"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
@@ -36,7 +37,7 @@ func (r RouterPoint) MarshalJSON() ([]byte, error) {
 
 // Reasons of router values that no target gives.
 const (
-	WhyNoRouter    = "no router among the targets (role: router: Dynamo's frontend, llm-d's EPP, the vLLM or SGLang router)"
+	WhyNoRouter    = "no router among the targets (role: router)"
 	whyNoDecisions = "the router exports no P/D decision"
 )
 
@@ -156,4 +157,10 @@ func (p *Point) RouterOf(pool string) RouterPoint {
 		}
 	}
 	return NoRouter(pool)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, reasons included.
+func (r *RouterPoint) UnmarshalJSON(b []byte) error {
+	type alias RouterPoint
+	return withoutAbsent(b, reflect.ValueOf(r).Elem(), (*alias)(r))
 }
