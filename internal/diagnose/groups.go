@@ -3,6 +3,7 @@ package diagnose
 import (
 	"sort"
 
+	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
@@ -41,7 +42,11 @@ func groupNames(w []ledger.Point, of GroupOf) []string {
 	seen := map[string]bool{}
 	for i := range w {
 		for j := range w[i].Instances {
-			seen[of(&w[i].Instances[j])] = true
+			// A router is read with the pool it serves, never a group
+			// of its own.
+			if ip := &w[i].Instances[j]; ip.Role != string(engine.Router) {
+				seen[of(ip)] = true
+			}
 		}
 	}
 	out := make([]string, 0, len(seen))
