@@ -3,8 +3,8 @@ package engine
 import "github.com/prometheus/common/model"
 
 // LLMDEPP is llm-d's endpoint picker (EPP), the router of an llm-d
-// inference pool (https://github.com/llm-d/llm-d-router, docs/metrics.md
-// and pkg/epp/metrics/llm_d_router_metrics.go). Its names moved to the
+// inference pool (https://github.com/llm-d/llm-d-router: its metrics
+// catalogue and pkg/epp/metrics/llm_d_router_metrics.go). Its names moved to the
 // llm_d_epp_ prefix (llm-d-router PR #1661); the older inference_objective_
 // and llm_d_inference_scheduler_ twins are read where the new ones are
 // absent.
