@@ -49,3 +49,23 @@ func TestRouterDecisionsCountDecodeOnly(t *testing.T) {
 		}
 	}
 }
+
+// A router is read with the pool it serves: it makes no verdict group of
+// its own, whatever the grouping.
+func TestRouterMakesNoGroup(t *testing.T) {
+	w := balancedWorld()
+	pts := w.points(40, 1)
+	for i := range pts {
+		pts[i].Instances = append(pts[i].Instances, ledger.InstancePoint{Target: "epp", Role: "router", Engine: "llm-d-epp", Up: true,
+			Instant: ledger.Absent("no requests_completed counter in the exposition"), Window: ledger.Absent("no requests_completed counter in the exposition")})
+	}
+	v := Diagnose(pts, Config{})
+	for _, g := range v.Groups {
+		if g.Group == "llm-d-epp" {
+			t.Errorf("a group of the router alone: %+v", g)
+		}
+	}
+	if v.Class != Balanced {
+		t.Errorf("deployment %q, want balanced: %q", v.Class, v.Evidence)
+	}
+}
