@@ -2,6 +2,8 @@ package sim
 
 import (
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,5 +97,41 @@ func TestLoadModelDecodeOnly(t *testing.T) {
 	sc.Groups[0].DecodeOnlyFraction = 1
 	if err := sc.Validate(); err == nil {
 		t.Error("a decode-only share of 1 validated")
+	}
+}
+
+// Over HTTP, the router serves its counters at /metrics, as the truth has
+// them at the scrape instant, and /truth carries them.
+func TestClusterServesTheRouter(t *testing.T) {
+	c, clk := startFake(t, routedScenario())
+	var url string
+	for _, tg := range c.Targets() {
+		if tg.Role == ptd.Router {
+			url = tg.URL
+		}
+	}
+	if url == "" || !strings.HasSuffix(url, "/metrics") {
+		t.Fatalf("no router target in %+v", c.Targets())
+	}
+	now := testEpoch.Add(40 * time.Second)
+	clk.Set(now)
+	body, err := scrape(t, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := ptd.NewReader(ptd.EngineAuto, ptd.RoleUnknown, ptd.KVAuto).Read(body, "text/plain; version=0.0.4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got float64
+	for _, cv := range o.Counters {
+		if cv.Metric == ptd.RouterRequests {
+			got += cv.Value
+		}
+	}
+	var js Truth
+	getJSON(t, c.TruthURL()+"?at="+strconv.FormatInt(now.UnixNano(), 10), &js)
+	if len(js.Routers) != 1 || got != float64(js.Routers[0].Arrivals) || got == 0 {
+		t.Errorf("router served %g arrivals, /truth %+v", got, js.Routers)
 	}
 }
