@@ -2,7 +2,9 @@ package ledger
 
 import (
 	"reflect"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
 )
@@ -139,6 +141,20 @@ func (l *Ledger) routers(reads []instanceRead, p *Point) {
 		return
 	}
 	p.Router = all.point("")
+	// The deployment's arrivals are the routers' sum only when every pool
+	// has one: a pool without a router would be left out of it.
+	var bare []string
+	for i := range p.Instances {
+		ip := &p.Instances[i]
+		if pool := of(ip); ip.Role != string(engine.Router) && byPool[pool] == nil && !slices.Contains(bare, pool) {
+			bare = append(bare, pool)
+		}
+	}
+	if len(bare) > 0 {
+		sort.Strings(bare)
+		why := "pools without a router (" + strings.Join(bare, ", ") + "): the routers' sum is not the deployment's"
+		p.Router.Arrival, p.Router.RemotePrefill, p.Router.DecodeOnly = Absent(why), Absent(why), Absent(why)
+	}
 	names := make([]string, 0, len(byPool))
 	for n := range byPool {
 		names = append(names, n)

@@ -116,3 +116,24 @@ func TestRouterAbsentAndModelless(t *testing.T) {
 	wantVal(t, "pool m arrival", p.RouterOf("m").Arrival, 12)
 	wantAbsent(t, "pool m rejections", p.RouterOf("m").Rejected, "no error yet")
 }
+
+// Where only some pools have a router, the deployment's arrival rate is
+// not the routers' sum: it is absent with the pools left out, and each
+// pool keeps its own.
+func TestDeploymentArrivalNeedsEveryPoolsRouter(t *testing.T) {
+	l := New(Config{Interval: time.Second, Window: 5 * time.Second})
+	l.SetTargets([]engine.Target{{Name: "a-d", Role: engine.Decode}, {Name: "b-d", Role: engine.Decode}, {Name: "epp", Engine: engine.LLMDEPP}})
+	var p Point
+	for s := 0.0; s <= 6; s++ {
+		for _, e := range []struct{ name, model string }{{"a-d", "A"}, {"b-d", "B"}} {
+			o := obs(engine.Decode, 10*s, math.NaN(), nil)
+			o.Model = e.model
+			l.Record(Scrape{Target: e.name, Time: at(s), Obs: o})
+		}
+		l.Record(Scrape{Target: "epp", Time: at(s), Obs: routerObs(engine.LLMDEPP, "A", s, map[engine.Metric]float64{engine.RouterRequests: 10}, nil, 0, 0)})
+		p = l.Tick(at(s))
+	}
+	wantAbsent(t, "deployment arrival", p.Router.Arrival, "pools without a router (B)")
+	wantVal(t, "pool A arrival", p.RouterOf("A").Arrival, 10)
+	wantAbsent(t, "pool B arrival", p.RouterOf("B").Arrival, WhyNoRouter)
+}
