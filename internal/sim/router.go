@@ -12,11 +12,12 @@ import (
 // (Group.Router) and send a share of its requests straight to decode
 // (Group.DecodeOnlyFraction), as conditional disaggregation does: those
 // requests skip prefill and the KV transfer. The router is an endpoint of
-// its own, "<group>-router", exporting llm-d's EPP metrics
-// (docs/engines.md#routers): its request counter and its P/D decisions.
+// its own, "<group>-router" (docs/engines.md#routers): llm-d's EPP exports
+// its request counter and its P/D decisions; Dynamo's frontend counts each
+// request once, when it is answered.
 
 // RouterEngines are the routers a group may name.
-var RouterEngines = []string{string(ptd.LLMDEPP)}
+var RouterEngines = []string{string(ptd.LLMDEPP), string(ptd.DynamoFrontend)}
 
 // RoleRouter is the role of a router instance.
 const RoleRouter = "router"
@@ -25,6 +26,7 @@ const RoleRouter = "router"
 // decisions, so that the truth is exact at any instant.
 type routing struct {
 	arrivals, decodeOnly, remote []int64
+	answered                     []int64 // completed on decode
 }
 
 // routerName is the router instance of group g.
@@ -59,6 +61,14 @@ func (m *Model) routed(g *group) (decodeOnly bool) {
 	}
 	g.route.remote = append(g.route.remote, m.now)
 	return false
+}
+
+// routerAnswered records a request of g completed on decode, as a router
+// that counts answers sees it.
+func (m *Model) routerAnswered(g *group) {
+	if g.spec.Router != "" || g.spec.DecodeOnlyFraction > 0 {
+		g.route.answered = append(g.route.answered, m.now)
+	}
 }
 
 // sendToDecode hands a decode-only request to a decode engine; it is
@@ -120,6 +130,8 @@ type RouterTruth struct {
 	Arrivals      int64  `json:"arrivals"`
 	DecodeOnly    int64  `json:"decode_only"`
 	RemotePrefill int64  `json:"remote_prefill"`
+	// Answered: requests completed on decode.
+	Answered int64 `json:"answered"`
 }
 
 // routerTruth is the routing truth of the groups with a router or a
@@ -133,25 +145,41 @@ func (m *Model) routerTruth(t int64) []RouterTruth {
 		out = append(out, RouterTruth{Group: g.spec.Name,
 			Arrivals:      int64(countAt(g.route.arrivals, t)),
 			DecodeOnly:    int64(countAt(g.route.decodeOnly, t)),
-			RemotePrefill: int64(countAt(g.route.remote, t))})
+			RemotePrefill: int64(countAt(g.route.remote, t)),
+			Answered:      int64(countAt(g.route.answered, t))})
 	}
 	return out
 }
 
-// eppFormat writes llm-d's EPP exposition (llm-d/llm-d-router
-// pkg/epp/metrics/llm_d_router_metrics.go and the disagg profile handler's
-// metrics.go) as client_golang does: labels sorted. A router has no
-// engines: it renders its group's routing.
-type eppFormat struct {
+// routerFormat writes a router's exposition. A router has no engines: it
+// renders its group's routing.
+type routerFormat struct {
 	m *Model
 	g *group
 }
 
-func (eppFormat) ContentType() string { return textContentType }
+func (routerFormat) ContentType() string { return textContentType }
 
-func (f eppFormat) Render(dst []byte, _ *InstanceView) []byte { return f.m.renderRouter(f.g, dst) }
+func (f routerFormat) Render(dst []byte, _ *InstanceView) []byte {
+	if f.g.spec.Router == string(ptd.DynamoFrontend) {
+		return f.m.renderDynamoFrontend(f.g, dst)
+	}
+	return f.m.renderRouter(f.g, dst)
+}
 
-// renderRouter appends g's router exposition at m.now.
+// renderDynamoFrontend appends Dynamo's frontend exposition
+// (lib/runtime/src/metrics/prometheus_names.rs, frontend_service): every
+// request counted once when answered, by status.
+func (m *Model) renderDynamoFrontend(g *group, dst []byte) []byte {
+	model := g.spec.ModelOf(m.sc)
+	base := []label{{"endpoint", "chat_completions"}, {"model", model}, {"request_type", "stream"}}
+	dst = appendHeader(dst, "dynamo_frontend_requests_total", "Total number of LLM requests processed", "counter")
+	return appendSample(dst, "dynamo_frontend_requests_total", "", base, float64(countAt(g.route.answered, m.now)), label{"status", "success"})
+}
+
+// renderRouter appends llm-d's EPP exposition (llm-d/llm-d-router
+// pkg/epp/metrics/llm_d_router_metrics.go and the disagg profile handler's
+// metrics.go) at m.now, as client_golang writes it: labels sorted.
 func (m *Model) renderRouter(g *group, dst []byte) []byte {
 	model := g.spec.ModelOf(m.sc)
 	n := func(ts []int64) float64 { return float64(countAt(ts, m.now)) }
@@ -167,10 +195,10 @@ func (m *Model) renderRouter(g *group, dst []byte) []byte {
 
 // routerExposition is Exposition for a router instance.
 func (m *Model) routerExposition(g *group, dst []byte) ([]byte, Format, error) {
-	if g.spec.Router != string(ptd.LLMDEPP) {
+	if !slices.Contains(RouterEngines, g.spec.Router) {
 		return dst, nil, fmt.Errorf("router %q is not simulated", g.spec.Router)
 	}
-	f := eppFormat{m, g}
+	f := routerFormat{m, g}
 	return f.Render(dst, nil), f, nil
 }
 

@@ -135,3 +135,38 @@ func TestClusterServesTheRouter(t *testing.T) {
 		t.Errorf("router served %g arrivals, /truth %+v", got, js.Routers)
 	}
 }
+
+// Dynamo's frontend counts each request once, when it is answered: read by
+// its adapter, its counter is the truth's answered requests, which are
+// decode's completions.
+func TestDynamoFrontendCountsAnswers(t *testing.T) {
+	sc := routedScenario()
+	sc.Groups[0].Router = string(ptd.DynamoFrontend)
+	m, err := NewModel(sc, 5, time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.AdvanceTo(60 * time.Second)
+	body, f, err := m.Exposition(sc.Groups[0].Name+"-router", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := ptd.NewReader(ptd.EngineAuto, ptd.RoleUnknown, ptd.KVAuto).Read(body, f.ContentType())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, body)
+	}
+	tr := m.TruthAt(60 * time.Second)
+	var dec int64
+	for _, it := range tr.Instances {
+		dec += it.DecodeCompleted
+	}
+	var got float64
+	for _, c := range o.Counters {
+		if c.Metric == ptd.FrontendRequests {
+			got += c.Value
+		}
+	}
+	if o.Engine != ptd.DynamoFrontend || o.Role != ptd.Router || got != float64(tr.Routers[0].Answered) || tr.Routers[0].Answered != dec || dec == 0 {
+		t.Errorf("read %s/%s %g answered; truth %+v, decode completions %d", o.Engine, o.Role, got, tr.Routers[0], dec)
+	}
+}
