@@ -30,7 +30,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	fs := c.Flags
 	engines, sources := engine.EngineChoices(), engine.KVSourceChoices()
 	eng := fs.String("engine", "auto", "engine: "+engines)
-	role := fs.String("role", "", "role: prefill or decode (default: from the exposition)")
+	role := fs.String("role", "", "role: prefill, decode or router (default: from the exposition)")
 	kvSource := fs.String("kv-source", "", "KV byte source: "+sources)
 	contentType := fs.String("content-type", "", "Content-Type of a file (default: text format 0.0.4)")
 	timeout := fs.Duration("timeout", 10*time.Second, "timeout for a URL")
@@ -43,7 +43,7 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 		var r engine.Role
 		if *role != "" {
 			if r, ok = engine.ParseRole(*role); !ok {
-				return cli.Usagef("-role %q: want prefill or decode", *role)
+				return cli.Usagef("-role %q: want prefill, decode or router", *role)
 			}
 		}
 		kv, ok := engine.ParseKVSource(*kvSource)

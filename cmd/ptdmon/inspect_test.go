@@ -40,7 +40,7 @@ func TestInspect(t *testing.T) {
 	f(0, `"prefix": "vllm:",`+"\n"+`  "families_matched": 2,`, "", "-json", unread)
 	f(2, "", "not a Prometheus", filepath.Join("..", "..", "internal", "engine", "testdata", "reports", "trtllm_issue_2004_aibrix_metrics_json.txt"))
 	f(2, "", "no such file", "/nonexistent/metrics.txt")
-	f(2, "", "-role \"router\"", "-role", "router", capture)
+	f(2, "", "-role \"gateway\"", "-role", "gateway", capture)
 	f(2, "", "unexpected argument \"extra\"", capture, "extra")
 	f(2, "", "is a directory", t.TempDir())
 

@@ -14,9 +14,16 @@ const DefaultHeadroom = 0.2
 
 // Demand is the arrival rate the advice sizes for.
 type Demand struct {
-	// Observed is the arrival rate estimated from the points: prefill
-	// completions plus the growth of the requests held on prefill.
+	// Observed is the arrival rate: the router's, where the pool has one
+	// (router.go), else estimated from the points: prefill completions plus
+	// the growth of the requests held on prefill. Basis says which.
 	Observed ledger.Num `json:"observed_requests_per_second"`
+	Basis    string     `json:"basis"`
+	// RemotePrefillShare is the share of requests the router sends to a
+	// prefill instance first, where it exports its P/D decisions: prefill
+	// and the KV transfer are sized for that share of the target, decode
+	// for all of it.
+	RemotePrefillShare ledger.Num `json:"remote_prefill_share"`
 	// Multiplier scales Observed ("what if 1.5×"); Rate overrides both.
 	Multiplier float64    `json:"multiplier"`
 	Target     ledger.Num `json:"target_requests_per_second"`
@@ -39,7 +46,7 @@ func (d Demand) MarshalJSON() ([]byte, error) {
 // while prefill is saturated or blocked, when its completion rate no longer
 // shows the load.
 func EstimateDemand(points []ledger.Point, lookback time.Duration) Demand {
-	d := Demand{Multiplier: 1, Lookback: lookback.Seconds()}
+	d := Demand{Multiplier: 1, Lookback: lookback.Seconds(), Basis: BasisInferred, RemotePrefillShare: ledger.Absent(ledger.WhyNoRouter)}
 	if len(points) == 0 {
 		d.Observed = ledger.Absent("no points yet")
 		d.BytesPerRequest = ledger.Absent("no points yet")
@@ -77,6 +84,8 @@ func EstimateDemand(points []ledger.Point, lookback time.Duration) Demand {
 	default:
 		d.Observed = ledger.Val(math.Max(0, rate.mean+slope(xs, ys)))
 	}
+	d.Basis = BasisInferred
+	routerArrival(&d, points, end.Add(-lookback))
 	d.Target = d.Observed
 	return d
 }
@@ -192,9 +201,10 @@ func Advise(caps []Capacity, d Demand, headroom float64) (Advice, error) {
 		return Advice{}, fmt.Errorf("want the capacities of prefill, kv and decode, got %d", len(caps))
 	}
 	a := Advice{Demand: d, Headroom: headroom, Capacities: caps}
-	a.Prefill = sizeStage(caps[0], d.Target, headroom)
+	remote := d.remote()
+	a.Prefill = sizeStage(caps[0], remote.Target, headroom)
 	a.Decode = sizeStage(caps[2], d.Target, headroom)
-	a.KV = sizeKV(caps[1], d, headroom)
+	a.KV = sizeKV(caps[1], remote, headroom)
 	for _, s := range []StageAdvice{a.Prefill, a.Decode} {
 		if s.Instances.OK() && s.Instances.V > float64(s.Current) {
 			a.Short = append(a.Short, s.Stage)

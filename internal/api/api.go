@@ -80,6 +80,7 @@ func (s *Server) Handler() http.Handler {
 	reg.MustRegister(&metrics.Collector{Ledger: s.Ledger, Stage: s.stage})
 	reg.MustRegister(s.Collectors...)
 	reg.MustRegister(&metrics.PoolCollector{Stages: s.poolStages})
+	reg.MustRegister(&metrics.RouterCollector{Ledger: s.Ledger})
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,

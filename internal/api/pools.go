@@ -20,7 +20,10 @@ type Pool struct {
 	Prefill   ledger.StagePoint `json:"prefill"`
 	KV        ledger.KVPoint    `json:"kv"`
 	Decode    ledger.StagePoint `json:"decode"`
-	Instances int               `json:"instances"`
+	// Router is the pool's routers' arrivals, rejections, queue, TTFT
+	// and P/D decisions; absent with the reason where it has none.
+	Router    ledger.RouterPoint `json:"router"`
+	Instances int                `json:"instances"`
 	// Reasons says why Model or KVRequest is not known.
 	Reasons map[string]string `json:"reasons,omitempty"`
 }
@@ -78,7 +81,7 @@ func (pl pooling) pools(p *ledger.Point) []Pool {
 	for _, name := range names {
 		g := diagnose.GroupPoints([]ledger.Point{*p}, name, pl.of, pl.bytesOf)[0]
 		r, why := pl.request(name)
-		pool := Pool{Name: name, Model: model[name], KVRequest: r, Prefill: g.Prefill, KV: g.KV, Decode: g.Decode, Instances: count[name]}
+		pool := Pool{Name: name, Model: model[name], KVRequest: r, Prefill: g.Prefill, KV: g.KV, Decode: g.Decode, Router: p.RouterOf(name), Instances: count[name]}
 		if pool.Model == "" {
 			pool.Reasons = map[string]string{"model": whyNoModel}
 		}

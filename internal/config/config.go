@@ -384,7 +384,7 @@ func (t Target) validate() error {
 	}
 	if t.Role != "" {
 		if _, ok := engine.ParseRole(t.Role); !ok {
-			return fmt.Errorf("role %q: want prefill or decode", t.Role)
+			return fmt.Errorf("role %q: want prefill, decode or router", t.Role)
 		}
 	}
 	eng, ok := engine.ParseEngine(t.Engine)

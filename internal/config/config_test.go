@@ -58,7 +58,7 @@ func TestErrorsNameFileAndLine(t *testing.T) {
 	f("targets:\n  - url: http://a:1/metrics\n    rol: prefill\n", "ptdmon.yaml:3: field rol not found")
 	f("interval: fast\n", "ptdmon.yaml:1: \"fast\" is not a duration")
 	f("targets:\n  - url: http://a:1/m\n  - name: x\n    url: ftp://b/m\n", "ptdmon.yaml:3: target \"x\": url")
-	f("targets:\n  - url: http://a:1/m\n    role: router\n", "ptdmon.yaml:2: target \"a:1\": role \"router\"")
+	f("targets:\n  - url: http://a:1/m\n    role: gateway\n", "ptdmon.yaml:2: target \"a:1\": role \"gateway\": want prefill, decode or router")
 	f("targets:\n  - name: a\n    url: http://a:1/m\n  - name: a\n    url: http://b:1/m\n", "ptdmon.yaml:4: target name \"a\" is already used at ptdmon.yaml:2")
 	f("interval: 1s\ntimeout: 2s\ntargets: [{url: 'http://a:1/m'}]\n", "timeout 2s must be shorter than interval")
 	f("kv_source: rdma\ntargets: [{url: 'http://a:1/m'}]\n", "kv_source \"rdma\"")

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"sort"
 
+	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
@@ -41,7 +42,11 @@ func groupNames(w []ledger.Point, of GroupOf) []string {
 	seen := map[string]bool{}
 	for i := range w {
 		for j := range w[i].Instances {
-			seen[of(&w[i].Instances[j])] = true
+			// A router is read with the pool it serves, never a group
+			// of its own.
+			if ip := &w[i].Instances[j]; ip.Role != string(engine.Router) {
+				seen[of(ip)] = true
+			}
 		}
 	}
 	out := make([]string, 0, len(seen))
@@ -87,6 +92,7 @@ func GroupPoints(w []ledger.Point, name string, of GroupOf, bytesOf func(group s
 		g := &out[i]
 		g.Time = p.Time
 		g.Instances = groupInstances(p.Instances, name, of)
+		g.Router = p.RouterOf(name)
 		var st [2]struct {
 			rate, rateW, running, waiting, usage sumN
 			prompt, gen                          sumN

@@ -288,6 +288,9 @@ func pinned(w []ledger.Point) (n, reporting int, level float64) {
 // remote prefills (docs/pools.md#decode-only-requests). That is served
 // traffic, never a fault; the note gives the evidence.
 func decodeOnly(w []ledger.Point, minN int, th Thresholds) string {
+	if n := routerDecisions(w, minN); n != "" {
+		return n
+	}
 	g := compare(w,
 		func(p *ledger.Point) *ledger.Num { return &p.Decode.Window },
 		func(p *ledger.Point) *ledger.Num { return &p.Prefill.Window },
@@ -298,4 +301,21 @@ func decodeOnly(w []ledger.Point, minN int, th Thresholds) string {
 	}
 	return fmt.Sprintf("decode completes %.1f req/s, prefill %.1f req/s: %.1f req/s (%.0f%%) are served without remote prefill (decode-only or locally prefilled requests), which is not a fault",
 		g.up, g.own, g.up-g.own, 100*g.rel())
+}
+
+// routerDecisions notes the router's own count of the requests it sent
+// straight to decode, where it exports its P/D decision (llm-d's
+// disagg_decision_total): what decode > prefill infers, measured.
+func routerDecisions(w []ledger.Point, minN int) string {
+	only := collect(w, func(p *ledger.Point) ledger.Num { return p.Router.DecodeOnly })
+	remote := collect(w, func(p *ledger.Point) ledger.Num { return p.Router.RemotePrefill })
+	if only.n() < minN || remote.n() < minN {
+		return ""
+	}
+	d, r := only.mean(), remote.mean()
+	if d <= 0 || d+r <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("the router sent %.1f req/s straight to decode and %.1f req/s to remote prefill: %.0f%% are served without remote prefill by its P/D decisions, which is not a fault",
+		d, r, 100*d/(d+r))
 }

@@ -88,8 +88,9 @@ type Adapter struct {
 	// (docs/design.md#kv-sources-and-the-side-each-counts).
 	TransferLibrary bool
 	// Frontend: the endpoint is a request router in front of the engines
-	// (Dynamo's frontend): it plays no P/D role, so a target of it needs
-	// none and counts in no stage.
+	// (Dynamo's frontend, llm-d's EPP, the vLLM and SGLang routers): its
+	// targets play the role router, need no role configured and count in
+	// no stage; the ledger reads their arrivals (routers.go).
 	Frontend bool
 }
 

@@ -39,6 +39,12 @@ const (
 	PromptTokensTransferred
 	PrefillRetries
 	FrontendRequests
+	// A router's requests (routers.go): every request it received, and
+	// its P/D decisions: sent to a prefill instance first, or straight to
+	// decode.
+	RouterRequests
+	RouterRemotePrefill
+	RouterDecodeOnly
 	numCounters
 )
 
@@ -168,6 +174,9 @@ var metricNames = [numMetrics]string{
 	PromptTokensTransferred: "prompt_tokens_transferred",
 	PrefillRetries:          "prefill_retries",
 	FrontendRequests:        "frontend_requests",
+	RouterRequests:          "router_requests",
+	RouterRemotePrefill:     "router_remote_prefill_decisions",
+	RouterDecodeOnly:        "router_decode_only_decisions",
 	KVInflight:              "kv_transfers_inflight",
 	FrontendQueued:          "frontend_requests_queued",
 	FrontendInflight:        "frontend_requests_inflight",
@@ -204,11 +213,17 @@ const (
 	RoleUnknown Role = ""
 	Prefill     Role = "prefill"
 	Decode      Role = "decode"
+	// Router: a request router in front of the prefill and decode
+	// instances (routers.go); it counts in no stage.
+	Router Role = "router"
 )
 
-// ParseRole accepts "prefill" and "decode" (and the common short forms).
+// ParseRole accepts "prefill", "decode" (and the common short forms) and
+// "router".
 func ParseRole(s string) (Role, bool) {
 	switch s {
+	case "router":
+		return Router, true
 	case "prefill", "p", "P", "ctx", "context":
 		return Prefill, true
 	case "decode", "d", "D", "gen", "generation":

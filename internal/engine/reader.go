@@ -359,6 +359,8 @@ func (r *Reader) resolve(o *Observation, engines uint64, roles [2]bool) error {
 		return nil
 	}
 	if r.frontend(o.Engine) {
+		// A router's own names say what it is.
+		o.Role = Router
 		return nil
 	}
 	err := r.roleFromLabels(o, roles)

@@ -185,16 +185,43 @@ func TestReaderCaptures(t *testing.T) {
 			PrefillKVComputedTokens: {100, 40960}, KVPostTime: {90, 90 * 0.0002}, KVDescriptors: {90, 90 * 64},
 		},
 	})
-	// Dynamo's frontend, no role: 900 + 60 requests answered, 12 errors;
+	// Dynamo's frontend, a router: 900 + 60 requests answered, 12 errors;
 	// 7 queued, 40 in flight; TTFT 0.25 s and an estimated KV transfer of
 	// 20 ms for each of 960; active prefill tokens 3072 + 1024 and decode
 	// blocks 500 + 700 over the workers.
 	f("dynamo_frontend.txt", RoleUnknown, want{
-		engine: DynamoFrontend, role: RoleUnknown, model: "Qwen/Qwen3-32B",
+		engine: DynamoFrontend, role: Router, model: "Qwen/Qwen3-32B",
 		counters: map[Metric]float64{FrontendRequests: 960, Errored: 12},
 		gauges:   map[Metric]float64{FrontendQueued: 7, FrontendInflight: 40, ActivePrefillTokens: 4096, ActiveDecodeBlocks: 1200},
 		absent:   []Metric{Completed},
 		hists:    map[Metric][2]float64{TTFT: {960, 240}, KVXferEstimate: {960, 19.2}},
+	})
+	// llm-d's EPP: 700 + 300 requests routed, 15 errors; 24 running, 6
+	// held by flow control; TTFT 0.25 s for each of 1000; 400 decode-only
+	// and 600 prefill-decode decisions, the deprecated twin not added.
+	f("llmd_epp.txt", RoleUnknown, want{
+		engine: LLMDEPP, role: Router, model: "Qwen/Qwen3-32B",
+		counters: map[Metric]float64{RouterRequests: 1000, Errored: 15, RouterDecodeOnly: 400, RouterRemotePrefill: 600},
+		gauges:   map[Metric]float64{FrontendInflight: 24, FrontendQueued: 6},
+		absent:   []Metric{Completed, FrontendRequests},
+		hists:    map[Metric][2]float64{TTFT: {1000, 250}},
+	})
+	// SGLang's model gateway: 450 + 50 routed, 5 errors; queued 3 + 9 and
+	// in flight 20 + 12 over the scheduler's classes; the user-facing P/D
+	// TTFT (0.4 s each), not the decode leg's.
+	f("sglang_gateway.txt", RoleUnknown, want{
+		engine: SGLangGateway, role: Router, model: "Qwen/Qwen3-32B",
+		counters: map[Metric]float64{RouterRequests: 500, Errored: 5},
+		gauges:   map[Metric]float64{FrontendQueued: 12, FrontendInflight: 32},
+		absent:   []Metric{Completed, RouterDecodeOnly},
+		hists:    map[Metric][2]float64{TTFT: {450, 180}},
+	})
+	// vLLM's router: 780 + 20 answered, 8 errors, 2 + 30 running; no model.
+	f("vllm_router.txt", RoleUnknown, want{
+		engine: VLLMRouter, role: Router,
+		counters: map[Metric]float64{FrontendRequests: 800, Errored: 8},
+		gauges:   map[Metric]float64{FrontendInflight: 32},
+		absent:   []Metric{RouterRequests, Completed},
 	})
 	// SGLang prefill, 2026: 200 requests, bootstrap 40 ms and allocation
 	// 8 ms each, 8 GB/s (GiB: 1024 of its MiB); stages bootstrap 0.04 s,

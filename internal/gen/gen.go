@@ -92,9 +92,9 @@ func (in Input) Check() error {
 			return fmt.Errorf("target %q: %w", t.Name, err)
 		}
 		switch t.Role {
-		case "prefill", "decode":
+		case "prefill", "decode", "router":
 		default:
-			return fmt.Errorf("target %q: role %q: want prefill or decode (the rules group by role)", t.Name, t.Role)
+			return fmt.Errorf("target %q: role %q: want prefill, decode or router (the rules group by role)", t.Name, t.Role)
 		}
 		if t.Engine != engine.EngineAuto && !slices.Contains(engine.Engines(), t.Engine) {
 			return fmt.Errorf("target %q: engine %q: want %s", t.Name, t.Engine, engine.EngineChoices())

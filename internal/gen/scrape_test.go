@@ -74,6 +74,7 @@ func TestInputCheck(t *testing.T) {
 		want string
 	}{
 		{"ok", Input{Targets: []engine.Target{ok}, Window: 5 * time.Second}, ""},
+		{"router", Input{Targets: []engine.Target{ok, {Name: "r", URL: "http://h:2/metrics", Role: engine.Router, Engine: engine.LLMDEPP}}, Window: 5 * time.Second}, ""},
 		{"bad url", Input{Targets: []engine.Target{{Name: "a", URL: "h:1", Role: "prefill"}}, Window: 5 * time.Second}, "url"},
 		{"no role", Input{Targets: []engine.Target{{Name: "a", URL: "http://h:1"}}, Window: 5 * time.Second}, "role"},
 		{"bad engine", Input{Targets: []engine.Target{{Name: "a", URL: "http://h:1", Role: "decode", Engine: "tgi"}}, Window: 5 * time.Second}, "engine"},

@@ -87,8 +87,8 @@ func Of(src string, obs *engine.Observation, found []engine.Match) Inspection {
 func (in Inspection) WriteSummary(w io.Writer) error {
 	var b strings.Builder
 	role := in.Role
-	if a, ok := engine.Lookup(engine.Engine(in.Engine)); role == "" && ok && a.Frontend {
-		role = "none (a request router in front of the engines)"
+	if role == string(engine.Router) {
+		role = "router (in front of the prefill and decode instances; its requests are the arrivals)"
 	} else if role == "" {
 		role = "unknown (pass -role prefill|decode)"
 	}

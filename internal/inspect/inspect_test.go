@@ -75,10 +75,13 @@ func TestSummary(t *testing.T) {
 	f("vllm_prefill_flagcx.txt", engine.Prefill, "engine     vllm\n", "role       prefill\n", "requests_completed                 1993")
 	f("sglang_prefill.txt", "", "engine     sglang\n", "role       prefill\n")
 	f("vllm_decode_nixl.txt", "", "role       unknown (pass -role prefill|decode)")
-	// Transfer libraries and Dynamo's frontend are recognised by their names.
+	// Transfer libraries and the routers are recognised by their names.
 	f("nixl_telemetry.txt", engine.Prefill, "engine     nixl-telemetry\n", "prefix     agent_ (14 families)\n", "kv_transfer_failures_network       8")
 	f("mooncake_te.txt", engine.Prefill, "engine     mooncake-te\n", "kv_transfers_inflight              3\n")
-	f("dynamo_frontend.txt", "", "engine     dynamo-frontend\n", "role       none (a request router in front of the engines)\n", "active_prefill_tokens              4096")
+	f("dynamo_frontend.txt", "", "engine     dynamo-frontend\n", "role       router (in front of the prefill and decode instances; its requests are the arrivals)\n", "active_prefill_tokens              4096")
+	f("llmd_epp.txt", "", "engine     llm-d-epp\n", "role       router (", "router_decode_only_decisions       400\n", "router_requests                    1000  (2 series)")
+	f("sglang_gateway.txt", "", "engine     sglang-gateway\n", "role       router (", "router_requests                    500  (2 series)")
+	f("vllm_router.txt", "", "engine     vllm-router\n", "role       router (", "frontend_requests                  800  (2 series)")
 	// The other spelling of the finish reason is read, and said.
 	f("llmd_inference_sim.txt", engine.Decode, "requests_completed                 45", "requests_aborted                   3",
 		"vllm:request_success_total: the finish reason is read from the label finish_reason, not finished_reason")

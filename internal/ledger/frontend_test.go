@@ -6,7 +6,7 @@ import (
 	"github.com/ptdmon/ptdmon/internal/engine"
 )
 
-// A request router (Dynamo's frontend) has no P/D role: its counters are
+// A request router (Dynamo's frontend) plays no P/D role: its counters are
 // kept and shown with the target, and it adds to no stage.
 func TestFrontendInNoStage(t *testing.T) {
 	l := newLedger(1 << 30)

@@ -10,8 +10,12 @@ type Point struct {
 	Decode  StagePoint `json:"decode"`
 	// GlobalKVBytes is flagcx_total_bytes_transferred_total: every engine's
 	// cumulative KV bytes, carried across resets and vanished engines.
-	GlobalKVBytes Num             `json:"global_kv_bytes_total"`
-	Instances     []InstancePoint `json:"instances,omitempty"`
+	GlobalKVBytes Num `json:"global_kv_bytes_total"`
+	// Router is every router's sum; Routers the routers of each pool, by
+	// pool name (router.go).
+	Router    RouterPoint     `json:"router"`
+	Routers   []RouterPoint   `json:"routers,omitempty"`
+	Instances []InstancePoint `json:"instances,omitempty"`
 }
 
 // StagePoint is the prefill or decode stage: the sum over its instances.

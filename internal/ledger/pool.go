@@ -33,12 +33,14 @@ func PoolName(labels map[string]string, exposedModel string) (name string, label
 // metadata. A pool named by its model alone never mixes engine kinds (a
 // prefill instance hands its KV only to a decode instance of its own
 // engine): where one model is served by several engines, each engine's
-// instances are a pool "MODEL (ENGINE)". An instance whose pool is not known
-// is grouped by its engine kind ("unknown" when that is not known either).
+// instances are a pool "MODEL (ENGINE)". A router is none of the model's
+// engines: it joins the pool of its model. An instance whose pool is not
+// known is grouped by its engine kind ("unknown" when that is not known
+// either).
 func PoolOf(meta map[string]TargetMeta) func(ip *InstancePoint) string {
 	engines := map[string]map[string]bool{}
 	for _, m := range meta {
-		if m.Pool == "" || m.PoolLabelled {
+		if m.Pool == "" || m.PoolLabelled || m.Router {
 			continue
 		}
 		if engines[m.Pool] == nil {
@@ -51,10 +53,31 @@ func PoolOf(meta map[string]TargetMeta) func(ip *InstancePoint) string {
 	pools := make(map[string]string, len(meta))
 	for target, m := range meta {
 		switch {
-		case m.Pool != "" && len(engines[m.Pool]) > 1:
+		case m.Pool != "" && len(engines[m.Pool]) > 1 && !m.Router:
 			pools[target] = m.Pool + " (" + m.Engine + ")"
 		case m.Pool != "":
 			pools[target] = m.Pool
+		}
+	}
+	// A router that names no model (vLLM's router) serves the one pool
+	// there is; in front of several it needs its pool label.
+	served := map[string]bool{}
+	for target, m := range meta {
+		switch {
+		case m.Router:
+		case pools[target] != "":
+			served[pools[target]] = true
+		case m.Engine != "":
+			served[m.Engine] = true
+		default:
+			served["unknown"] = true
+		}
+	}
+	for target, m := range meta {
+		if m.Router && pools[target] == "" && len(served) == 1 {
+			for p := range served {
+				pools[target] = p
+			}
 		}
 	}
 	return func(ip *InstancePoint) string {

@@ -134,6 +134,7 @@ func (l *Ledger) compute(now time.Time) Point {
 	var prefill, decode stageSum
 	var kv kvSum
 	var notes []string
+	var routers []instanceRead
 	counted := l.kvCounted()
 	var kvTotal float64
 
@@ -152,8 +153,11 @@ func (l *Ledger) compute(now time.Time) Point {
 			prefill.add(&in, &ip)
 		case engine.Decode:
 			decode.add(&in, &ip)
+		case engine.Router:
+			routers = append(routers, in)
 		}
 	}
+	l.routers(routers, &p)
 	p.Prefill = prefill.point("no prefill instance configured")
 	p.Decode = decode.point("no decode instance configured")
 

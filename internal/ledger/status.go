@@ -124,6 +124,9 @@ type TargetMeta struct {
 	Pool         string
 	PoolLabelled bool
 	Engine       string
+	// Router: the target is a request router, which joins the pool of its
+	// model but is not one of its engines.
+	Router bool
 }
 
 // Meta returns every target's TargetMeta by name.
@@ -143,7 +146,7 @@ func (t *target) meta() TargetMeta {
 	if eng == engine.EngineAuto {
 		eng = t.engine
 	}
-	m := TargetMeta{ModelLabel: t.info.Labels["model"], Model: t.model, LastError: t.lastErr, Engine: string(eng)}
+	m := TargetMeta{ModelLabel: t.info.Labels["model"], Model: t.model, LastError: t.lastErr, Engine: string(eng), Router: t.effectiveRole() == engine.Router}
 	m.Pool, m.PoolLabelled = PoolName(t.info.Labels, t.model)
 	return m
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ptdmon/ptdmon/internal/advice"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
@@ -133,7 +134,11 @@ func (r *Report) Markdown() []byte {
 		p("| %s | %s | %s |\n", c.Stage, v, c.Evidence)
 	}
 	if a := r.Advice; a != nil {
-		p("\nAdvice for %s req/s at %.0f%% headroom: %s", numN(a.Demand.Target), 100*a.Headroom, ratio(a.RatioText, a.RatioBound))
+		measured := ""
+		if a.Demand.Basis == advice.BasisRouter {
+			measured = " (arrivals measured at the router)"
+		}
+		p("\nAdvice for %s req/s%s at %.0f%% headroom: %s", numN(a.Demand.Target), measured, 100*a.Headroom, ratio(a.RatioText, a.RatioBound))
 		p("; prefill %s, decode %s instances (now %d and %d).\n", numN(a.Prefill.Instances), numN(a.Decode.Instances), a.Prefill.Current, a.Decode.Current)
 	} else {
 		p("\nNo advice: %s.\n", r.AdviceWhy)

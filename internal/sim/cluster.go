@@ -129,9 +129,9 @@ func Start(ctx context.Context, sc Scenario, opts Options) (*Cluster, error) {
 
 func (c *Cluster) serve(li *liveInstance, ln net.Listener) {
 	mux := http.NewServeMux()
-	prof := c.model.byName[li.info.Name].grp.prof
+	prof := c.model.profileOf(li.info.Name)
 	mux.HandleFunc("GET "+prof.metricsPath(), func(w http.ResponseWriter, r *http.Request) { c.serveMetrics(li, w, r) })
-	if prof.IterationStats {
+	if prof != nil && prof.IterationStats {
 		// trtllm-serve: JSON iteration stats (drained on read) at /metrics.
 		mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) { c.serveIterStats(li, w, r) })
 	}
@@ -344,7 +344,7 @@ func malformed(body []byte) []byte {
 func (c *Cluster) Targets() []ptd.Target {
 	out := make([]ptd.Target, 0, len(c.insts))
 	for _, li := range c.insts {
-		path := c.model.byName[li.info.Name].grp.prof.metricsPath()
+		path := c.model.profileOf(li.info.Name).metricsPath()
 		out = append(out, ptd.Target{Name: li.info.Name, URL: "http://" + li.addr + path,
 			Role: ptd.Role(li.info.Role), Engine: ptd.Engine(li.info.Engine)})
 	}

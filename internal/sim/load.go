@@ -34,7 +34,8 @@ const (
 type StageLoad struct {
 	Stage string `json:"stage"`
 	// OfferedPerSec is the load offered to the stage: the group's arrival
-	// rate, since every request passes every stage.
+	// rate, since every request passes every stage, but for decode-only
+	// requests, which pass decode alone.
 	OfferedPerSec  float64 `json:"offered_per_sec"`
 	CapacityPerSec float64 `json:"capacity_per_sec"`
 	// Utilisation is offered ÷ capacity; ≥ 1 means saturated.
@@ -135,13 +136,19 @@ func (g Group) load(sc Scenario) GroupLoad {
 	tCopy := B / (g.Transfer.BandwidthBytesPerSec / float64(g.Transfer.Threads))
 	tDecode := O*step + step
 
+	// Decode-only requests (router.go) pass decode alone: prefill and KV
+	// are offered the remote prefills, and a decode KV slot is held for
+	// the copy only by those.
+	f := g.DecodeOnlyFraction
+	offered := g.Rate
 	add := func(stage string, capacity float64, limit string) {
 		u := 0.0
 		if capacity > 0 {
-			u = g.Rate / capacity
+			u = offered / capacity
 		}
-		gl.Stages = append(gl.Stages, StageLoad{Stage: stage, OfferedPerSec: g.Rate, CapacityPerSec: capacity, Utilisation: u, Limit: limit})
+		gl.Stages = append(gl.Stages, StageLoad{Stage: stage, OfferedPerSec: offered, CapacityPerSec: capacity, Utilisation: u, Limit: limit})
 	}
+	offered = g.Rate * (1 - f)
 	add(string(stage.Prefill), nP*g.Prefill.TokensPerSec/S, fmt.Sprintf("%g prefill engines × %g tokens/s ÷ %d tokens", nP, g.Prefill.TokensPerSec, sc.InputTokens))
 
 	link := nP * g.Transfer.BandwidthBytesPerSec / B
@@ -152,15 +159,16 @@ func (g Group) load(sc Scenario) GroupLoad {
 		add(string(stage.KV), pSlots, fmt.Sprintf("%g × %d prefill KV slots held ≥ %.2f s each", nP, g.Prefill.KVSlots, tPrefill+tCopy))
 	}
 
+	offered = g.Rate
 	batch := nD * float64(g.Decode.MaxBatch) / (O * step)
 	batchLimit := fmt.Sprintf("%g decode engines × batch %d ÷ (%d tokens × %v)", nD, g.Decode.MaxBatch, sc.OutputTokens, g.Decode.StepTime)
 	if g.gating() == GatingPrealloc {
-		hold := tPrefill + tCopy + tDecode
+		hold := (1-f)*(tPrefill+tCopy) + tDecode
 		add(StageAdmission, nD*float64(g.Decode.KVSlots)/hold,
 			fmt.Sprintf("%g × %d decode KV slots reserved ≥ %.2f s each (prefill, copy, decode)", nD, g.Decode.KVSlots, hold))
 		add(string(stage.Decode), batch, batchLimit)
 	} else {
-		hold := tCopy + tDecode
+		hold := (1-f)*tCopy + tDecode
 		slots := nD * float64(g.Decode.KVSlots) / hold
 		if batch <= slots {
 			add(string(stage.Decode), batch, batchLimit)

@@ -41,6 +41,7 @@ type group struct {
 	prefill  []*engine // all engines of all prefill instances
 	decode   []*engine
 	rrP, rrD int
+	route    routing // router.go
 }
 
 type instance struct {
@@ -111,6 +112,8 @@ type request struct {
 	firstTok  int64
 	generated int
 	stop      bool
+	// decodeOnly: sent straight to decode, no prefill or KV transfer.
+	decodeOnly bool
 }
 
 type eventKind uint8
@@ -359,6 +362,10 @@ func (m *Model) arrive(g *group) {
 	m.nextReqID++
 	r := &request{id: m.nextReqID, grp: g, arrival: m.now}
 	r.stop = m.rng.Float64() < m.sc.StopFraction
+	if m.routed(g) {
+		m.sendToDecode(g, r)
+		return
+	}
 	p := pick(g.prefill, &g.rrP, prefillLoad)
 	if p == nil {
 		m.dropped++
@@ -391,6 +398,10 @@ func (m *Model) kickAlloc(d *engine) {
 		d.prealloc = d.prealloc[1:]
 		d.dSlots++
 		r.dSlot = true
+		if r.decodeOnly {
+			m.readyLocal(d, r)
+			continue
+		}
 		d.receiving = append(d.receiving, r)
 		if r.grp.prof.PreallocFirst {
 			// Bootstrap done: the prefill side may now schedule it.

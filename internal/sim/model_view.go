@@ -51,6 +51,9 @@ var errDown = fmt.Errorf("instance is down")
 // Exposition appends the named instance's /metrics body as of Now.
 func (m *Model) Exposition(name string, dst []byte) ([]byte, Format, error) {
 	in := m.byName[name]
+	if g := m.routerOf(name); in == nil && g != nil {
+		return m.routerExposition(g, dst)
+	}
 	if in == nil {
 		return dst, nil, fmt.Errorf("unknown instance %q", name)
 	}
@@ -82,7 +85,7 @@ func (m *Model) Instances() []InstanceInfo {
 	for _, in := range m.instances {
 		out = append(out, InstanceInfo{in.name, in.role, in.grp.spec.Engine, in.grp.spec.Connector, len(in.engines)})
 	}
-	return out
+	return append(out, m.routerInfos()...)
 }
 
 // Down reports whether the named instance's process is currently down.

@@ -68,6 +68,12 @@ type Group struct {
 	Model             string `yaml:"model" json:"model,omitempty"`
 	KVBytesPerRequest int64  `yaml:"kv_bytes_per_request" json:"kv_bytes_per_request,omitempty"`
 
+	// Router puts a router in front of the group ("llm-d-epp",
+	// router.go); DecodeOnlyFraction of its requests skip prefill and the
+	// KV transfer and go straight to decode.
+	Router             string  `yaml:"router" json:"router,omitempty"`
+	DecodeOnlyFraction float64 `yaml:"decode_only_fraction" json:"decode_only_fraction,omitempty"`
+
 	Prefill  PrefillSpec  `yaml:"prefill" json:"prefill"`
 	Transfer TransferSpec `yaml:"transfer" json:"transfer"`
 	Decode   DecodeSpec   `yaml:"decode" json:"decode"`
@@ -420,6 +426,9 @@ func (sc Scenario) Validate() error {
 		}
 		if g.Decode.KVSlots < g.Decode.MaxBatch {
 			return bad(p+".decode.kv_slots", "must be >= decode.max_batch")
+		}
+		if err := g.validateRouting(p, bad); err != nil {
+			return err
 		}
 	}
 	inst := map[string]bool{}

@@ -97,7 +97,8 @@ func (m *Model) decodeFinished(d *engine, r *request) {
 	r.dSlot = false
 	d.dSlots--
 	d.inst.truth.addDecode(m.now)
-	if m.traced != nil {
+	m.routerAnswered(d.inst.grp)
+	if m.traced != nil && !r.decodeOnly {
 		m.traced(journeyOf(r, d, m.now))
 	}
 }

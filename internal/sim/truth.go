@@ -99,6 +99,9 @@ type Truth struct {
 	Totals          Counts          `json:"totals"`
 	Instances       []InstanceTruth `json:"instances"`
 	Dropped         uint64          `json:"dropped_arrivals"`
+	// Routers: the groups' arrivals and P/D decisions, where a group has a
+	// router or a decode-only share (router.go).
+	Routers []RouterTruth `json:"routers,omitempty"`
 }
 
 // Instance returns the named instance's truth (zero value if absent).
@@ -125,6 +128,7 @@ func (m *Model) TruthAt(d time.Duration) Truth {
 		Dropped: m.dropped, Load: m.load,
 	}
 	tr.Bottleneck = m.load.Bottleneck
+	tr.Routers = m.routerTruth(t)
 	for _, in := range m.instances {
 		c := in.truth.at(t)
 		restarts, up, start := 0, true, int64(0)

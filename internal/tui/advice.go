@@ -17,6 +17,7 @@ type Advice struct {
 	Advice struct {
 		Demand struct {
 			Target *float64          `json:"target_requests_per_second"`
+			Basis  string            `json:"basis"`
 			Absent map[string]string `json:"absent"`
 		} `json:"demand"`
 		Headroom float64     `json:"headroom"`
@@ -70,6 +71,9 @@ func renderAdvice(w io.Writer, a *Advice, err error, width int) {
 	target := "arrival rate unknown"
 	if ad.Demand.Target != nil {
 		target = fmt.Sprintf("%.2f req/s +%.0f%%", *ad.Demand.Target, ad.Headroom*100)
+		if ad.Demand.Basis == advice.BasisRouter {
+			target += " (router)"
+		}
 	}
 	kv := "?"
 	if ad.KV.BytesPerSecond != nil {
