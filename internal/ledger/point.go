@@ -12,6 +12,9 @@ type Point struct {
 	// cumulative KV bytes, carried across resets and vanished engines.
 	GlobalKVBytes Num             `json:"global_kv_bytes_total"`
 	Instances     []InstancePoint `json:"instances,omitempty"`
+	// Pools are the values each pool needs beyond its instances' points
+	// (failures.go); the API serves them in its pool objects.
+	Pools []PoolPoint `json:"-"`
 }
 
 // StagePoint is the prefill or decode stage: the sum over its instances.
