@@ -21,6 +21,9 @@ type Pool struct {
 	KV        ledger.KVPoint    `json:"kv"`
 	Decode    ledger.StagePoint `json:"decode"`
 	Instances int               `json:"instances"`
+	// KVFailures are the pool's KV failures by class and its recompute
+	// on decode (docs/pools.md); nil only in a response that lacks them.
+	KVFailures *ledger.Failures `json:"kv_failures"`
 	// Reasons says why Model or KVRequest is not known.
 	Reasons map[string]string `json:"reasons,omitempty"`
 }
@@ -79,6 +82,7 @@ func (pl pooling) pools(p *ledger.Point) []Pool {
 		g := diagnose.GroupPoints([]ledger.Point{*p}, name, pl.of, pl.bytesOf)[0]
 		r, why := pl.request(name)
 		pool := Pool{Name: name, Model: model[name], KVRequest: r, Prefill: g.Prefill, KV: g.KV, Decode: g.Decode, Instances: count[name]}
+		pool.KVFailures = poolFailures(p, name)
 		if pool.Model == "" {
 			pool.Reasons = map[string]string{"model": whyNoModel}
 		}

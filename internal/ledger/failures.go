@@ -111,10 +111,8 @@ type failureSum struct {
 // add adds one instance: its KV failures and transfers where its KV
 // counts (a transfer library's beside an engine's connector counts the
 // same transfers), its locally computed prompt tokens where it decodes.
+// A target down or stale adds the reason its values are absent.
 func (s *failureSum) add(in *instanceRead, kvCounts bool) {
-	if in.why != "" {
-		return
-	}
 	t := in.t
 	if kvCounts {
 		if t.has(engine.KVTransfers) {
@@ -221,4 +219,12 @@ func (l *Ledger) poolPoints(p *Point, reads map[string]*instanceRead, counted fu
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// AbsentFailures is Failures with every value absent for why: for a pool
+// the ledger has no values of.
+func AbsentFailures(why string) Failures {
+	n := Absent(why)
+	r := FailureRate{PerSecond: n, Ratio: n}
+	return Failures{Transfers: n, Network: r, Timeout: r, Expiry: r, Notification: r, Unclassified: r, Recomputed: r}
 }
