@@ -29,6 +29,7 @@ type Model struct {
 	dropped   uint64      // arrivals with no live instance to take them
 	trtDone   []trtRecord // completed TensorRT-LLM requests, in completion order
 	load      Load        // the scenario's load model, computed once
+	fails     failures    // failed KV loads (failures.go)
 
 	// traced, if set, gets each completed request's journey (traces.go).
 	traced func(journeyRecord)
@@ -84,6 +85,7 @@ type engine struct {
 	running   []*request
 	stepping  bool
 	dSlots    int
+	stepNs    int64 // the length of the step under way (failures.go)
 
 	// Utilisation integrals (engine-nanoseconds), for tests and /truth.
 	busyNs     int64
@@ -111,6 +113,9 @@ type request struct {
 	firstTok  int64
 	generated int
 	stop      bool
+	// recompute: its KV load failed and decode computes its prompt
+	// (failures.go); recomputed once a step has.
+	recompute, recomputed bool
 }
 
 type eventKind uint8
@@ -170,6 +175,7 @@ func NewModel(sc Scenario, seed int64, epoch time.Time) (*Model, error) {
 		jitter: sc.JitterOrDefault(),
 		byName: map[string]*instance{},
 		load:   sc.LoadModel(),
+		fails:  newFailures(seed),
 	}
 	pid := 900
 	for gi, gs := range sc.Groups {

@@ -81,6 +81,7 @@ type EngineStats struct {
 	Preemptions     uint64
 	BootstrapFailed uint64
 	TransferFailed  uint64
+	Recomputed      uint64 // vLLM decode: prompt tokens it computed itself (failures.go)
 
 	// Request histograms (bucket layouts from the engine's profile).
 	TTFT, ITL, E2E                Histogram
