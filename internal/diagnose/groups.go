@@ -87,6 +87,9 @@ func GroupPoints(w []ledger.Point, name string, of GroupOf, bytesOf func(group s
 		g := &out[i]
 		g.Time = p.Time
 		g.Instances = groupInstances(p.Instances, name, of)
+		if pp, ok := p.Pool(name); ok {
+			g.Pools = []ledger.PoolPoint{*pp}
+		}
 		var st [2]struct {
 			rate, rateW, running, waiting, usage sumN
 			prompt, gen                          sumN
