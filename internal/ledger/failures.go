@@ -13,6 +13,7 @@ import (
 type PoolPoint struct {
 	Name     string   `json:"name"`
 	Failures Failures `json:"kv_failures"`
+	Phases   Phases   `json:"ttft_phases"`
 }
 
 // FailureRate is one kind of KV failure in a pool over the window W: how
@@ -195,7 +196,8 @@ func (l *Ledger) poolPoints(p *Point, reads map[string]*instanceRead, counted fu
 	}
 	of := PoolOf(meta)
 	type acc struct {
-		f failureSum
+		f  failureSum
+		ph phaseSum
 	}
 	byPool := map[string]*acc{}
 	for i := range p.Instances {
@@ -212,10 +214,11 @@ func (l *Ledger) poolPoints(p *Point, reads map[string]*instanceRead, counted fu
 		}
 		t := in.t
 		a.f.add(in, !t.has(engine.KVBytes) || counted(t))
+		a.ph.add(in)
 	}
 	out := make([]PoolPoint, 0, len(byPool))
 	for name, a := range byPool {
-		out = append(out, PoolPoint{Name: name, Failures: a.f.point()})
+		out = append(out, PoolPoint{Name: name, Failures: a.f.point(), Phases: a.ph.point()})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
