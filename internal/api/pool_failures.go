@@ -6,11 +6,11 @@ import "github.com/ptdmon/ptdmon/internal/ledger"
 // none of at the point (a point from before the pool's targets were read).
 const whyNoPoolValues = "the ledger has no values of this pool at this point"
 
-// poolFailures is pool name's KV failures at p.
-func poolFailures(p *ledger.Point, name string) *ledger.Failures {
-	f := ledger.AbsentFailures(whyNoPoolValues)
+// poolFailures is pool name's KV failures and TTFT phases at p.
+func poolFailures(p *ledger.Point, name string) (*ledger.Failures, *ledger.Phases) {
+	f, ph := ledger.AbsentFailures(whyNoPoolValues), ledger.AbsentPhases(whyNoPoolValues)
 	if pp, ok := p.Pool(name); ok {
-		f = pp.Failures
+		f, ph = pp.Failures, pp.Phases
 	}
-	return &f
+	return &f, &ph
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -26,11 +27,16 @@ func TestSnapshotPoolFailures(t *testing.T) {
 	for k := 0; k < 8; k++ {
 		now := start.Add(time.Duration(k) * time.Second)
 		s := float64(k)
-		l.Record(ledger.Scrape{Target: "p0", Time: now, Obs: &engine.Observation{Engine: engine.VLLM, Role: engine.Prefill, Counters: []engine.CounterValue{
+		prefill := &engine.Observation{Engine: engine.VLLM, Role: engine.Prefill, Counters: []engine.CounterValue{
 			{Metric: engine.KVTransfers, Series: 1, Value: 90 * s},
 			{Metric: engine.KVFailNetwork, Series: 2, Value: 6 * s},
 			{Metric: engine.KVExpired, Series: 3, Value: 4 * s},
-		}}})
+		}}
+		// 3 prefills a second of 0.4 s each.
+		prefill.Histograms[engine.PrefillTime.HistogramIndex()] = engine.Histogram{
+			Buckets: []engine.Bucket{{UpperBound: 1, Count: 3 * s}, {UpperBound: math.Inf(1), Count: 3 * s}},
+			Sum:     1.2 * s, Count: 3 * s, HasSum: true, HasCount: true, Present: true}
+		l.Record(ledger.Scrape{Target: "p0", Time: now, Obs: prefill})
 		l.Record(ledger.Scrape{Target: "d0", Time: now, Obs: &engine.Observation{Engine: engine.VLLM, Role: engine.Decode, Counters: []engine.CounterValue{
 			{Metric: engine.PromptTokens, Series: 1, Value: 5000 * s},
 			{Metric: engine.PromptTokensComputed, Series: 2, Value: 1000 * s},
@@ -70,5 +76,13 @@ func TestSnapshotPoolFailures(t *testing.T) {
 	want("recomputed ratio", f.Recomputed.Ratio, 0.2)
 	if f.Timeout.Ratio.OK() || !strings.Contains(f.Timeout.Ratio.Why, "timeouts") {
 		t.Errorf("timeout ratio %+v, want absent: no source counts timeouts", f.Timeout.Ratio)
+	}
+	ph := snap.Pools[0].TTFTPhases
+	if ph == nil {
+		t.Fatal("the pool has no ttft_phases")
+	}
+	want("prefill phase", ph.Prefill, 0.4)
+	if ph.Queue.OK() || !strings.Contains(ph.Queue.Why, "queue time") {
+		t.Errorf("queue phase %+v, want absent: no source exports it", ph.Queue)
 	}
 }

@@ -235,6 +235,7 @@ func render(w *bytes.Buffer, f Frame, width int) {
 	}
 	pools(w, snap, win, width)
 	failures(w, snap, width)
+	phases(w, snap, width)
 	if adv != nil {
 		fmt.Fprintln(w)
 		renderAdvice(w, adv.Advice, adv.Err, width)
