@@ -5,6 +5,7 @@
 // never 0%.
 
 import * as f from "./fmt.js";
+import { Phases } from "./phases.js";
 
 const POLL_MS = 5000;
 
@@ -72,18 +73,28 @@ export function renderFailures(el, snap) {
   el.append(t);
 }
 
-// startFailures polls the snapshot's pools into a panel after the advice.
+// startFailures polls the snapshot's pools into a panel after the advice,
+// and their TTFT phases into charts after it.
 export function startFailures(after, paused) {
   const el = document.createElement("section");
   el.id = "failures";
   el.className = "failures";
   el.title = "docs/pools.md";
-  after.after(el);
+  const ph = document.createElement("section");
+  ph.id = "ttft-phases";
+  ph.className = "phases";
+  ph.hidden = true;
+  after.after(el, ph);
+  const phases = new Phases(ph);
   const tick = async () => {
     if (!paused()) {
       try {
         const r = await fetch("/api/v1/snapshot?instances=0");
-        if (r.ok) renderFailures(el, await r.json());
+        if (r.ok) {
+          const snap = await r.json();
+          renderFailures(el, snap);
+          phases.add(Date.now() / 1000, snap.pools);
+        }
       } catch (e) {
         // The next poll tries again; the stream's badge says when the
         // server is gone.
