@@ -98,6 +98,7 @@ func (m *Model) decodeFinished(d *engine, r *request) {
 	r.dSlot = false
 	d.dSlots--
 	d.inst.truth.addDecode(m.now)
+	m.phaseDone(d, r)
 	if m.traced != nil {
 		m.traced(journeyOf(r, d, m.now))
 	}
