@@ -97,66 +97,82 @@ func TestVerdictNamesFailedKVLoads(t *testing.T) {
 	}
 }
 
-// Where TTFT goes, against the simulator's own timestamps: vLLM over NIXL,
+// Where TTFT goes, against the simulator's own timestamps. vLLM over NIXL:
 // each phase the ledger reads from the engines' histograms (prefill's
 // queue and prefill times, the connector's copy time, decode's step) has
-// the mean of the true phase over the run's requests; bootstrap, which
-// vLLM does not time, is absent.
+// the mean of the true phase over the run's requests, and bootstrap, which
+// vLLM does not time, is absent. SGLang: its per-stage latency gives
+// bootstrap too, and its transfer stage runs from the forward's end.
 func TestPhasesMatchSimulatorTruth(t *testing.T) {
-	g := group(flavours[1], "vllm", sim.StageNone, 1, false)
-	sc := scenario("phases", g)
-	pool := sc.Model
-	var pts []ledger.Point
-	var model *sim.Model
-	r := run{sc: sc, seed: 11, duration: 120 * time.Second, keep: &pts, model: &model,
-		pools: map[string]kvsize.Request{pool: {Bytes: sc.KVBytesPerRequest}}}
-	if err := r.do(); err != nil {
-		t.Fatal(err)
+	f := func(fl flavour) {
+		t.Run(fl.name, func(t *testing.T) {
+			g := group(fl, fl.engine, sim.StageNone, 1, false)
+			sc := scenario("phases", g)
+			pool := sc.Model
+			var pts []ledger.Point
+			var model *sim.Model
+			r := run{sc: sc, seed: 11, duration: 120 * time.Second, keep: &pts, model: &model,
+				pools: map[string]kvsize.Request{pool: {Bytes: sc.KVBytesPerRequest}}}
+			if err := r.do(); err != nil {
+				t.Fatal(err)
+			}
+			truth := model.PhaseTruth(fl.engine)
+			if truth.Requests < 200 {
+				t.Fatalf("too few requests: %+v", truth)
+			}
+			req, xfers := float64(truth.Requests), float64(truth.Transfers)
+			want := map[string]float64{
+				"queue":             truth.Queue / req,
+				"prefill":           truth.Prefill / req,
+				"kv transfer":       truth.Transfer / xfers,
+				"first decode step": truth.FirstDecode / req,
+			}
+			sglang := fl.engine == "sglang"
+			if sglang {
+				want["bootstrap"] = truth.Bootstrap / req
+				want["kv transfer"] = truth.Handoff / xfers
+			}
+			sums := map[string]float64{}
+			n := 0
+			for _, p := range pts[len(pts)/3:] {
+				pp, ok := p.Pool(pool)
+				if !ok {
+					t.Fatalf("at %v: no pool %q", p.Time, pool)
+				}
+				ph := pp.Phases
+				got := map[string]ledger.Num{"queue": ph.Queue, "prefill": ph.Prefill, "kv transfer": ph.Transfer, "first decode step": ph.FirstDecode}
+				if sglang {
+					got["bootstrap"] = ph.Bootstrap
+				} else if ph.Bootstrap.OK() {
+					t.Fatalf("at %v: a bootstrap phase vLLM does not time: %v", p.Time, ph.Bootstrap.V)
+				}
+				all := true
+				for _, v := range got {
+					all = all && v.OK()
+				}
+				if !all {
+					continue // a window without a completed request of some phase
+				}
+				for k, v := range got {
+					sums[k] += v.V
+				}
+				n++
+			}
+			if n < len(pts)/3 {
+				t.Fatalf("only %d of %d points have every timed phase", n, len(pts)*2/3)
+			}
+			for k, w := range want {
+				got := sums[k] / float64(n)
+				t.Logf("%s: ledger %.4f s, truth %.4f s", k, got, w)
+				// Windowed means of a few requests each average to the
+				// run's mean within a few percent; a phase of milliseconds
+				// is allowed 5 ms.
+				if math.Abs(got-w) > math.Max(0.1*w, 0.005) {
+					t.Errorf("%s: ledger's mean %.4f s, truth %.4f s", k, got, w)
+				}
+			}
+		})
 	}
-	truth := model.PhaseTruth("vllm")
-	if truth.Requests < 200 {
-		t.Fatalf("too few requests: %+v", truth)
-	}
-	want := map[string]float64{
-		"queue":             truth.Queue / float64(truth.Requests),
-		"prefill":           truth.Prefill / float64(truth.Requests),
-		"kv transfer":       truth.Transfer / float64(truth.Transfers),
-		"first decode step": truth.FirstDecode / float64(truth.Requests),
-	}
-	sums := map[string]float64{}
-	n := 0
-	for _, p := range pts[len(pts)/3:] {
-		pp, ok := p.Pool(pool)
-		if !ok {
-			t.Fatalf("at %v: no pool %q", p.Time, pool)
-		}
-		ph := pp.Phases
-		if ph.Bootstrap.OK() {
-			t.Fatalf("at %v: a bootstrap phase vLLM does not time: %v", p.Time, ph.Bootstrap.V)
-		}
-		got := map[string]ledger.Num{"queue": ph.Queue, "prefill": ph.Prefill, "kv transfer": ph.Transfer, "first decode step": ph.FirstDecode}
-		all := true
-		for _, v := range got {
-			all = all && v.OK()
-		}
-		if !all {
-			continue // a window without a completed request of some phase
-		}
-		for k, v := range got {
-			sums[k] += v.V
-		}
-		n++
-	}
-	if n < len(pts)/3 {
-		t.Fatalf("only %d of %d points have every timed phase", n, len(pts)*2/3)
-	}
-	for k, w := range want {
-		got := sums[k] / float64(n)
-		t.Logf("%s: ledger %.4f s, truth %.4f s", k, got, w)
-		// Windowed means of a few requests each average to the run's mean
-		// within a few percent; a queue of milliseconds is allowed 5 ms.
-		if math.Abs(got-w) > math.Max(0.1*w, 0.005) {
-			t.Errorf("%s: ledger's mean %.4f s, truth %.4f s", k, got, w)
-		}
-	}
+	f(flavours[1]) // vllm-nixl
+	f(flavours[2]) // sglang
 }

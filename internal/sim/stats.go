@@ -90,7 +90,8 @@ type EngineStats struct {
 	PromptLen, GenLen             Histogram
 	XferTime, PostTime            Histogram // vLLM connectors, seconds
 	XferBytes, XferDescs          Histogram
-	KVMB, KVLatencyMs, KVSpeedGBs Histogram // SGLang, per request
+	KVMB, KVLatencyMs, KVSpeedGBs Histogram    // SGLang, per request
+	Stages                        [4]Histogram // SGLang per-stage latency (phases.go)
 
 	// KV is the connector's cumulative counters; refreshed from kv.
 	KV kvstats.Snapshot
