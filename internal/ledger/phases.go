@@ -156,3 +156,14 @@ func (s *phaseSum) point() Phases {
 	p.TTFT = ttft.mean("no instance of the pool exports a TTFT histogram")
 	return p
 }
+
+// firstExported is the first of ms that t's newest sample has, else the
+// last: an instance counts a phase under one source only.
+func firstExported(t *target, ms ...engine.Metric) engine.Metric {
+	for _, m := range ms {
+		if t.exports(m) {
+			return m
+		}
+	}
+	return ms[len(ms)-1]
+}

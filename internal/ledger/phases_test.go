@@ -64,3 +64,46 @@ func TestPoolPhases(t *testing.T) {
 	wantAbsent(t, "s first decode step", s.Phases.FirstDecode, "no decode instance")
 	wantAbsent(t, "s ttft", s.Phases.TTFT, "TTFT histogram")
 }
+
+// The SLO's phase histograms (Buckets) read each instance's phases from
+// the same first source as the pools' TTFT phases: SGLang's per-stage
+// waiting rather than its queue time, never both, and its bootstrap.
+func TestBucketsReadPhasesOnce(t *testing.T) {
+	l := New(Config{Interval: time.Second, Window: 5 * time.Second})
+	l.SetTargets([]engine.Target{{Name: "s-p0", Role: engine.Prefill}, {Name: "v-p0", Role: engine.Prefill}})
+	means := map[string]map[engine.Metric]float64{
+		"s-p0": {engine.StageWaiting: 0.3, engine.QueueTime: 9, engine.StageBootstrap: 0.05},
+		"v-p0": {engine.QueueTime: 0.2},
+	}
+	for s := 0.0; s <= 6; s++ {
+		for name, ms := range means {
+			o := &engine.Observation{Engine: engine.SGLang, Role: engine.Prefill}
+			for m, mean := range ms {
+				n := 4 * s
+				o.Histograms[m.HistogramIndex()] = engine.Histogram{
+					Buckets: []engine.Bucket{{UpperBound: 10, Count: n}, {UpperBound: math.Inf(1), Count: n}},
+					Sum:     mean * n, Count: n, HasSum: true, HasCount: true, Present: true,
+				}
+			}
+			l.Record(Scrape{Target: name, Time: at(s), Obs: o})
+		}
+		l.Tick(at(s))
+	}
+	b, ok := l.Buckets()
+	if !ok {
+		t.Fatal("no buckets")
+	}
+	if len(b.Prefill.Queue) != 2 {
+		t.Fatalf("%d queue histograms, want one per instance", len(b.Prefill.Queue))
+	}
+	var means2 []float64
+	for _, h := range b.Prefill.Queue {
+		means2 = append(means2, h.Sum/h.Count)
+	}
+	if !(near(means2[0], 0.3) && near(means2[1], 0.2) || near(means2[0], 0.2) && near(means2[1], 0.3)) {
+		t.Errorf("queue means %v, want 0.3 (SGLang's waiting stage) and 0.2", means2)
+	}
+	if len(b.Prefill.Bootstrap) != 1 || !near(b.Prefill.Bootstrap[0].Sum/b.Prefill.Bootstrap[0].Count, 0.05) {
+		t.Errorf("bootstrap %+v, want SGLang's 0.05 s", b.Prefill.Bootstrap)
+	}
+}
