@@ -27,7 +27,7 @@ type RoleBuckets struct {
 	Queue, Prefill, Decode []slo.Hist
 	// Bootstrap is SGLang's bootstrap and allocation (phases.go).
 	Bootstrap []slo.Hist
-	Up                     int // instances up whose histograms were read
+	Up        int // instances up whose histograms were read
 	// E2ERate is requests/s: each instance's E2E observations over the
 	// real time between its two samples, summed.
 	E2ERate float64
