@@ -25,9 +25,9 @@ type Buckets struct {
 type RoleBuckets struct {
 	TTFT, ITL, E2E         []slo.Hist
 	Queue, Prefill, Decode []slo.Hist
+	Up                     int // instances up whose histograms were read
 	// Bootstrap is SGLang's bootstrap and allocation (phases.go).
 	Bootstrap []slo.Hist
-	Up        int // instances up whose histograms were read
 	// E2ERate is requests/s: each instance's E2E observations over the
 	// real time between its two samples, summed.
 	E2ERate float64

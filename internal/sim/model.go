@@ -26,11 +26,12 @@ type Model struct {
 	instances []*instance
 	byName    map[string]*instance
 	nextReqID uint64
-	dropped   uint64                 // arrivals with no live instance to take them
-	trtDone   []trtRecord            // completed TensorRT-LLM requests, in completion order
-	load      Load                   // the scenario's load model, computed once
-	fails     failures               // failed KV loads (failures.go)
-	phases    map[string]*PhaseTruth // by group (phases.go)
+	dropped   uint64      // arrivals with no live instance to take them
+	trtDone   []trtRecord // completed TensorRT-LLM requests, in completion order
+	load      Load        // the scenario's load model, computed once
+
+	fails  failures               // failed KV loads (failures.go)
+	phases map[string]*PhaseTruth // by group (phases.go)
 
 	// traced, if set, gets each completed request's journey (traces.go).
 	traced func(journeyRecord)

@@ -90,8 +90,9 @@ type EngineStats struct {
 	PromptLen, GenLen             Histogram
 	XferTime, PostTime            Histogram // vLLM connectors, seconds
 	XferBytes, XferDescs          Histogram
-	KVMB, KVLatencyMs, KVSpeedGBs Histogram    // SGLang, per request
-	Stages                        [4]Histogram // SGLang per-stage latency (phases.go)
+	KVMB, KVLatencyMs, KVSpeedGBs Histogram // SGLang, per request
+	// Stages: SGLang's per-stage latency on prefill (phases.go).
+	Stages [4]Histogram
 
 	// KV is the connector's cumulative counters; refreshed from kv.
 	KV kvstats.Snapshot
