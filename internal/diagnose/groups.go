@@ -87,8 +87,11 @@ func GroupPoints(w []ledger.Point, name string, of GroupOf, bytesOf func(group s
 		g := &out[i]
 		g.Time = p.Time
 		g.Instances = groupInstances(p.Instances, name, of)
-		if pp, ok := p.Pool(name); ok {
-			g.Pools = []ledger.PoolPoint{*pp}
+		// The group's own pool values, shared with the point, not copied.
+		for k := range p.Pools {
+			if p.Pools[k].Name == name {
+				g.Pools = p.Pools[k : k+1 : k+1]
+			}
 		}
 		var st [2]struct {
 			rate, rateW, running, waiting, usage sumN
