@@ -31,7 +31,7 @@ func Attainment(th slo.Thresholds, b ledger.Buckets) (SLOReport, error) {
 		name string
 		hs   []slo.Hist
 	}{
-		{"prefill_queue", b.Prefill.Queue}, {"prefill", b.Prefill.Prefill}, {"kv_transfer", b.KVXfer},
+		{"prefill_queue", b.Prefill.Queue}, {"prefill", b.Prefill.Prefill}, {"bootstrap", b.Prefill.Bootstrap}, {"kv_transfer", b.KVXfer},
 		{"decode_queue", b.Decode.Queue}, {"decode", b.Decode.Decode},
 	} {
 		if len(p.hs) > 0 {

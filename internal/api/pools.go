@@ -24,6 +24,11 @@ type Pool struct {
 	// and P/D decisions; absent with the reason where it has none.
 	Router    ledger.RouterPoint `json:"router"`
 	Instances int                `json:"instances"`
+	// KVFailures are the pool's KV failures by class and its recompute
+	// on decode (docs/pools.md); nil only in a response that lacks them.
+	KVFailures *ledger.Failures `json:"kv_failures"`
+	// TTFTPhases are where the pool's TTFT goes (docs/pools.md).
+	TTFTPhases *ledger.Phases `json:"ttft_phases"`
 	// Reasons says why Model or KVRequest is not known.
 	Reasons map[string]string `json:"reasons,omitempty"`
 }
@@ -82,6 +87,7 @@ func (pl pooling) pools(p *ledger.Point) []Pool {
 		g := diagnose.GroupPoints([]ledger.Point{*p}, name, pl.of, pl.bytesOf)[0]
 		r, why := pl.request(name)
 		pool := Pool{Name: name, Model: model[name], KVRequest: r, Prefill: g.Prefill, KV: g.KV, Decode: g.Decode, Router: p.RouterOf(name), Instances: count[name]}
+		pool.KVFailures, pool.TTFTPhases = poolFailures(p, name)
 		if pool.Model == "" {
 			pool.Reasons = map[string]string{"model": whyNoModel}
 		}

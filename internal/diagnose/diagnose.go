@@ -255,6 +255,7 @@ func judge(w []ledger.Point, cfg Config, facts deployment) Verdict {
 	v.Traffic = s.traffic
 	decide(&v, s, th)
 	v.Headline = Headline(v.Class)
+	noteFailures(&v, w)
 	return v
 }
 

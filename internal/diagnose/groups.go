@@ -93,6 +93,12 @@ func GroupPoints(w []ledger.Point, name string, of GroupOf, bytesOf func(group s
 		g.Time = p.Time
 		g.Instances = groupInstances(p.Instances, name, of)
 		g.Router = p.RouterOf(name)
+		// The group's own pool values, shared with the point, not copied.
+		for k := range p.Pools {
+			if p.Pools[k].Name == name {
+				g.Pools = p.Pools[k : k+1 : k+1]
+			}
+		}
 		var st [2]struct {
 			rate, rateW, running, waiting, usage sumN
 			prompt, gen                          sumN

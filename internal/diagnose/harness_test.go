@@ -37,6 +37,8 @@ type run struct {
 	// pools, when set, groups the verdict by pool (the ledger's PoolOf)
 	// with these pools' own B_request, as the API does.
 	pools map[string]kvsize.Request
+	// model, when set, receives the model at the end (its truth).
+	model **sim.Model
 }
 
 type checkpoint struct {
@@ -149,6 +151,9 @@ func (r run) do() error {
 	}
 	if r.keep != nil {
 		*r.keep = led.Since(time.Time{})
+	}
+	if r.model != nil {
+		*r.model = m
 	}
 	return nil
 }

@@ -90,7 +90,7 @@ func TestPromtoolUnit(t *testing.T) {
 	bin := promtool(t)
 	dir := t.TempDir()
 	writeRules(t, dir)
-	for _, f := range []string{"rules_test.yml", "rules_nokv_test.yml"} {
+	for _, f := range []string{"rules_test.yml", "rules_nokv_test.yml", "failure_alerts_test.yml"} {
 		t.Run(f, func(t *testing.T) {
 			doc := loadUnitTests(t, f)
 			ruleFile := doc["rule_files"].([]any)[0].(string)
@@ -210,7 +210,7 @@ func TestUnitTestsCoverEveryRule(t *testing.T) {
 	}
 	var samples []sample
 	fired := map[string]bool{}
-	for _, f := range []string{"rules_test.yml", "rules_nokv_test.yml"} {
+	for _, f := range []string{"rules_test.yml", "rules_nokv_test.yml", "failure_alerts_test.yml"} {
 		doc := loadUnitTests(t, f)
 		for _, tc := range doc["tests"].([]any) {
 			m := tc.(map[string]any)

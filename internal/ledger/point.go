@@ -16,6 +16,9 @@ type Point struct {
 	Router    RouterPoint     `json:"router"`
 	Routers   []RouterPoint   `json:"routers,omitempty"`
 	Instances []InstancePoint `json:"instances,omitempty"`
+	// Pools are the values each pool needs beyond its instances' points
+	// (failures.go); the API serves them in its pool objects.
+	Pools []PoolPoint `json:"-"`
 }
 
 // StagePoint is the prefill or decode stage: the sum over its instances.

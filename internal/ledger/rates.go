@@ -137,12 +137,14 @@ func (l *Ledger) compute(now time.Time) Point {
 	var routers []instanceRead
 	counted := l.kvCounted()
 	var kvTotal float64
+	reads := make(map[string]*instanceRead, len(l.names))
 
 	for _, name := range l.names {
 		t := l.targets[name]
 		kvTotal += t.globalKV(counted(t), &l.removedKV)
 		notes = append(notes, t.notes...)
 		in := l.read(t, now)
+		reads[name] = &in
 		ip := in.point(name)
 		p.Instances = append(p.Instances, ip)
 		if t.has(engine.KVBytes) && counted(t) {
@@ -170,6 +172,7 @@ func (l *Ledger) compute(now time.Time) Point {
 		p.KV.Instant = l.perRequest(p.KV.BytesInstant)
 		p.KV.Window = l.perRequest(p.KV.BytesWindow)
 	}
+	p.Pools = l.poolPoints(&p, reads, counted)
 	if l.sawKV {
 		p.GlobalKVBytes = Val(l.removedKV + kvTotal)
 	} else {

@@ -26,6 +26,8 @@ type RoleBuckets struct {
 	TTFT, ITL, E2E         []slo.Hist
 	Queue, Prefill, Decode []slo.Hist
 	Up                     int // instances up whose histograms were read
+	// Bootstrap is SGLang's bootstrap and allocation (phases.go).
+	Bootstrap []slo.Hist
 	// E2ERate is requests/s: each instance's E2E observations over the
 	// real time between its two samples, summed.
 	E2ERate float64
@@ -54,7 +56,10 @@ func (l *Ledger) Buckets() (Buckets, bool) {
 		if l.unavailable(t, now) != "" {
 			continue
 		}
-		add(&out.KVXfer, t, engine.KVXferTime)
+		// Each phase from the instance's first source, as the pools'
+		// TTFT phases read them (phases.go): SGLang's per-stage latency
+		// before the queue, prefill and copy times.
+		add(&out.KVXfer, t, firstExported(t, engine.StageKVTransfer, engine.KVXferTime))
 		var r *RoleBuckets
 		switch t.effectiveRole() {
 		case engine.Prefill:
@@ -70,9 +75,10 @@ func (l *Ledger) Buckets() (Buckets, bool) {
 		if p, ok := add(&r.E2E, t, engine.E2E); ok && len(p.counts) > 0 && p.seconds > 0 {
 			r.E2ERate += p.counts[len(p.counts)-1] / p.seconds
 		}
-		add(&r.Queue, t, engine.QueueTime)
-		add(&r.Prefill, t, engine.PrefillTime)
+		add(&r.Queue, t, firstExported(t, engine.StageWaiting, engine.QueueTime))
+		add(&r.Prefill, t, firstExported(t, engine.StageForward, engine.PrefillTime))
 		add(&r.Decode, t, engine.DecodeTime)
+		add(&r.Bootstrap, t, firstExported(t, engine.StageBootstrap, engine.KVBootstrapTime))
 	}
 	return out, true
 }

@@ -42,11 +42,22 @@ func TestBucketsMatchEngines(t *testing.T) {
 		if in.Role == sim.RoleDecode {
 			role = "decode"
 		}
-		for _, m := range []engine.Metric{engine.TTFT, engine.ITL, engine.E2E, engine.QueueTime, engine.PrefillTime, engine.DecodeTime, engine.KVXferTime} {
-			h, ok := r.Increase(i, m, 46, 50)
+		// A phase comes from the first source the instance exports
+		// (SGLang's per-stage latency first); its key is the slot's.
+		for _, ms := range [][]engine.Metric{{engine.TTFT}, {engine.ITL}, {engine.E2E}, {engine.StageWaiting, engine.QueueTime},
+			{engine.StageForward, engine.PrefillTime}, {engine.DecodeTime}, {engine.StageKVTransfer, engine.KVXferTime},
+			{engine.StageBootstrap, engine.KVBootstrapTime}} {
+			var h engine.Histogram
+			ok := false
+			for _, src := range ms {
+				if h, ok = r.Increase(i, src, 46, 50); ok {
+					break
+				}
+			}
 			if !ok {
 				continue
 			}
+			m := ms[len(ms)-1]
 			key := role + "/" + m.String()
 			if m == engine.KVXferTime {
 				key = m.String()
@@ -71,6 +82,7 @@ func TestBucketsMatchEngines(t *testing.T) {
 		got[role+"/"+engine.QueueTime.String()] = rb.Queue
 		got[role+"/"+engine.PrefillTime.String()] = rb.Prefill
 		got[role+"/"+engine.DecodeTime.String()] = rb.Decode
+		got[role+"/"+engine.KVBootstrapTime.String()] = rb.Bootstrap
 	}
 	if len(want) < 8 {
 		t.Fatalf("the simulator exported only %d histogram kinds: %v", len(want), want)

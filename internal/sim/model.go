@@ -30,6 +30,9 @@ type Model struct {
 	trtDone   []trtRecord // completed TensorRT-LLM requests, in completion order
 	load      Load        // the scenario's load model, computed once
 
+	fails  failures               // failed KV loads (failures.go)
+	phases map[string]*PhaseTruth // by group (phases.go)
+
 	// traced, if set, gets each completed request's journey (traces.go).
 	traced func(journeyRecord)
 }
@@ -85,6 +88,7 @@ type engine struct {
 	running   []*request
 	stepping  bool
 	dSlots    int
+	stepNs    int64 // the length of the step under way (failures.go)
 
 	// Utilisation integrals (engine-nanoseconds), for tests and /truth.
 	busyNs     int64
@@ -114,6 +118,9 @@ type request struct {
 	stop      bool
 	// decodeOnly: sent straight to decode, no prefill or KV transfer.
 	decodeOnly bool
+	// recompute: its KV load failed and decode computes its prompt
+	// (failures.go); recomputed once a step has.
+	recompute, recomputed bool
 }
 
 type eventKind uint8
@@ -173,6 +180,7 @@ func NewModel(sc Scenario, seed int64, epoch time.Time) (*Model, error) {
 		jitter: sc.JitterOrDefault(),
 		byName: map[string]*instance{},
 		load:   sc.LoadModel(),
+		fails:  newFailures(seed),
 	}
 	pid := 900
 	for gi, gs := range sc.Groups {

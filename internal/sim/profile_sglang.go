@@ -222,6 +222,7 @@ func (sglangFormat) Render(dst []byte, v *InstanceView) []byte {
 			dst = sglSchedulerHist(dst, v, h)
 		}
 	}
+	dst = sglStageHists(dst, v)
 	var tb [2]label
 	tl := sglTokenizerLabels(v, &tb)
 	for _, c := range sglTokenizerCounters {

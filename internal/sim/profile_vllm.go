@@ -206,6 +206,7 @@ func (vllmFormat) Render(dst []byte, v *InstanceView) []byte {
 	for _, c := range vllmCounters {
 		dst = vllmCounterFamily(dst, v, c)
 	}
+	dst = vllmBySource(dst, v)
 	// request_success: one child per (engine, finished_reason), all pre-created.
 	const succ, succHelp = "vllm:request_success", "Count of successfully processed requests."
 	dst = appendHeader(dst, succ+"_total", succHelp, "counter")

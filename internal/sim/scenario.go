@@ -87,6 +87,9 @@ type Group struct {
 
 	// TensorRT-LLM only (see profile_trtllm.go and iterstats.go).
 	TRTLLM TRTLLMSpec `yaml:"trtllm" json:"trtllm,omitzero"`
+
+	// vLLM only: KV loads that fail and decode recomputes (failures.go).
+	Failures FailureSpec `yaml:"failures" json:"failures,omitzero"`
 }
 
 // TRTLLMSpec holds the TensorRT-LLM wire-format options of a group.
@@ -390,6 +393,9 @@ func (sc Scenario) Validate() error {
 		}
 		if g.Rate < 0 {
 			return bad(p+".rate", "must be >= 0")
+		}
+		if err := g.Failures.validate(g.Engine, g.Connector); err != nil {
+			return bad(p+".failures", "%v", err)
 		}
 		if b := g.Burst; b.Period < 0 || b.Period > 0 && (b.Duty <= 0 || b.Duty > 1) {
 			return bad(p+".burst", "period must be >= 0 and, when set, duty within (0, 1]")

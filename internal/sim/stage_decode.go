@@ -11,7 +11,7 @@ func (m *Model) kickDecode(d *engine) {
 		return
 	}
 	d.stepping = true
-	m.schedule(&event{t: m.now + int64(d.inst.grp.spec.Decode.StepTime), kind: evDecodeStep, eng: d, gen: d.gen})
+	m.schedule(&event{t: m.now + m.nextStepNs(d), kind: evDecodeStep, eng: d, gen: d.gen})
 }
 
 func (m *Model) admit(d *engine) {
@@ -28,11 +28,11 @@ func (m *Model) admit(d *engine) {
 // finished ones leave and free their KV, waiting ones join.
 func (m *Model) decodeStep(d *engine) {
 	spec := d.inst.grp.spec.Decode
-	step := float64(spec.StepTime) / 1e9
+	step := float64(d.stepNs) / 1e9
 	s := d.stats
 	split := d.inst.grp.prof.SplitLegs
-	d.busyNs += int64(spec.StepTime)
-	d.occNs += float64(spec.StepTime) * float64(len(d.running)) / float64(spec.MaxBatch)
+	d.busyNs += d.stepNs
+	d.occNs += float64(d.stepNs) * float64(len(d.running)) / float64(spec.MaxBatch)
 
 	var gaps uint64
 	kept := d.running[:0]
@@ -45,6 +45,7 @@ func (m *Model) decodeStep(d *engine) {
 			if split { // the decode leg started when it was handed over
 				s.TTFT.observe(float64(m.now-r.dSubmit) / 1e9)
 				s.PromptTokens += uint64(m.sc.InputTokens)
+				m.decodePrompt(d, r)
 			} else {
 				s.TTFT.observe(float64(m.now-r.arrival) / 1e9)
 			}
@@ -68,7 +69,7 @@ func (m *Model) decodeStep(d *engine) {
 	}
 	m.admit(d)
 	if len(d.running) > 0 {
-		m.schedule(&event{t: m.now + int64(spec.StepTime), kind: evDecodeStep, eng: d, gen: d.gen})
+		m.schedule(&event{t: m.now + m.nextStepNs(d), kind: evDecodeStep, eng: d, gen: d.gen})
 	} else {
 		d.stepping = false
 	}
@@ -98,6 +99,7 @@ func (m *Model) decodeFinished(d *engine, r *request) {
 	d.dSlots--
 	d.inst.truth.addDecode(m.now)
 	m.routerAnswered(d.inst.grp)
+	m.phaseDone(d, r)
 	if m.traced != nil && !r.decodeOnly {
 		m.traced(journeyOf(r, d, m.now))
 	}

@@ -65,10 +65,12 @@ func (m *Model) transferDone(p *engine, th int, r *request) {
 	if g.spec.Connector == ConnectorNIXL {
 		exporter = d
 	}
-	exporter.stats.kv.Thread(th%exporter.stats.kv.Threads()).RecordTransfer(dur, bytes, descs)
-	exporter.inst.truth.addKV(m.now, bytes)
-	if g.prof.OnTransfer != nil {
-		g.prof.OnTransfer(exporter.stats, p.stats, Transfer{Bytes: bytes, Duration: dur, Descriptors: descs})
+	if !m.loadFails(p, r, th) { // a failed load moves no KV (failures.go)
+		exporter.stats.kv.Thread(th%exporter.stats.kv.Threads()).RecordTransfer(dur, bytes, descs)
+		exporter.inst.truth.addKV(m.now, bytes)
+		if g.prof.OnTransfer != nil {
+			g.prof.OnTransfer(exporter.stats, p.stats, Transfer{Bytes: bytes, Duration: dur, Descriptors: descs})
+		}
 	}
 	if !g.prof.SplitLegs {
 		// One request spans both engines: the prefill side streams it back
@@ -79,6 +81,7 @@ func (m *Model) transferDone(p *engine, th int, r *request) {
 		es.GenTokens++
 		es.E2E.observe(float64(m.now-r.arrival) / 1e9)
 		p.inst.truth.addPrefill(m.now)
+		m.sglangStageDone(p, r)
 	}
 	m.releasePrefillSlot(p, r)
 

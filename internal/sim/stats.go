@@ -81,6 +81,7 @@ type EngineStats struct {
 	Preemptions     uint64
 	BootstrapFailed uint64
 	TransferFailed  uint64
+	Recomputed      uint64 // vLLM decode: prompt tokens it computed itself (failures.go)
 
 	// Request histograms (bucket layouts from the engine's profile).
 	TTFT, ITL, E2E                Histogram
@@ -90,6 +91,8 @@ type EngineStats struct {
 	XferTime, PostTime            Histogram // vLLM connectors, seconds
 	XferBytes, XferDescs          Histogram
 	KVMB, KVLatencyMs, KVSpeedGBs Histogram // SGLang, per request
+	// Stages: SGLang's per-stage latency on prefill (phases.go).
+	Stages [4]Histogram
 
 	// KV is the connector's cumulative counters; refreshed from kv.
 	KV kvstats.Snapshot

@@ -91,6 +91,9 @@ func stripTimes(p ledger.Point) ledger.Point {
 		in[i].WindowFrom, in[i].WindowTo = time.Time{}, time.Time{}
 	}
 	p.Instances = in
+	// The pools' values travel in the snapshot's pool objects, not in
+	// its point.
+	p.Pools = nil
 	return p
 }
 

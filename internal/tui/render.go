@@ -234,6 +234,8 @@ func render(w *bytes.Buffer, f Frame, width int) {
 		fmt.Fprintf(w, "  %s\n", r)
 	}
 	pools(w, snap, win, width)
+	failures(w, snap, width)
+	phases(w, snap, width)
 	if adv != nil {
 		fmt.Fprintln(w)
 		renderAdvice(w, adv.Advice, adv.Err, width)

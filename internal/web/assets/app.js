@@ -12,6 +12,7 @@ import { VerdictBand } from "./verdictband.js";
 import { startAdvice } from "./advice.js";
 import { startRequests, linkStageChart } from "./requests.js";
 import { Recording } from "./recording.js";
+import { startFailures } from "./failures.js";
 import * as f from "./fmt.js";
 
 const $ = (id) => document.getElementById(id);
@@ -266,6 +267,7 @@ async function main() {
   render();
   connect();
   startAdvice($("advice"), () => state.paused);
+  startFailures($("advice"), () => state.paused);
   state.requests = startRequests(document.querySelector("main"), () => state.paused);
   linkStageChart(charts.list.find((c) => c.spec.id === "rates"), state.requests);
 }

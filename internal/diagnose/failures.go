@@ -1,0 +1,120 @@
+package diagnose
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ptdmon/ptdmon/internal/ledger"
+)
+
+// When failures change the picture (docs/web.md#the-verdict). Failed KV
+// transfers carry no bytes, so KV trails prefill; a failed load that decode
+// recomputes is prefill work on decode, so decode falls behind: either way
+// the stage looks slow when it is failing. Above these shares the verdict
+// names the failures.
+const (
+	// failureNoteMin: a failure class at or above this share of the
+	// transfers attempted, averaged over the window, is a note.
+	failureNoteMin = 0.01
+	// failureHeadlineMin: failures (all classes) or recompute on decode at
+	// or above this share make the headline of a KV- or decode-bound
+	// verdict name them.
+	failureHeadlineMin = 0.05
+)
+
+// failureMeans are a group's failure shares averaged over the window's
+// points that have them.
+type failureMeans struct {
+	ratio, rate [len(failureKinds)]float64
+	n           [len(failureKinds)]int
+}
+
+// failureKinds are ledger.FailureKinds, fixed in size for the arrays.
+var failureKinds = [6]ledger.FailureKind(ledger.FailureKinds)
+
+func meanFailures(w []ledger.Point) failureMeans {
+	var m failureMeans
+	for i := range w {
+		// A group's points carry its one pool; a deployment of several
+		// pools is judged group by group.
+		if len(w[i].Pools) != 1 {
+			continue
+		}
+		f := &w[i].Pools[0].Failures
+		for k, kind := range failureKinds {
+			r := f.Kind(kind)
+			if r.Ratio.OK() && r.PerSecond.OK() {
+				m.ratio[k] += r.Ratio.V
+				m.rate[k] += r.PerSecond.V
+				m.n[k]++
+			}
+		}
+	}
+	for k := range failureKinds {
+		if m.n[k] > 0 {
+			m.ratio[k] /= float64(m.n[k])
+			m.rate[k] /= float64(m.n[k])
+		}
+	}
+	return m
+}
+
+// noteFailures adds what failures did over the window to v: a note per
+// class above failureNoteMin, one for recompute on decode, and, where a
+// KV- or decode-bound verdict rests on failures, a headline that names
+// them rather than calling the stage slow.
+func noteFailures(v *Verdict, w []ledger.Point) {
+	m := meanFailures(w)
+	var classes []string
+	total := 0.0
+	recompute := -1.0
+	for k, kind := range failureKinds {
+		if m.n[k] == 0 {
+			continue
+		}
+		if kind == ledger.KindRecomputed {
+			recompute = m.ratio[k]
+			continue
+		}
+		total += m.ratio[k]
+		if m.ratio[k] >= failureNoteMin {
+			classes = append(classes, fmt.Sprintf("%s %s (%.2g/s)", kind, pct(m.ratio[k]), m.rate[k]))
+		}
+	}
+	failed := ""
+	if len(classes) > 0 {
+		failed = strings.Join(classes, ", ")
+		v.Notes = append(v.Notes, fmt.Sprintf("KV transfers failed over the window: %s of those attempted; failed transfers move no KV, so KV req/s trails prefill by them", failed))
+	}
+	recomputing := recompute >= failureHeadlineMin
+	if recomputing {
+		why := "after failed KV loads or for requests that skipped prefill"
+		if failed != "" {
+			why = "after failed KV loads (" + failed + ")"
+		}
+		v.Notes = append(v.Notes, fmt.Sprintf("%s of the prompt tokens decode processed were recomputed on decode %s: decode is doing prefill work", pct(recompute), why))
+	}
+	switch {
+	case v.Class == DecodeBound && recomputing && failed != "":
+		v.Headline = fmt.Sprintf("Decode-bound by failed KV loads: %s of decode's prompt tokens were recomputed on decode", pct(recompute))
+	case v.Class == DecodeBound && recomputing:
+		v.Headline = fmt.Sprintf("Decode-bound by prefill work on decode: %s of its prompt tokens were computed on decode", pct(recompute))
+	case v.Class == KVBound && total >= failureHeadlineMin:
+		v.Headline = fmt.Sprintf("KV transfers failing: %s of those attempted failed (%s)", pct(total), failed)
+	case v.Class == Insufficient:
+	case total >= failureHeadlineMin && recomputing:
+		v.Headline += fmt.Sprintf(", while %s of KV loads fail and decode recomputes them", pct(total))
+	case total >= failureHeadlineMin:
+		v.Headline += fmt.Sprintf(", while %s of KV transfers fail", pct(total))
+	case recomputing:
+		v.Headline += fmt.Sprintf(", while decode computes %s of its prompt tokens itself", pct(recompute))
+	}
+}
+
+// pct writes a share as a percentage: 12%, 4.5%.
+func pct(r float64) string {
+	if r >= 0.095 {
+		return fmt.Sprintf("%.0f%%", 100*r)
+	}
+	return fmt.Sprintf("%.1f%%", 100*r)
+}

@@ -1,0 +1,233 @@
+package ledger
+
+import (
+	"reflect"
+	"sort"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
+)
+
+// PoolPoint is what the ledger computes for one pool at a tick beyond the
+// sums of its instances' points: values that need each instance's counters
+// or histograms, which InstancePoint does not carry (docs/pools.md).
+type PoolPoint struct {
+	Name     string   `json:"name"`
+	Failures Failures `json:"kv_failures"`
+	Phases   Phases   `json:"ttft_phases"`
+}
+
+// FailureRate is one kind of KV failure in a pool over the window W: how
+// many per second, and their share of what they are a part of.
+type FailureRate struct {
+	PerSecond Num `json:"per_second"`
+	Ratio     Num `json:"ratio"`
+}
+
+// Failures are a pool's failed KV transfers by class
+// (docs/design.md#kv-failure-classes). A class no source of the pool
+// counts is absent with that reason, never 0.
+//
+// The ratio of a class is its failures ÷ the transfers attempted, taken as
+// the transfers counted plus the failures of every class: vLLM's
+// connectors count a transfer only when it completes, so 100% failing
+// reads 1, not a division by zero.
+type Failures struct {
+	Transfers    Num         `json:"transfers_per_second"`
+	Network      FailureRate `json:"network"`
+	Timeout      FailureRate `json:"timeout"`
+	Expiry       FailureRate `json:"expiry"`
+	Notification FailureRate `json:"notification"`
+	Unclassified FailureRate `json:"unclassified"`
+	// Recomputed is prefill work decode did itself: prompt tokens per
+	// second computed on the pool's decode instances (after a failed KV
+	// load, or for a request that skipped prefill), and their share of
+	// decode's prompt tokens.
+	Recomputed FailureRate `json:"recomputed_on_decode"`
+}
+
+// FailureKind names a field of Failures: the failure classes, then
+// recompute on decode.
+type FailureKind string
+
+// KindRecomputed is recompute on decode, the kind that is no failure
+// counter: it is counted in prompt tokens.
+const KindRecomputed FailureKind = "recomputed_on_decode"
+
+// FailureKinds lists the kinds in the order views show them.
+var FailureKinds = []FailureKind{
+	FailureKind(engine.FailNetwork), FailureKind(engine.FailTimeout), FailureKind(engine.FailExpiry),
+	FailureKind(engine.FailNotification), FailureKind(engine.FailUnclassified), KindRecomputed,
+}
+
+// Kind returns the rate of kind k (nil for a name that is none).
+func (f *Failures) Kind(k FailureKind) *FailureRate {
+	switch k {
+	case FailureKind(engine.FailNetwork):
+		return &f.Network
+	case FailureKind(engine.FailTimeout):
+		return &f.Timeout
+	case FailureKind(engine.FailExpiry):
+		return &f.Expiry
+	case FailureKind(engine.FailNotification):
+		return &f.Notification
+	case FailureKind(engine.FailUnclassified):
+		return &f.Unclassified
+	case KindRecomputed:
+		return &f.Recomputed
+	}
+	return nil
+}
+
+// Pool returns the ledger's values of pool name at p, and false when p has
+// none for it.
+func (p *Point) Pool(name string) (*PoolPoint, bool) {
+	for i := range p.Pools {
+		if p.Pools[i].Name == name {
+			return &p.Pools[i], true
+		}
+	}
+	return nil, false
+}
+
+// MarshalJSON adds the reasons of absent values.
+func (f Failures) MarshalJSON() ([]byte, error) {
+	type alias Failures
+	return withAbsent(f, alias(f))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, reasons included.
+func (f *Failures) UnmarshalJSON(b []byte) error {
+	type alias Failures
+	return withoutAbsent(b, reflect.ValueOf(f).Elem(), (*alias)(f))
+}
+
+// failureSum adds up one pool's failure and transfer counters.
+type failureSum struct {
+	transfers                   sum
+	classes                     [5]sum // engine.FailureMetrics' order
+	computed, decodePrompt      sum
+	failureSources, decodeCount int
+}
+
+// add adds one instance: its KV failures and transfers where its KV
+// counts (a transfer library's beside an engine's connector counts the
+// same transfers), its locally computed prompt tokens where it decodes.
+// A target down or stale adds the reason its values are absent.
+func (s *failureSum) add(in *instanceRead, kvCounts bool) {
+	t := in.t
+	if kvCounts {
+		if t.has(engine.KVTransfers) {
+			s.transfers.add(in.windowed(engine.KVTransfers))
+		}
+		for i, m := range engine.FailureMetrics() {
+			if t.has(m) {
+				s.classes[i].add(in.windowed(m))
+			}
+		}
+	}
+	if in.role == engine.Decode {
+		s.decodeCount++
+		if t.has(engine.PromptTokensComputed) {
+			s.computed.add(in.windowed(engine.PromptTokensComputed))
+			s.decodePrompt.add(in.windowed(engine.PromptTokens))
+		}
+	}
+}
+
+// whyNoClass says which sources count a class, for a pool none of whose
+// targets does.
+var whyNoClass = map[engine.FailureClass]string{
+	engine.FailNetwork:      "no target of the pool counts network failures (vLLM's FlagCX, NIXL and Mooncake connectors, NIXL telemetry and the Mooncake transfer engine do)",
+	engine.FailTimeout:      "no target of the pool counts transfer timeouts (SGLang does)",
+	engine.FailExpiry:       "no target of the pool counts expired KV leases (vLLM's FlagCX, NIXL and Mooncake connectors do)",
+	engine.FailNotification: "no target of the pool counts failed notifications (vLLM's NIXL connector does)",
+	engine.FailUnclassified: "no target of the pool counts failures without a class (SGLang, Dynamo and NIXL telemetry do)",
+}
+
+// point is the pool's failures over the window.
+func (s *failureSum) point() Failures {
+	var f Failures
+	f.Transfers = s.transfers.num("no target of the pool counts KV transfers")
+	// The attempts: transfers counted plus every class's failures, each
+	// where present; absent only when nothing was counted at all.
+	var attempts sum
+	attempts.add(f.Transfers)
+	for i, m := range engine.FailureMetrics() {
+		c, _ := m.FailureClass()
+		n := s.classes[i].num(whyNoClass[c])
+		attempts.add(n)
+		f.Kind(FailureKind(c)).PerSecond = n
+	}
+	all := attempts.num("no target of the pool counts KV transfers or their failures")
+	for _, m := range engine.FailureMetrics() {
+		c, _ := m.FailureClass()
+		r := f.Kind(FailureKind(c))
+		r.Ratio = ratio(r.PerSecond, all, "no KV transfer attempted in the window")
+	}
+	switch {
+	case s.decodeCount == 0:
+		f.Recomputed = FailureRate{PerSecond: Absent("the pool has no decode instance"), Ratio: Absent("the pool has no decode instance")}
+	default:
+		why := "no decode instance of the pool counts prompt tokens by source (vLLM's prompt_tokens_by_source_total)"
+		n := s.computed.num(why)
+		f.Recomputed = FailureRate{PerSecond: n, Ratio: ratio(n, s.decodePrompt.num(why), "no prompt tokens on decode in the window")}
+	}
+	return f
+}
+
+// ratio is part ÷ whole; absent when either is, or when whole is 0.
+func ratio(part, whole Num, whyZero string) Num {
+	switch {
+	case !part.OK():
+		return part
+	case !whole.OK():
+		return whole
+	case whole.V <= 0:
+		return Absent(whyZero)
+	}
+	return Val(part.V / whole.V)
+}
+
+// poolPoints computes each pool's PoolPoint at the tick, in name order.
+func (l *Ledger) poolPoints(p *Point, reads map[string]*instanceRead, counted func(*target) bool) []PoolPoint {
+	meta := make(map[string]TargetMeta, len(l.names))
+	for _, name := range l.names {
+		meta[name] = l.targets[name].meta()
+	}
+	of := PoolOf(meta)
+	type acc struct {
+		f  failureSum
+		ph phaseSum
+	}
+	byPool := map[string]*acc{}
+	for i := range p.Instances {
+		ip := &p.Instances[i]
+		in := reads[ip.Target]
+		if in == nil {
+			continue
+		}
+		name := of(ip)
+		a := byPool[name]
+		if a == nil {
+			a = &acc{}
+			byPool[name] = a
+		}
+		t := in.t
+		a.f.add(in, !t.has(engine.KVBytes) || counted(t))
+		a.ph.add(in)
+	}
+	out := make([]PoolPoint, 0, len(byPool))
+	for name, a := range byPool {
+		out = append(out, PoolPoint{Name: name, Failures: a.f.point(), Phases: a.ph.point()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// AbsentFailures is Failures with every value absent for why: for a pool
+// the ledger has no values of.
+func AbsentFailures(why string) Failures {
+	n := Absent(why)
+	r := FailureRate{PerSecond: n, Ratio: n}
+	return Failures{Transfers: n, Network: r, Timeout: r, Expiry: r, Notification: r, Unclassified: r, Recomputed: r}
+}

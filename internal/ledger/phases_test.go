@@ -1,0 +1,109 @@
+package ledger
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
+)
+
+// Each phase is the mean of its histogram's observations over the window,
+// from the first source an instance exports: vLLM's queue and prefill
+// times on prefill, NIXL's copy time, decode's inter-token latency for the
+// first step; SGLang's per-stage latency where it has it. A phase no
+// instance exports is absent with the sources that would be read; it is
+// not folded into another.
+func TestPoolPhases(t *testing.T) {
+	pool := func(name string) map[string]string { return map[string]string{LabelPool: name} }
+	targets := []engine.Target{
+		{Name: "v-p0", Role: engine.Prefill, Labels: pool("v")},
+		{Name: "v-d0", Role: engine.Decode, Labels: pool("v")},
+		{Name: "s-p0", Role: engine.Prefill, Labels: pool("s")},
+	}
+	// Per second, each histogram gains 4 observations of the mean given.
+	means := map[string]map[engine.Metric]float64{
+		"v-p0": {engine.QueueTime: 0.2, engine.PrefillTime: 0.5, engine.TTFT: 0.75},
+		"v-d0": {engine.KVXferTime: 0.12, engine.ITL: 0.025, engine.TTFT: 1.1},
+		// SGLang: its per-stage waiting takes precedence over queue time.
+		"s-p0": {engine.StageWaiting: 0.3, engine.QueueTime: 9, engine.StageForward: 0.4, engine.StageBootstrap: 0.05, engine.StageKVTransfer: 0.08},
+	}
+	l := New(Config{Interval: time.Second, Window: 5 * time.Second})
+	l.SetTargets(targets)
+	var p Point
+	for s := 0.0; s <= 6; s++ {
+		for _, tg := range targets {
+			o := &engine.Observation{Engine: engine.VLLM, Role: tg.Role}
+			for m, mean := range means[tg.Name] {
+				n := 4 * s
+				o.Histograms[m.HistogramIndex()] = engine.Histogram{
+					Buckets: []engine.Bucket{{UpperBound: 10, Count: n}, {UpperBound: math.Inf(1), Count: n}},
+					Sum:     mean * n, Count: n, HasSum: true, HasCount: true, Present: true,
+				}
+			}
+			l.Record(Scrape{Target: tg.Name, Time: at(s), Obs: o})
+		}
+		p = l.Tick(at(s))
+	}
+	v, ok := p.Pool("v")
+	if !ok {
+		t.Fatalf("no pool v: %+v", p.Pools)
+	}
+	wantVal(t, "v queue", v.Phases.Queue, 0.2)
+	wantVal(t, "v prefill", v.Phases.Prefill, 0.5)
+	wantAbsent(t, "v bootstrap", v.Phases.Bootstrap, "SGLang's per-stage bootstrap")
+	wantVal(t, "v transfer", v.Phases.Transfer, 0.12)
+	wantVal(t, "v first decode step", v.Phases.FirstDecode, 0.025)
+	wantVal(t, "v ttft (decode's)", v.Phases.TTFT, 1.1)
+
+	s, _ := p.Pool("s")
+	wantVal(t, "s queue", s.Phases.Queue, 0.3)
+	wantVal(t, "s prefill", s.Phases.Prefill, 0.4)
+	wantVal(t, "s bootstrap", s.Phases.Bootstrap, 0.05)
+	wantVal(t, "s transfer", s.Phases.Transfer, 0.08)
+	wantAbsent(t, "s first decode step", s.Phases.FirstDecode, "no decode instance")
+	wantAbsent(t, "s ttft", s.Phases.TTFT, "TTFT histogram")
+}
+
+// The SLO's phase histograms (Buckets) read each instance's phases from
+// the same first source as the pools' TTFT phases: SGLang's per-stage
+// waiting rather than its queue time, never both, and its bootstrap.
+func TestBucketsReadPhasesOnce(t *testing.T) {
+	l := New(Config{Interval: time.Second, Window: 5 * time.Second})
+	l.SetTargets([]engine.Target{{Name: "s-p0", Role: engine.Prefill}, {Name: "v-p0", Role: engine.Prefill}})
+	means := map[string]map[engine.Metric]float64{
+		"s-p0": {engine.StageWaiting: 0.3, engine.QueueTime: 9, engine.StageBootstrap: 0.05},
+		"v-p0": {engine.QueueTime: 0.2},
+	}
+	for s := 0.0; s <= 6; s++ {
+		for name, ms := range means {
+			o := &engine.Observation{Engine: engine.SGLang, Role: engine.Prefill}
+			for m, mean := range ms {
+				n := 4 * s
+				o.Histograms[m.HistogramIndex()] = engine.Histogram{
+					Buckets: []engine.Bucket{{UpperBound: 10, Count: n}, {UpperBound: math.Inf(1), Count: n}},
+					Sum:     mean * n, Count: n, HasSum: true, HasCount: true, Present: true,
+				}
+			}
+			l.Record(Scrape{Target: name, Time: at(s), Obs: o})
+		}
+		l.Tick(at(s))
+	}
+	b, ok := l.Buckets()
+	if !ok {
+		t.Fatal("no buckets")
+	}
+	if len(b.Prefill.Queue) != 2 {
+		t.Fatalf("%d queue histograms, want one per instance", len(b.Prefill.Queue))
+	}
+	var means2 []float64
+	for _, h := range b.Prefill.Queue {
+		means2 = append(means2, h.Sum/h.Count)
+	}
+	if !(near(means2[0], 0.3) && near(means2[1], 0.2) || near(means2[0], 0.2) && near(means2[1], 0.3)) {
+		t.Errorf("queue means %v, want 0.3 (SGLang's waiting stage) and 0.2", means2)
+	}
+	if len(b.Prefill.Bootstrap) != 1 || !near(b.Prefill.Bootstrap[0].Sum/b.Prefill.Bootstrap[0].Count, 0.05) {
+		t.Errorf("bootstrap %+v, want SGLang's 0.05 s", b.Prefill.Bootstrap)
+	}
+}

@@ -1,0 +1,37 @@
+package tui
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/ptdmon/ptdmon/internal/api"
+	"github.com/ptdmon/ptdmon/internal/ledger"
+)
+
+// Each pool's TTFT phases are a line of mean seconds: a phase its sources
+// export shows, one they do not is "—", never 0; a response without phases
+// (an older server) shows every phase absent.
+func TestPhaseLines(t *testing.T) {
+	var s Snapshot
+	if err := json.Unmarshal([]byte(snapJSON), &s); err != nil {
+		t.Fatal(err)
+	}
+	chat := ledger.AbsentPhases("no instance of the pool exports it")
+	chat.Queue, chat.Prefill, chat.Transfer, chat.FirstDecode, chat.TTFT = ledger.Val(0.2), ledger.Val(0.5), ledger.Val(0.125), ledger.Val(0.025), ledger.Val(1.1)
+	s.Pools = []api.Pool{{Name: "chat", TTFTPhases: &chat}, {Name: "old"}}
+	var b strings.Builder
+	Render(&b, &s, nil, 160)
+	rows := map[string]string{}
+	for l := range strings.Lines(b.String()) {
+		if f := strings.Fields(l); len(f) == 7 {
+			rows[f[0]] = strings.Join(f[1:], " ")
+		}
+	}
+	if got := rows["chat"]; got != "0.2 0.5 — 0.125 0.025 1.1" {
+		t.Errorf("chat's phases %q, want 0.2 0.5 — 0.125 0.025 1.1\n%s", got, b.String())
+	}
+	if got := rows["old"]; got != "— — — — — —" {
+		t.Errorf("old's phases %q, want every phase absent", got)
+	}
+}

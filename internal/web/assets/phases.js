@@ -1,0 +1,130 @@
+// Where TTFT goes: for each pool, its time to first token split into
+// phases (queue, prefill compute, bootstrap and allocation, KV transfer,
+// first decode step) as a stacked chart over time, beside the TTFT its
+// instances measured, from the ttft_phases of /api/v1/snapshot's pools
+// (docs/pools.md). A phase without a source is no band, never a zero band
+// or one folded into its neighbour; the line under the chart says why.
+
+import * as f from "./fmt.js";
+
+const PHASES = [
+  ["queue_seconds", "queue", "#4e79a7"],
+  ["prefill_seconds", "prefill", "#59a14f"],
+  ["bootstrap_seconds", "bootstrap + alloc", "#b07aa1"],
+  ["kv_transfer_seconds", "KV transfer", "#f28e2b"],
+  ["first_decode_step_seconds", "first decode step", "#e15759"],
+];
+const KEEP = 720; // polls kept per pool: an hour at 5 s
+
+// few: the first polls are dots; a line needs two.
+const few = (u) => u.data[0].length < 3;
+
+// chartWidth is the width of the page's content.
+const chartWidth = () => Math.max(300, ((document.querySelector("main") || document.body).clientWidth || 640) - 40);
+
+const secs = (v) => (v == null ? "absent" : v < 1 ? (v * 1000).toPrecision(3) + " ms" : v.toPrecision(3) + " s");
+
+// PoolChart is one pool's stacked chart and its absent phases.
+class PoolChart {
+  constructor(parent, name) {
+    this.el = document.createElement("div");
+    this.el.className = "phases-pool";
+    this.el.dataset.phasesPool = name;
+    const h = document.createElement("div");
+    h.className = "k";
+    h.textContent = `Where TTFT goes — ${name}`;
+    this.plot = document.createElement("div");
+    this.absent = document.createElement("div");
+    this.absent.className = "muted";
+    this.el.append(h, this.plot, this.absent);
+    parent.append(this.el);
+    this.t = [];
+    this.raw = PHASES.map(() => []);
+    this.ttft = [];
+    const series = [{ value: (u, v) => (v == null ? "" : f.clock(v)) }];
+    PHASES.forEach(([, label, color], i) => series.push({
+      label, stroke: color, fill: color + "99", width: 1, points: { show: few }, spanGaps: false,
+      // The legend says the phase's own time, not the stack's height.
+      value: (u, v, si, di) => secs(this.rawAt(i, di)),
+    }));
+    series.push({ label: "TTFT measured", stroke: "#222", dash: [4, 3], width: 1.25, points: { show: few },
+      value: (u, v, si, di) => secs(di == null ? this.ttft[this.ttft.length - 1] : this.ttft[di]) });
+    // Each band fills from its phase's top down to the top of the stack
+    // beneath it.
+    const bands = PHASES.slice(1).map((_, i) => ({ series: [i + 2, i + 1] }));
+    this.u = new uPlot({
+      width: chartWidth(), height: 140,
+      legend: { live: true }, cursor: { drag: { x: false, y: false } },
+      // A minute at least, so the first polls do not spread over years.
+      scales: { x: { time: true, range: (u, min, max) => [Math.min(min, max - 60), max] }, y: { range: (u, min, max) => uPlot.rangeNum(0, max > 0 ? max : 1, 0.1, true) } },
+      axes: [{ size: 28 }, { size: 58, label: "seconds", labelSize: 14 }],
+      series, bands,
+    }, [[], ...PHASES.map(() => []), []], this.plot);
+    this.el._u = this.u;
+  }
+
+  rawAt(i, di) {
+    const col = this.raw[i];
+    return di == null ? col[col.length - 1] : col[di];
+  }
+
+  add(t, ph) {
+    this.t.push(t);
+    PHASES.forEach(([k], i) => this.raw[i].push(ph ? ph[k] : null));
+    this.ttft.push(ph ? ph.ttft_seconds : null);
+    if (this.t.length > KEEP) {
+      this.t.shift();
+      this.raw.forEach((c) => c.shift());
+      this.ttft.shift();
+    }
+    // Stack: each phase on top of the present ones beneath it; an absent
+    // phase draws nothing.
+    const stacked = PHASES.map(() => []);
+    for (let j = 0; j < this.t.length; j++) {
+      let acc = 0;
+      PHASES.forEach((_, i) => {
+        const v = this.raw[i][j];
+        if (v == null) { stacked[i].push(i === 0 ? null : stacked[i - 1][j]); return; }
+        acc += v;
+        stacked[i].push(acc);
+      });
+    }
+    this.u.setData([this.t, ...stacked, this.ttft]);
+    const why = PHASES.filter(([k]) => !ph || ph[k] == null).map(([k, label]) => `${label}: ${(ph && ph.absent && ph.absent[k]) || "not in the response"}`);
+    this.absent.textContent = why.length ? "absent — " + why.join("; ") : "";
+    this.el.dataset.absent = PHASES.filter(([k]) => !ph || ph[k] == null).map(([k]) => k).join(",");
+  }
+}
+
+// hasPhase says whether a pool's sources time any phase.
+const hasPhase = (ph) => ph && PHASES.some(([k]) => ph[k] != null);
+
+// Phases keeps one chart per pool inside el, from the first snapshot in
+// which the pool has a phase; the pools without any are named in a line.
+export class Phases {
+  constructor(el) {
+    this.el = el;
+    this.charts = new Map();
+    this.none = document.createElement("div");
+    this.none.className = "muted";
+    this.el.append(this.none);
+  }
+
+  // add takes the pools of one snapshot taken at t (seconds).
+  add(t, pools) {
+    const none = [];
+    this.el.hidden = false; // the charts take the width they are shown at
+    for (const p of pools || []) {
+      let c = this.charts.get(p.name);
+      if (!c && hasPhase(p.ttft_phases)) {
+        c = new PoolChart(this.el, p.name);
+        this.charts.set(p.name, c);
+      }
+      if (c) c.add(t, p.ttft_phases);
+      else none.push(p.name);
+    }
+    this.none.dataset.phasesNone = none.join(",");
+    this.none.textContent = none.length ? `Where TTFT goes: no instance of ${none.join(", ")} exports phase histograms` : "";
+    this.el.hidden = this.charts.size === 0 && none.length === 0;
+  }
+}
