@@ -139,7 +139,12 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 		snap.Targets = s.Ledger.Targets(time.Now())
 	}
 	if p, ok := s.Ledger.Latest(); ok {
-		snap.Pools = newPooling(s.Ledger.Meta(), cfg, s.diagnoseConfig(cfg).BytesPerRequest).pools(&p)
+		pl := newPooling(s.Ledger.Meta(), cfg, s.diagnoseConfig(cfg).BytesPerRequest)
+		snap.Pools = pl.pools(&p)
+		if err := poolSLO(s.Ledger, s.SLO, &p, pl.of, snap.Pools); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
 		if stagesOnly {
 			p.Instances = nil
 		}

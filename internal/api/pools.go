@@ -4,6 +4,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/ptdmon/ptdmon/internal/advice"
 	"github.com/ptdmon/ptdmon/internal/diagnose"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
@@ -21,6 +22,10 @@ type Pool struct {
 	KV        ledger.KVPoint    `json:"kv"`
 	Decode    ledger.StagePoint `json:"decode"`
 	Instances int               `json:"instances"`
+	// SLO is the pool's SLO attainment over the window, read from its own
+	// instances' histograms; SLOAbsent says why it is not there.
+	SLO       *advice.SLOReport `json:"slo,omitempty"`
+	SLOAbsent string            `json:"slo_absent,omitempty"`
 	// Reasons says why Model or KVRequest is not known.
 	Reasons map[string]string `json:"reasons,omitempty"`
 }
