@@ -147,7 +147,18 @@ func genInput(what, cfgPath string) (gen.Input, []byte, error) {
 	if err != nil {
 		return gen.Input{}, nil, err
 	}
-	return gen.FromConfig(cfg, kv.Bytes), data, nil
+	in := gen.FromConfig(cfg, kv.Bytes)
+	pools, err := cfg.PoolRequests()
+	if err != nil {
+		return gen.Input{}, nil, err
+	}
+	for name, r := range pools {
+		if in.PoolKVBytes == nil {
+			in.PoolKVBytes = map[string]int64{}
+		}
+		in.PoolKVBytes[name] = r.Bytes
+	}
+	return in, data, nil
 }
 
 // buildPaths returns the compose file's build context (the source tree,

@@ -33,6 +33,10 @@ type Input struct {
 	// KVBytesPerRequest is B_request; 0 means unset, in which case the
 	// engines path has no KV req/s and an alert says so.
 	KVBytesPerRequest int64
+	// PoolKVBytes is each pool's own B_request (pools: in ptdmon.yaml).
+	// Once any pool has one, a pool without one has no KV req/s, on both
+	// paths (docs/pools.md).
+	PoolKVBytes map[string]int64
 	// KVSource restricts the engines path to one KV byte source, like
 	// ptdmon's kv_source (auto or "" = every source).
 	KVSource string
