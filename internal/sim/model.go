@@ -111,6 +111,7 @@ type request struct {
 	firstTok  int64
 	generated int
 	stop      bool
+	hit       bool // its prefix is cached on decode: it moves less KV
 }
 
 type eventKind uint8
@@ -359,6 +360,9 @@ func (m *Model) arrive(g *group) {
 	m.nextReqID++
 	r := &request{id: m.nextReqID, grp: g, arrival: m.now}
 	r.stop = m.rng.Float64() < m.sc.StopFraction
+	// Drawn only where hits are configured, so other scenarios keep their
+	// random streams.
+	r.hit = g.spec.PrefixHit.Fraction > 0 && m.rng.Float64() < g.spec.PrefixHit.Fraction
 	p := pick(g.prefill, &g.rrP, prefillLoad)
 	if p == nil {
 		m.dropped++
