@@ -180,3 +180,71 @@ func TestMatrixPrefixHitsBalanced(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestMatrixPoolsPrefixHitsOwnBRequest: two balanced pools of one engine
+// with their own B_request, one with 50% prefix hits. Each pool's bytes per
+// transfer is set against its own B_request: the pool with hits is told
+// that KV req/s is bytes ÷ B_request, with its own figure (25% under), and
+// the pool without hits, whose transfers carry exactly its B_request, is
+// not. Against the deployment's mixture both were told, with one number.
+func TestMatrixPoolsPrefixHitsOwnBRequest(t *testing.T) {
+	f := flavourNamed(t, "vllm-flagcx")
+	a := group(f, "llama", sim.StageNone, 1, false)
+	a.Model, a.PrefixHit = "meta-llama/Llama-3.1-8B-Instruct", sim.PrefixHitSpec{Fraction: 0.5}
+	b := group(f, "qwen", sim.StageNone, 1, false)
+	b.Model, b.KVBytesPerRequest = "Qwen/Qwen2.5-7B-Instruct", sim.LlamaKVBytes/2
+	sc := scenario("pools, 50% prefix hits in one", a, b)
+	for _, g := range sc.LoadModel().Groups {
+		if g.Bottleneck != sim.StageNone || g.Utilisation >= 0.7 {
+			t.Fatalf("load model: %+v, want both pools balanced", g)
+		}
+	}
+	own := map[string]kvsize.Request{a.Model: {Bytes: sim.LlamaKVBytes}, b.Model: {Bytes: sim.LlamaKVBytes / 2}}
+	checks, balanced := 0, map[string]int{}
+	notes := map[string][]string{}
+	err := run{sc: sc, seed: 5, duration: 150 * time.Second, warmUp: 50 * time.Second, every: 5 * time.Second, pools: own,
+		check: func(c checkpoint) {
+			checks++
+			for _, m := range []string{a.Model, b.Model} {
+				gv, err := groupVerdict(c.verdict, m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if gv.Class == diagnose.Balanced {
+					balanced[m]++
+				}
+				for _, n := range gv.Notes {
+					if strings.Contains(n, "off B_request") {
+						notes[m] = append(notes[m], n)
+					}
+				}
+			}
+		}}.do()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m, n := range balanced {
+		if 10*n < 9*checks {
+			t.Errorf("pool %s balanced in %d of %d checkpoints", m, n, checks)
+		}
+	}
+	if len(notes[b.Model]) > 0 {
+		t.Errorf("pool %s, without prefix hits, told its transfers are off B_request: %q", b.Model, notes[b.Model][0])
+	}
+	if 10*len(notes[a.Model]) < 9*checks {
+		t.Errorf("pool %s, with prefix hits, told in %d of %d checkpoints", a.Model, len(notes[a.Model]), checks)
+	}
+	// Its own figure, 25% under on average; the mixture with the other
+	// pool's half-size transfers would be 37.5% under.
+	sum := 0.0
+	for _, n := range notes[a.Model] {
+		var gb, pct float64
+		if _, err := fmt.Sscanf(n, "one KV transfer carries %g GB on average, %g%%", &gb, &pct); err != nil {
+			t.Fatalf("pool %s: %q: %v", a.Model, n, err)
+		}
+		sum += pct
+	}
+	if mean := sum / float64(max(len(notes[a.Model]), 1)); mean < -31 || mean > -19 {
+		t.Errorf("pool %s: transfers %.1f%% off B_request on average, want its own −25%%", a.Model, mean)
+	}
+}
