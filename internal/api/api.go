@@ -141,6 +141,7 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 	if p, ok := s.Ledger.Latest(); ok {
 		pl := newPooling(s.Ledger.Meta(), cfg, s.diagnoseConfig(cfg).BytesPerRequest)
 		snap.Pools = pl.pools(&p)
+		poolKV(s.Ledger, s.Diagnose.Thresholds, &p, pl.of, snap.Pools)
 		if err := poolSLO(s.Ledger, s.SLO, &p, pl.of, snap.Pools); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return

@@ -26,6 +26,10 @@ type Pool struct {
 	// instances' histograms; SLOAbsent says why it is not there.
 	SLO       *advice.SLOReport `json:"slo,omitempty"`
 	SLOAbsent string            `json:"slo_absent,omitempty"`
+	// KVNote says what the pool's KV req/s is where one transfer carries
+	// other than its B_request (prefix-cache hits): bytes ÷ B_request, not
+	// a request count; kv.transfers_per_second counts the transfers.
+	KVNote string `json:"kv_note,omitempty"`
 	// Reasons says why Model or KVRequest is not known.
 	Reasons map[string]string `json:"reasons,omitempty"`
 }

@@ -23,6 +23,14 @@ func groupFacts(group string, at time.Time, cfg Config, dep deployment) deployme
 	return deployment{
 		bytesPerXfer:    perXfer,
 		bytesPerRequest: b,
-		bytesSkew:       math.Abs(perXfer/b-1) > cfg.Thresholds.BytesSkew,
+		bytesSkew:       BytesSkewed(perXfer, b, cfg.Thresholds),
 	}
+}
+
+// BytesSkewed says whether one KV transfer's mean bytes are further from
+// B_request than th.BytesSkew (default 10%) allows: KV bytes ÷ B_request
+// is then not a request count (prefix-cache hits, partial transfers).
+func BytesSkewed(perXfer, bytesPerRequest float64, th Thresholds) bool {
+	th = Config{Thresholds: th}.withDefaults().Thresholds
+	return bytesPerRequest > 0 && perXfer > 0 && math.Abs(perXfer/bytesPerRequest-1) > th.BytesSkew
 }

@@ -37,3 +37,25 @@ func (l *Ledger) KVPerTransfer(keep func(target string) bool, at time.Time) (flo
 	}
 	return bytes / xfers, true
 }
+
+// KVTransfersOf is the KV transfers/s over the window W ending at at of the
+// targets keep keeps that move KV, as the deployment's KV stage adds them
+// up; absent with the reason where none counts its transfers.
+func (l *Ledger) KVTransfersOf(keep func(target string) bool, at time.Time) Num {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	counted := l.kvCounted()
+	var s sum
+	for _, name := range l.names {
+		t := l.targets[name]
+		if !keep(name) || !t.has(engine.KVBytes) || !counted(t) {
+			continue
+		}
+		if why := l.unavailable(t, at); why != "" {
+			continue
+		}
+		x, _, _ := t.windowed(engine.KVTransfers, at, l.cfg.Window)
+		s.add(x)
+	}
+	return s.num("no instance of the pool exports a KV byte counter")
+}
