@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"math"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,9 +25,12 @@ import (
 
 // poolRow is one row of the pools panel as the page shows it.
 type poolRow struct {
-	Pool  string   `json:"pool"`
-	Cells []string `json:"cells"`
-	Stage string   `json:"stage"`
+	Pool      string   `json:"pool"`
+	Cells     []string `json:"cells"`
+	Stage     string   `json:"stage"`
+	KV        string   `json:"kv"`        // the KV cell's req/s alone
+	Transfers string   `json:"transfers"` // its transfers/s line
+	KVNote    string   `json:"kvNote"`    // the full note on what the KV curve is
 }
 
 // TestPoolsPanelInChromium: two pools, a decode-bound vLLM one with its own
@@ -40,6 +45,9 @@ func TestPoolsPanelInChromium(t *testing.T) {
 	defer cancel()
 	sc, err := sim.LoadScenario("decode-bound")
 	must(t, err)
+	// Half of llama's requests hit half their prompt on decode: its KV
+	// req/s is bytes ÷ B_request, below its transfers/s.
+	sc.Groups[0].PrefixHit = sim.PrefixHitSpec{Fraction: 0.5}
 	qwen := &sc.Groups[1]
 	qwen.Model = "Qwen/Qwen2.5-7B-Instruct"
 	qwen.Decode.MaxBatch, qwen.Decode.StepTime = 32, 25*time.Millisecond
@@ -63,7 +71,11 @@ func TestPoolsPanelInChromium(t *testing.T) {
 			Name    string            `json:"name"`
 			Model   string            `json:"model"`
 			Prefill rates             `json:"prefill"`
-			KV      rates             `json:"kv"`
+			KV      struct {
+				rates
+				Transfers *float64 `json:"transfers_per_second"`
+			} `json:"kv"`
+			KVNote string `json:"kv_note"`
 			Decode  rates             `json:"decode"`
 			SLO     *advice.SLOReport `json:"slo"`
 		} `json:"pools"`
@@ -82,7 +94,10 @@ func TestPoolsPanelInChromium(t *testing.T) {
 	testutil.Eventually(t, 30*time.Second, 300*time.Millisecond, func() (bool, string) {
 		js := `JSON.stringify([...document.querySelectorAll("#pools tr[data-pool]")].map((tr) => ({
 			pool: tr.dataset.pool, cells: [...tr.cells].map((td) => td.textContent),
-			stage: tr.querySelector("td[data-verdict]").dataset.verdict})))`
+			stage: tr.querySelector("td[data-verdict]").dataset.verdict,
+			kv: tr.querySelector("td[data-stage=kv]").firstChild.textContent,
+			transfers: tr.querySelector("td[data-stage=kv] .sub")?.textContent || "",
+			kvNote: tr.querySelector("td[data-stage=kv] .kv-note")?.title || ""})))`
 		rows = nil
 		if err := json.Unmarshal([]byte(b.eval(t, js)), &rows); err != nil {
 			return false, err.Error()
@@ -98,7 +113,8 @@ func TestPoolsPanelInChromium(t *testing.T) {
 		if v == nil {
 			return "nil"
 		}
-		return fmt.Sprintf("%.2f", *v)
+		// As JavaScript's toFixed(2) rounds: a tie goes up.
+		return strconv.FormatFloat(math.Floor(*v*100+0.5)/100, 'f', 2, 64)
 	}
 	for i, p := range snap.Pools {
 		row := rows[i]
@@ -113,13 +129,23 @@ func TestPoolsPanelInChromium(t *testing.T) {
 			t.Errorf("%s: prefill %q, decode %q; want %s and %s", p.Name, c[3], c[5], rate(p.Prefill.Window), rate(p.Decode.Window))
 		}
 		if p.Name == sc.Model {
-			if !strings.Contains(c[2], "(config)") || c[4] != rate(p.KV.Window) {
-				t.Errorf("%s: B_request %q, KV %q; want its own from config and %s req/s", p.Name, c[2], c[4], rate(p.KV.Window))
+			if !strings.Contains(c[2], "(config)") || row.KV != rate(p.KV.Window) {
+				t.Errorf("%s: B_request %q, KV %q; want its own from config and %s req/s", p.Name, c[2], row.KV, rate(p.KV.Window))
+			}
+			if p.KV.Transfers == nil || row.Transfers != rate(p.KV.Transfers)+" transfers/s" {
+				t.Errorf("%s: transfers %q, want %s transfers/s beside KV req/s", p.Name, row.Transfers, rate(p.KV.Transfers))
+			}
+			if p.KVNote == "" || row.KVNote != p.KVNote {
+				t.Errorf("%s: KV note %q, want the API's %q", p.Name, row.KVNote, p.KVNote)
 			}
 		} else {
 			why := p.KV.Absent["requests_per_second_window"]
-			if c[2] != "not set" || why == "" || c[4] != "absent: "+why {
-				t.Errorf("%s: B_request %q, KV %q; want not set and absent: %q", p.Name, c[2], c[4], why)
+			if c[2] != "not set" || why == "" || row.KV != "absent: "+why {
+				t.Errorf("%s: B_request %q, KV %q; want not set and absent: %q", p.Name, c[2], row.KV, why)
+			}
+			// Transfers are counted whatever B_request is.
+			if p.KV.Transfers == nil || row.Transfers != rate(p.KV.Transfers)+" transfers/s" {
+				t.Errorf("%s: transfers %q, want %s transfers/s", p.Name, row.Transfers, rate(p.KV.Transfers))
 			}
 		}
 		if c[6] != headlines[p.Name] || row.Stage != stages[p.Name] {

@@ -27,6 +27,29 @@ function rateCell(stage, obj) {
   return td;
 }
 
+// kvCell is the pool's KV req/s (bytes ÷ B_request) with its transfers/s
+// beside it where the connector counts them, and, where one transfer
+// carries other than B_request (prefix-cache hits), what the KV curve is.
+function kvCell(p) {
+  const td = rateCell("kv", p.kv);
+  const x = p.kv ? p.kv.transfers_per_second : null;
+  if (x != null) {
+    const sub = document.createElement("div");
+    sub.className = "sub";
+    sub.dataset.transfers = String(x);
+    sub.textContent = `${f.rate(x)} transfers/s`;
+    td.append(sub);
+  }
+  if (p.kv_note) {
+    const note = document.createElement("div");
+    note.className = "kv-note";
+    note.textContent = "bytes ÷ B_request, not a request count";
+    note.title = p.kv_note;
+    td.append(note);
+  }
+  return td;
+}
+
 // bRequest is the pool's B_request and its source, or why it has none.
 function bRequest(p) {
   const r = p.kv_request_bytes || {};
@@ -76,7 +99,7 @@ export function renderPools(el, snap) {
       cell(p.model || "—", p.model ? "" : "muted", (p.reasons && p.reasons.model) || ""),
       bRequest(p),
       rateCell("prefill", p.prefill),
-      rateCell("kv", p.kv),
+      kvCell(p),
       rateCell("decode", p.decode),
       verdict,
       sloCell(p),
