@@ -147,18 +147,11 @@ func genInput(what, cfgPath string) (gen.Input, []byte, error) {
 	if err != nil {
 		return gen.Input{}, nil, err
 	}
-	in := gen.FromConfig(cfg, kv.Bytes)
 	pools, err := cfg.PoolRequests()
 	if err != nil {
 		return gen.Input{}, nil, err
 	}
-	for name, r := range pools {
-		if in.PoolKVBytes == nil {
-			in.PoolKVBytes = map[string]int64{}
-		}
-		in.PoolKVBytes[name] = r.Bytes
-	}
-	return in, data, nil
+	return gen.FromConfig(cfg, kv.Bytes).WithPools(pools), data, nil
 }
 
 // buildPaths returns the compose file's build context (the source tree,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 )
 
 // Input is everything the generators read.
@@ -71,6 +72,17 @@ func FromConfig(cfg *config.Config, kvBytes int64) Input {
 		in.FileSD = append(in.FileSD, e.Files...)
 	}
 	return in.withDefaults()
+}
+
+// WithPools sets each pool's own B_request (config.Config.PoolRequests).
+func (in Input) WithPools(reqs map[string]kvsize.Request) Input {
+	for name, r := range reqs {
+		if in.PoolKVBytes == nil {
+			in.PoolKVBytes = map[string]int64{}
+		}
+		in.PoolKVBytes[name] = r.Bytes
+	}
+	return in
 }
 
 func (in Input) withDefaults() Input {
