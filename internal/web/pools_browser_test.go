@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"math"
+	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -68,16 +68,16 @@ func TestPoolsPanelInChromium(t *testing.T) {
 	}
 	var snap struct {
 		Pools []struct {
-			Name    string            `json:"name"`
-			Model   string            `json:"model"`
-			Prefill rates             `json:"prefill"`
+			Name    string `json:"name"`
+			Model   string `json:"model"`
+			Prefill rates  `json:"prefill"`
 			KV      struct {
 				rates
 				Transfers *float64 `json:"transfers_per_second"`
 			} `json:"kv"`
-			KVNote string `json:"kv_note"`
-			Decode  rates             `json:"decode"`
-			SLO     *advice.SLOReport `json:"slo"`
+			KVNote string            `json:"kv_note"`
+			Decode rates             `json:"decode"`
+			SLO    *advice.SLOReport `json:"slo"`
 		} `json:"pools"`
 		Verdict *diagnose.Verdict `json:"verdict"`
 	}
