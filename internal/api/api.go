@@ -79,7 +79,7 @@ func (s *Server) Handler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(&metrics.Collector{Ledger: s.Ledger, Stage: s.stage})
 	reg.MustRegister(s.Collectors...)
-	reg.MustRegister(&metrics.PoolCollector{Stages: s.poolStages})
+	reg.MustRegister(&metrics.PoolCollector{Stages: s.poolStages, Targets: s.targetPools})
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,

@@ -39,3 +39,16 @@ func (pl pooling) kvPerTransfer(l *ledger.Ledger) func(string, time.Time) (float
 		}, at)
 	}
 }
+
+// targetPools is each target's pool, for ptd_target_pool: the generated
+// rules of the ptdmon path read a target's pool from it, since ptdmon's
+// per-instance series name the model only.
+func (s *Server) targetPools() map[string]string {
+	meta := s.Ledger.Meta()
+	of := ledger.PoolOf(meta)
+	out := make(map[string]string, len(meta))
+	for target, m := range meta {
+		out[target] = of(&ledger.InstancePoint{Target: target, Engine: m.Engine})
+	}
+	return out
+}

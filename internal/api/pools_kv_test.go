@@ -2,6 +2,8 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
+	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
 
@@ -85,5 +88,35 @@ func TestSnapshotPoolKVTransfers(t *testing.T) {
 				t.Errorf("pool %s without prefix hits: note %q, want none", p.Name, p.KVNote)
 			}
 		}
+	}
+}
+
+// TestTargetPoolMetric: /metrics has ptd_target_pool for every target with
+// the pool the fixture puts it in: by the model its exposition names, or by
+// the ptd_pool or pool label over it.
+func TestTargetPoolMetric(t *testing.T) {
+	srv := httptest.NewServer((&Server{Ledger: twoPools(t, ledger.Config{})}).Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"llama-p0": "meta-llama/Llama-3.1-70B-Instruct", "llama-d0": "meta-llama/Llama-3.1-70B-Instruct",
+		"qwen-p0": "qwen", "qwen-d0": "qwen",
+	}
+	for target, pool := range want {
+		line := fmt.Sprintf("ptd_target_pool{pool=%q,target=%q} 1\n", pool, target)
+		if !strings.Contains(string(body), line) {
+			t.Errorf("/metrics lacks %q", line)
+		}
+	}
+	if n := strings.Count(string(body), "ptd_target_pool{"); n != len(want) {
+		t.Errorf("%d ptd_target_pool series, want %d", n, len(want))
 	}
 }

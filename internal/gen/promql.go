@@ -136,7 +136,11 @@ func poolLabel(expr string, from ...string) string {
 }
 
 // ptdmonSum aggregates ptdmon's own per-instance series to the target
-// level, pool included.
+// level, pool included: ptdmon's ptd_target_pool names each target's pool
+// (a labelled one too), and where it is missing (an older ptdmon) the pool
+// is the model, else the engine kind.
 func ptdmonSum(agg, by, expr string) string {
-	return sumBy(agg, by, poolLabel(expr, "engine", "model"))
+	e := poolLabel(expr, "engine", "model")
+	joined := fmt.Sprintf("%s * on (target) group_left (pool) max by (target, pool) (ptd_target_pool)", e)
+	return fmt.Sprintf("%s or on (target) %s", sumBy(agg, by, joined), sumBy(agg, by, e))
 }

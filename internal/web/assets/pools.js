@@ -7,7 +7,7 @@
 
 import * as f from "./fmt.js";
 
-const POLL_MS = 2000;
+const POLL_MS = 5000; // as the advice panel: the snapshot is computed per request
 const RATE = "requests_per_second_window";
 
 function cell(text, cls, title) {
