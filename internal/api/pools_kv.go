@@ -40,15 +40,16 @@ func (pl pooling) kvPerTransfer(l *ledger.Ledger) func(string, time.Time) (float
 	}
 }
 
-// targetPools is each target's pool, for ptd_target_pool: the generated
-// rules of the ptdmon path read a target's pool from it, since ptdmon's
-// per-instance series name the model only.
+// targetPools is the pool of each target whose pool a label names, for
+// ptd_target_pool: the generated rules of the ptdmon path read it there,
+// since ptdmon's per-instance series name the model only, and otherwise
+// name the pool by the model as the engines path does.
 func (s *Server) targetPools() map[string]string {
-	meta := s.Ledger.Meta()
-	of := ledger.PoolOf(meta)
-	out := make(map[string]string, len(meta))
-	for target, m := range meta {
-		out[target] = of(&ledger.InstancePoint{Target: target, Engine: m.Engine})
+	out := map[string]string{}
+	for target, m := range s.Ledger.Meta() {
+		if m.PoolLabelled && m.Pool != "" {
+			out[target] = m.Pool
+		}
 	}
 	return out
 }

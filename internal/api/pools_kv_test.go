@@ -91,9 +91,9 @@ func TestSnapshotPoolKVTransfers(t *testing.T) {
 	}
 }
 
-// TestTargetPoolMetric: /metrics has ptd_target_pool for every target with
-// the pool the fixture puts it in: by the model its exposition names, or by
-// the ptd_pool or pool label over it.
+// TestTargetPoolMetric: /metrics has ptd_target_pool for every target whose
+// pool a label names (ptd_pool, or pool), with that pool, and none for a
+// target whose pool is its model (the rules name that one by the model).
 func TestTargetPoolMetric(t *testing.T) {
 	srv := httptest.NewServer((&Server{Ledger: twoPools(t, ledger.Config{})}).Handler())
 	defer srv.Close()
@@ -106,10 +106,7 @@ func TestTargetPoolMetric(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{
-		"llama-p0": "meta-llama/Llama-3.1-70B-Instruct", "llama-d0": "meta-llama/Llama-3.1-70B-Instruct",
-		"qwen-p0": "qwen", "qwen-d0": "qwen",
-	}
+	want := map[string]string{"qwen-p0": "qwen", "qwen-d0": "qwen"}
 	for target, pool := range want {
 		line := fmt.Sprintf("ptd_target_pool{pool=%q,target=%q} 1\n", pool, target)
 		if !strings.Contains(string(body), line) {

@@ -6,7 +6,7 @@ var (
 	poolBottleneckDesc = desc("ptd_pool_bottleneck_stage",
 		"Info metric: 1 for the stage the bottleneck verdict names now for each pool (docs/pools.md).", "pool", "stage")
 	targetPoolDesc = desc("ptd_target_pool",
-		"Info metric: 1 for the pool each target is in (docs/pools.md), which the generated rules of the ptdmon path join on target.", "target", "pool")
+		"Info metric: 1 for the pool a target's label names (pool: on the target, ptd_pool or pool in file_sd; docs/pools.md), which the generated rules of the ptdmon path join on target.", "target", "pool")
 )
 
 // PoolCollector exports each pool's verdict: ptd_pool_bottleneck_stage,
