@@ -45,14 +45,16 @@ func TestPrometheusRelabelling(t *testing.T) {
 	dir := t.TempDir()
 	sdFile := filepath.Join(dir, "targets.json")
 	host := func(s *httptest.Server) string { u, _ := url.Parse(s.URL); return u.Host }
-	sd := fmt.Sprintf(`[{"targets": [%q], "labels": {"ptd_target": "sd-new", "ptd_role": "decode"}},
- {"targets": [%q], "labels": {"ptd_name": "sd-old", "ptd_role": "prefill"}},
+	// Pools: file_sd's short pool label becomes ptd_pool, and ptd_pool
+	// wins where both are given.
+	sd := fmt.Sprintf(`[{"targets": [%q], "labels": {"ptd_target": "sd-new", "ptd_role": "decode", "pool": "chat"}},
+ {"targets": [%q], "labels": {"ptd_name": "sd-old", "ptd_role": "prefill", "ptd_pool": "code", "pool": "chat"}},
  {"targets": [%q], "labels": {"ptd_role": "decode"}}]`, host(sd1), host(sd2), host(sd3))
 	if err := os.WriteFile(sdFile, []byte(sd), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	in := gen.Input{Targets: []engine.Target{
-		{Name: "vllm-p0", URL: vllm.URL + "/metrics", Role: "prefill", Engine: "vllm"},
+		{Name: "vllm-p0", URL: vllm.URL + "/metrics", Role: "prefill", Engine: "vllm", Labels: map[string]string{"ptd_pool": "llama"}},
 		{Name: "trt-d0", URL: trt.URL, Role: "decode", Engine: "trtllm"},
 	}, FileSD: []string{sdFile}, PtdmonAddr: "127.0.0.1:1"}
 	cfg, err := gen.PrometheusConfig(in)
@@ -65,11 +67,11 @@ func TestPrometheusRelabelling(t *testing.T) {
 	promURL := startPrometheus(t, ctx, promBin, dir, filepath.Join(dir, "prometheus.yml"))
 
 	want := map[string]map[string]string{
-		"vllm-p0": {"ptd_role": "prefill", "ptd_engine": "vllm", "job": gen.JobEngines},
-		"trt-d0":  {"ptd_role": "decode", "ptd_engine": "trtllm", "job": gen.JobEngines},
-		"sd-new":  {"ptd_role": "decode", "job": gen.JobEngines},
-		"sd-old":  {"ptd_role": "prefill", "ptd_name": "", "job": gen.JobEngines},
-		host(sd3): {"ptd_role": "decode", "job": gen.JobEngines},
+		"vllm-p0": {"ptd_role": "prefill", "ptd_engine": "vllm", "ptd_pool": "llama", "job": gen.JobEngines},
+		"trt-d0":  {"ptd_role": "decode", "ptd_engine": "trtllm", "ptd_pool": "", "job": gen.JobEngines},
+		"sd-new":  {"ptd_role": "decode", "ptd_pool": "chat", "job": gen.JobEngines},
+		"sd-old":  {"ptd_role": "prefill", "ptd_name": "", "ptd_pool": "code", "job": gen.JobEngines},
+		host(sd3): {"ptd_role": "decode", "ptd_pool": "", "job": gen.JobEngines},
 	}
 	var got map[string]map[string]string
 	testutil.Eventually(t, 20*time.Second, 500*time.Millisecond, func() (bool, string) {

@@ -147,7 +147,11 @@ func genInput(what, cfgPath string) (gen.Input, []byte, error) {
 	if err != nil {
 		return gen.Input{}, nil, err
 	}
-	return gen.FromConfig(cfg, kv.Bytes), data, nil
+	pools, err := cfg.PoolRequests()
+	if err != nil {
+		return gen.Input{}, nil, err
+	}
+	return gen.FromConfig(cfg, kv.Bytes).WithPools(pools), data, nil
 }
 
 // buildPaths returns the compose file's build context (the source tree,

@@ -21,6 +21,8 @@ func TestGenExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "ptdmon.yaml")
 	os.WriteFile(good, []byte("kv_bytes_per_request: 4096\nwindow: 10s\ntargets:\n  - {name: p0, url: \"http://127.0.0.1:8000/metrics\", role: prefill, engine: vllm}\n  - {name: t0, url: \"http://127.0.0.1:8001\", role: decode, engine: trtllm}\n"), 0o644)
+	pools := filepath.Join(dir, "pools.yaml")
+	os.WriteFile(pools, []byte("pools:\n  chat: {kv_bytes_per_request: 8192}\ntargets:\n  - {name: p0, url: \"http://127.0.0.1:8000/metrics\", role: prefill, engine: vllm, pool: chat}\n"), 0o644)
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("targets:\n  - {name: p0, url: \"http://h:1\", role: middle}\n"), 0o644)
 	tests := []struct {
@@ -33,6 +35,7 @@ func TestGenExitCodes(t *testing.T) {
 		{"unknown artifact", []string{"helm"}, 2, "unknown artifact"},
 		{"rules to stdout", []string{"rules"}, 0, "record: stage:ptd_requests:rate5s"},
 		{"rules window from config", []string{"rules", "-config", good}, 0, "vector(4096)"},
+		{"rules pool B_request", []string{"rules", "-config", pools}, 0, "expr: vector(8192)\n        labels:\n          path: engines\n          pool: chat"},
 		{"rules window flag", []string{"rules", "-window", "20s"}, 0, "stage:ptd_requests:rate20s"},
 		{"prometheus", []string{"prometheus", "-config", good, "-ptdmon", "10.1.1.1:9433"}, 0, "10.1.1.1:9433"},
 		{"prometheus trtllm", []string{"prometheus", "-config", good}, 0, "/prometheus/metrics"},

@@ -79,7 +79,7 @@ func (s *Server) Handler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(&metrics.Collector{Ledger: s.Ledger, Stage: s.stage})
 	reg.MustRegister(s.Collectors...)
-	reg.MustRegister(&metrics.PoolCollector{Stages: s.poolStages})
+	reg.MustRegister(&metrics.PoolCollector{Stages: s.poolStages, Targets: s.targetPools})
 	reg.MustRegister(&metrics.RouterCollector{Ledger: s.Ledger})
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
@@ -140,7 +140,13 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 		snap.Targets = s.Ledger.Targets(time.Now())
 	}
 	if p, ok := s.Ledger.Latest(); ok {
-		snap.Pools = newPooling(s.Ledger.Meta(), cfg, s.diagnoseConfig(cfg).BytesPerRequest).pools(&p)
+		pl := newPooling(s.Ledger.Meta(), cfg, s.diagnoseConfig(cfg).BytesPerRequest)
+		snap.Pools = pl.pools(&p)
+		poolKV(s.Ledger, s.Diagnose.Thresholds, &p, pl.of, snap.Pools)
+		if err := poolSLO(s.Ledger, s.SLO, &p, pl.of, snap.Pools); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
 		if stagesOnly {
 			p.Instances = nil
 		}

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/ptdmon/ptdmon/internal/advice"
 	"github.com/ptdmon/ptdmon/internal/diagnose"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
@@ -29,6 +30,14 @@ type Pool struct {
 	KVFailures *ledger.Failures `json:"kv_failures"`
 	// TTFTPhases are where the pool's TTFT goes (docs/pools.md).
 	TTFTPhases *ledger.Phases `json:"ttft_phases"`
+	// SLO is the pool's SLO attainment over the window, read from its own
+	// instances' histograms; SLOAbsent says why it is not there.
+	SLO       *advice.SLOReport `json:"slo,omitempty"`
+	SLOAbsent string            `json:"slo_absent,omitempty"`
+	// KVNote says what the pool's KV req/s is where one transfer carries
+	// other than its B_request (prefix-cache hits): bytes ÷ B_request, not
+	// a request count; kv.transfers_per_second counts the transfers.
+	KVNote string `json:"kv_note,omitempty"`
 	// Reasons says why Model or KVRequest is not known.
 	Reasons map[string]string `json:"reasons,omitempty"`
 }

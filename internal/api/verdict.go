@@ -38,6 +38,9 @@ func (s *Server) diagnoseConfig(cfg ledger.Config) diagnose.Config {
 		if d.BytesOf == nil {
 			d.BytesOf = pl.bytesOf
 		}
+		if d.KVPerTransfer == nil && len(cfg.PoolRequests) > 0 {
+			d.KVPerTransfer = pl.kvPerTransfer(s.Ledger)
+		}
 	}
 	return d
 }

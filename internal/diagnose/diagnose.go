@@ -100,6 +100,12 @@ type Config struct {
 	BytesOf func(group string) (bytes float64, why string)
 	// GroupOf assigns instances to groups (default ByEngine).
 	GroupOf GroupOf
+	// KVPerTransfer, if set, is the mean bytes of one KV transfer of a
+	// group's instances at a time, false where none of them counts its
+	// transfers: each group's bytes per transfer is then set against its
+	// own B_request (facts.go), not the deployment's mixture of pools
+	// against the deployment's. Nil, or false, leaves the deployment's.
+	KVPerTransfer func(group string, at time.Time) (float64, bool)
 }
 
 // bytesFor is group's B_request and, when it is 0, the reason.
@@ -191,8 +197,9 @@ func Diagnose(pts []ledger.Point, cfg Config) Verdict {
 	var groups []GroupVerdict
 	for _, name := range names {
 		gw := groupPoints(w, name, cfg)
-		v := judge(gw, cfg, facts)
-		if held, ok := holdAcrossRestart(pts, first, name, v, cfg, facts); ok {
+		gf := groupFacts(name, newest, cfg, facts)
+		v := judge(gw, cfg, gf)
+		if held, ok := holdAcrossRestart(pts, first, name, v, cfg, gf); ok {
 			v = held
 		}
 		last := gw[len(gw)-1]
@@ -249,7 +256,7 @@ func judge(w []ledger.Point, cfg Config, facts deployment) Verdict {
 	s.bytesSkew, s.bytesPerXfer = facts.bytesSkew, facts.bytesPerXfer
 	if s.bytesSkew {
 		s.notes = append(s.notes, fmt.Sprintf("one KV transfer carries %.3g GB on average, %+.0f%% off B_request: KV req/s is bytes ÷ B_request, not a request count, and KV is not judged by it alone",
-			facts.bytesPerXfer/1e9, 100*(facts.bytesPerXfer/cfg.BytesPerRequest-1)))
+			facts.bytesPerXfer/1e9, 100*(facts.bytesPerXfer/facts.bytesPerRequest-1)))
 	}
 	v.Notes = append(v.Notes, s.notes...)
 	v.Traffic = s.traffic

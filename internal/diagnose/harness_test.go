@@ -145,6 +145,7 @@ func (r run) do() error {
 					b, why := ledger.PoolRequest(pool, r.pools, kvsize.Request{})
 					return float64(b.Bytes), why
 				}
+				cfg.KVPerTransfer = kvPerTransfer(led, meta, cfg.GroupOf)
 			}
 			r.check(checkpoint{at: now, verdict: diagnose.Diagnose(pts, cfg), truth: m.TruthAt(now).Load})
 		}
@@ -177,4 +178,14 @@ func groupVerdict(v diagnose.Verdict, eng string) (diagnose.GroupVerdict, error)
 		}
 	}
 	return diagnose.GroupVerdict{}, fmt.Errorf("no verdict for group %q in %+v", eng, v.Groups)
+}
+
+// kvPerTransfer is each pool's bytes per KV transfer from the ledger, as
+// the API gives the verdict.
+func kvPerTransfer(led *ledger.Ledger, meta map[string]ledger.TargetMeta, of diagnose.GroupOf) func(string, time.Time) (float64, bool) {
+	return func(group string, at time.Time) (float64, bool) {
+		return led.KVPerTransfer(func(target string) bool {
+			return of(&ledger.InstancePoint{Target: target, Engine: meta[target].Engine}) == group
+		}, at)
+	}
 }

@@ -15,6 +15,8 @@ type deployment struct {
 	// B_request than Thresholds.BytesSkew.
 	bytesPerXfer float64
 	bytesSkew    bool
+	// bytesPerRequest is the B_request bytesPerXfer was set against.
+	bytesPerRequest float64
 }
 
 func deploymentFacts(w []ledger.Point, cfg Config) deployment {
@@ -30,7 +32,7 @@ func deploymentFacts(w []ledger.Point, cfg Config) deployment {
 	if xfers <= 0 || cfg.BytesPerRequest <= 0 {
 		return d
 	}
-	d.bytesPerXfer = bytes / xfers
+	d.bytesPerXfer, d.bytesPerRequest = bytes/xfers, cfg.BytesPerRequest
 	d.bytesSkew = math.Abs(d.bytesPerXfer/cfg.BytesPerRequest-1) > cfg.Thresholds.BytesSkew
 	return d
 }

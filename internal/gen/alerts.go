@@ -42,13 +42,13 @@ func alert(name, expr, forDur, severity, summary, runbook string) Rule {
 
 // alertRules read only recorded series and up/ptd_target_up, so they work
 // the same whichever path fed the recordings.
-func alertRules(n Names) []Rule {
+func alertRules(n Names, kvOn string) []Rule {
 	rate := n.Stage[1]
 	stage := func(s string) string {
 		return fmt.Sprintf(`avg_over_time(%s{stage="%s"}[%s])`, rate, s, lagRange)
 	}
 	lags := func(slow, fast string) string {
-		return fmt.Sprintf("%s < on (path, model) %s * %s", stage(slow), lagRatio, stage(fast))
+		return fmt.Sprintf("%s < on (path, pool, model) %s * %s", stage(slow), lagRatio, stage(fast))
 	}
 	// decodeFull: at least half of a model's decode instances have their
 	// batch pinned at its limit. With pull connectors (NIXL, TensorRT-LLM,
@@ -57,10 +57,10 @@ func alertRules(n Names) []Rule {
 	decodeRun := fmt.Sprintf(`%s{role="decode"}`, n.TargetRunning)
 	pinned := fmt.Sprintf(`(quantile_over_time(%[3]s, %[1]s[%[2]s]) >= max_over_time(%[1]s[%[2]s]) and max_over_time(%[1]s[%[2]s]) >= 2)`,
 		decodeRun, pinRange, pinDips)
-	decodeFull := fmt.Sprintf("(count by (path, model) %s * 2 >= on (path, model) count by (path, model) (%s))", pinned, decodeRun)
+	decodeFull := fmt.Sprintf("(count by (path, pool, model) %s * 2 >= on (path, pool, model) count by (path, pool, model) (%s))", pinned, decodeRun)
 	// prefillKVFull: prefilled requests keep the prefill KV cache full,
 	// waiting for their KV to leave.
-	prefillKVFull := fmt.Sprintf(`(avg by (path, model) (quantile_over_time(0.25, %s{role="prefill"}[%s])) >= %s)`, n.TargetKVUsage, lagRange, kvFull)
+	prefillKVFull := fmt.Sprintf(`(avg by (path, pool, model) (quantile_over_time(0.25, %s{role="prefill"}[%s])) >= %s)`, n.TargetKVUsage, lagRange, kvFull)
 	return []Rule{
 		alert("PTDTargetDown",
 			`ptd_target_up == 0 or up{ptd_role!=""} == 0 or up{job="ptdmon"} == 0`,
@@ -68,32 +68,32 @@ func alertRules(n Names) []Rule {
 			"{{ or $labels.target $labels.ptd_target $labels.instance }} ({{ $labels.job }}) is not being scraped",
 			"Check that the engine (or ptdmon) process is running and its /metrics answers from the Prometheus host; stage rates that include it are partial meanwhile."),
 		alert("PTDKVRequestBytesUnset",
-			fmt.Sprintf("count by (path) (%s) unless on (path) (%s > 0)", n.TargetKVBytes[1], n.KVRequestBytes),
+			fmt.Sprintf("count by (%[3]s) (%[1]s) unless on (%[3]s) (%[2]s > 0)", n.TargetKVBytes[1], n.KVRequestBytes, kvOn),
 			"1m", "warning",
-			"KV bytes are collected on the {{ $labels.path }} path but B_request is unset, so KV req/s is absent",
-			"Set kv_bytes_per_request (or model.config with seq_len) in ptdmon.yaml, then restart ptdmon or regenerate the rules with `ptdmon gen rules -config ptdmon.yaml`."),
+			"KV bytes are collected on the {{ $labels.path }} path but B_request is unset{{ with $labels.pool }} for pool {{ . }}{{ end }}, so KV req/s is absent",
+			"Set kv_bytes_per_request (or model.config with seq_len) in ptdmon.yaml, or the pool's under pools: (docs/pools.md), then restart ptdmon or regenerate the rules with `ptdmon gen rules -config ptdmon.yaml`."),
 		alert("PTDKVTransferLagging",
-			"("+lags("kv", "prefill")+" or "+prefillKVFull+") unless on (path, model) "+decodeFull,
+			"("+lags("kv", "prefill")+" or "+prefillKVFull+") unless on (path, pool, model) "+decodeFull,
 			"1m", "warning",
-			"KV transfer ({{ $labels.path }} path) moves fewer requests/s than prefill completes",
+			"KV transfer (pool {{ $labels.pool }}, {{ $labels.path }} path) moves fewer requests/s than prefill completes",
 			"KV-bound (KV trails prefill, or prefilled requests keep the prefill KV cache full, while decode has room): look at the prefill inflight and decode transfer queues and the connector's link; if they are flat, check that B_request matches the model, sequence length and KV dtype of this run."),
 		alert("PTDDecodeLagging",
 			// With decode pinned, anything trailing the stage before it is
 			// decode's doing: decode trailing KV or prefill, KV trailing
 			// prefill (pull connectors), or a full prefill KV cache.
 			"("+lags("decode", "kv")+" or "+lags("decode", "prefill")+
-				" or "+lags("kv", "prefill")+" or "+prefillKVFull+") and on (path, model) "+decodeFull,
+				" or "+lags("kv", "prefill")+" or "+prefillKVFull+") and on (path, pool, model) "+decodeFull,
 			"2m", "warning",
-			"Decode ({{ $labels.path }} path) is at its batch limit and holds the pipeline back",
+			"Decode (pool {{ $labels.pool }}, {{ $labels.path }} path) is at its batch limit and holds the pipeline back",
 			"Decode-bound (its batch pinned at the limit while it trails the stage feeding it; KV trailing prefill is then decode's doing, as KV moves only when decode has room): check decode waiting and prealloc queues and KV usage on decode instances; add decode capacity or lower the load."),
 		alert("PTDQueueGrowing",
-			fmt.Sprintf("(sum by (path, role, queue) (deriv(%s[%s])) > %s and on (path, role, queue) sum by (path, role, queue) (%s) > %s)",
+			fmt.Sprintf("(sum by (path, pool, role, queue) (deriv(%s[%s])) > %s and on (path, pool, role, queue) sum by (path, pool, role, queue) (%s) > %s)",
 				n.TargetQueue, queueRange, queueGrowth, n.TargetQueue, queueMinDepth)+
 				// Prefill waiting grows behind a prefill KV cache full of
 				// requests awaiting transfer: KV's doing, not prefill's.
-				fmt.Sprintf(` unless on (path, role, queue) label_replace(label_replace(max by (path) %s, "role", "prefill", "", ""), "queue", "waiting", "", "")`, prefillKVFull),
+				fmt.Sprintf(` unless on (path, pool, role, queue) label_replace(label_replace(max by (path, pool) %s, "role", "prefill", "", ""), "queue", "waiting", "", "")`, prefillKVFull),
 			"1m", "warning",
-			"The {{ $labels.role }} {{ $labels.queue }} queue ({{ $labels.path }} path) keeps growing",
+			"The {{ $labels.role }} {{ $labels.queue }} queue (pool {{ $labels.pool }}, {{ $labels.path }} path) keeps growing",
 			"The stage after this queue is the bottleneck: waiting on prefill means prefill-bound (not raised while the prefill KV cache is full of requests awaiting transfer: that is KV-bound), inflight/transfer means KV-bound, bootstrap/prealloc means decode admission, waiting on decode means decode-bound."),
 		alert("PTDKVTransferFailures",
 			fmt.Sprintf("sum by (path, target) (%s) > 0", n.TargetKVFailures),

@@ -136,9 +136,9 @@ func asAny(t *testing.T, doc map[string]any) map[string]any {
 // (role: the role of the waiting queue PTDQueueGrowing names).
 func expectedLabels(alert, role string) map[string]string {
 	if alert == "PTDQueueGrowing" {
-		return map[string]string{"severity": "warning", "path": pathEngines, "role": role, "queue": "waiting"}
+		return map[string]string{"severity": "warning", "path": pathEngines, "pool": "m", "role": role, "queue": "waiting"}
 	}
-	return map[string]string{"severity": "warning", "path": pathEngines, "model": "m"}
+	return map[string]string{"severity": "warning", "path": pathEngines, "pool": "m", "model": "m"}
 }
 
 // ruleMetricNames lists the metric names the rules select.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 )
 
 // Input is everything the generators read.
@@ -33,6 +34,10 @@ type Input struct {
 	// KVBytesPerRequest is B_request; 0 means unset, in which case the
 	// engines path has no KV req/s and an alert says so.
 	KVBytesPerRequest int64
+	// PoolKVBytes is each pool's own B_request (pools: in ptdmon.yaml).
+	// Once any pool has one, a pool without one has no KV req/s, on both
+	// paths (docs/pools.md).
+	PoolKVBytes map[string]int64
 	// KVSource restricts the engines path to one KV byte source, like
 	// ptdmon's kv_source (auto or "" = every source).
 	KVSource string
@@ -67,6 +72,17 @@ func FromConfig(cfg *config.Config, kvBytes int64) Input {
 		in.FileSD = append(in.FileSD, e.Files...)
 	}
 	return in.withDefaults()
+}
+
+// WithPools sets each pool's own B_request (config.Config.PoolRequests).
+func (in Input) WithPools(reqs map[string]kvsize.Request) Input {
+	for name, r := range reqs {
+		if in.PoolKVBytes == nil {
+			in.PoolKVBytes = map[string]int64{}
+		}
+		in.PoolKVBytes[name] = r.Bytes
+	}
+	return in
 }
 
 func (in Input) withDefaults() Input {

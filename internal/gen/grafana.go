@@ -25,6 +25,7 @@ const (
 const (
 	filterPath   = `path=~"$path"`
 	filterModel  = `model=~"$model"`
+	filterPool   = `pool=~"$pool"`
 	filterTarget = `target=~"$target"`
 )
 
@@ -75,6 +76,13 @@ func variables(n Names, w string, withTarget bool) []cog.Builder[dashboard.Varia
 			Values(dashboard.StringOrMap{String: cog.ToPtr(pathPtdmon + "," + pathEngines)}).
 			Multi(true).IncludeAll(true).AllValue(".*").
 			Current(option("All", "$__all")),
+		// A pool is the instances that serve one model together
+		// (docs/pools.md): its stages are summed apart from other pools'.
+		dashboard.NewQueryVariableBuilder("pool").Label("Pool").Datasource(ds).
+			Query(dashboard.StringOrMap{String: cog.ToPtr("label_values(" + rate + ", pool)")}).
+			Definition("label_values(" + rate + ", pool)").
+			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).
+			Multi(true).IncludeAll(true).AllValue(".*").Current(option("All", "$__all")),
 		dashboard.NewQueryVariableBuilder("model").Label("Model").Datasource(ds).
 			Query(dashboard.StringOrMap{String: cog.ToPtr("label_values(" + rate + ", model)")}).
 			Definition("label_values(" + rate + ", model)").
@@ -113,7 +121,7 @@ func newDashboard(uid, title, desc string) *dashboard.DashboardBuilder {
 }
 
 // stageFilter is the filter of stage-level recordings.
-var stageFilter = []string{filterPath, filterModel}
+var stageFilter = []string{filterPath, filterPool, filterModel}
 
 // latencyPanels query the engines' histograms: ptdmon does not re-export
 // them, so these need Prometheus to scrape the engines (the engines path).
@@ -251,7 +259,7 @@ func Instance(in Input) (dashboard.Dashboard, error) {
 	w := promDuration(in.Window)
 	n := RecordNames(w)
 	win := func(names [2]string) string { return strings.Replace(names[1], n.Ops[1], "${window}", 1) }
-	f := []string{filterPath, filterModel, filterTarget}
+	f := []string{filterPath, filterPool, filterModel, filterTarget}
 	one := 1.0
 	rows := []rowSpec{
 		{"Rates", []panelSpec{

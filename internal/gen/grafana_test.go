@@ -31,8 +31,8 @@ func TestDashboardsShape(t *testing.T) {
 		file, uid string
 		vars      []string
 	}{
-		{"ptdmon-overview.json", UIDOverview, []string{"datasource", "path", "model", "window"}},
-		{"ptdmon-instance.json", UIDInstance, []string{"datasource", "path", "model", "window", "target"}},
+		{"ptdmon-overview.json", UIDOverview, []string{"datasource", "path", "pool", "model", "window"}},
+		{"ptdmon-instance.json", UIDInstance, []string{"datasource", "path", "pool", "model", "window", "target"}},
 	}
 	for _, tt := range tests {
 		var d dashJSON

@@ -6,11 +6,13 @@ import (
 
 // Kubernetes labels: the pods of engines carry ptdmon.io/role (prefill or
 // decode) and ptdmon.io/engine, which the PodMonitor turns into ptd_role
-// and ptd_engine, like the static scrape config's relabelling.
+// and ptd_engine, like the static scrape config's relabelling; an optional
+// ptdmon.io/pool names the pod's pool (ptd_pool, docs/pools.md).
 const (
 	k8sApp         = "ptdmon"
 	k8sRoleLabel   = "ptdmon.io/role"
 	k8sEngineLabel = "ptdmon.io/engine"
+	k8sPoolLabel   = "ptdmon.io/pool"
 	k8sMetricsPort = "http-metrics"
 )
 
@@ -68,6 +70,7 @@ func Kubernetes(in Input, configYAML []byte) (map[string][]byte, error) {
 						om("sourceLabels", []string{"__meta_kubernetes_pod_name"}, "targetLabel", labelTarget),
 						om("sourceLabels", []string{metaLabel(k8sRoleLabel)}, "targetLabel", labelRole),
 						om("sourceLabels", []string{metaLabel(k8sEngineLabel)}, "targetLabel", labelEngine),
+						om("sourceLabels", []string{metaLabel(k8sPoolLabel)}, "regex", "(.+)", "targetLabel", labelPool),
 						om("sourceLabels", []string{labelEngine, "__metrics_path__"}, "separator", ";", "regex", "trtllm;/metrics",
 							"targetLabel", "__metrics_path__", "replacement", trtllmMetricsPath),
 					),

@@ -23,7 +23,11 @@ var fqNameRE = regexp.MustCompile(`fqName: "([^"]+)"`)
 func exportedNames(t *testing.T) []string {
 	t.Helper()
 	ch := make(chan *prometheus.Desc, 64)
-	go func() { (&metrics.Collector{}).Describe(ch); close(ch) }()
+	go func() {
+		(&metrics.Collector{}).Describe(ch)
+		(&metrics.PoolCollector{}).Describe(ch)
+		close(ch)
+	}()
 	var out []string
 	for d := range ch {
 		m := fqNameRE.FindStringSubmatch(d.String())

@@ -8,10 +8,13 @@ import (
 // The label sets of recorded series. Both paths record the same labels so
 // that one dashboard reads either.
 const (
-	targetBy = "target, role, engine, model"
+	targetBy = "target, role, engine, model, pool"
 	// Labels attached to engine targets by the generated scrape config.
-	engineBy = "ptd_target, ptd_role, ptd_engine, model_name"
-	stageBy  = "path, model"
+	engineBy = "ptd_target, ptd_role, ptd_engine, model_name, ptd_pool"
+	// A stage is summed within a pool (docs/pools.md): one model's KV
+	// bytes are never divided by another's B_request, and the alerts
+	// compare a pool's stages with each other only.
+	stageBy = "path, pool, model"
 )
 
 // Path label values.
@@ -83,6 +86,7 @@ func toTargetLabels(agg, expr string, keep ...string) string {
 	for _, r := range [][2]string{{"target", "ptd_target"}, {"role", "ptd_role"}, {"engine", "ptd_engine"}, {"model", "model_name"}} {
 		e = fmt.Sprintf(`label_replace(%s, "%s", "$1", "%s", "(.*)")`, e, r[0], r[1])
 	}
+	e = poolLabel(e, "engine", "model", labelPool)
 	return sumBy(agg, strings.Join(append([]string{targetBy}, keep...), ", "), e)
 }
 
@@ -116,4 +120,27 @@ func union(parts ...string) string {
 // labels differ.
 func fallback(parts ...string) string {
 	return strings.Join(parts, " or on (ptd_target) ")
+}
+
+// poolLabel sets the pool label as ptdmon names pools (docs/pools.md): the
+// target's pool label (the scrape configuration's ptd_pool; ptdmon's own
+// series name the model only), else the model, else the engine kind. from
+// lists the labels holding them, the weakest first: each one set
+// overrides those before it.
+func poolLabel(expr string, from ...string) string {
+	e := expr
+	for _, from := range from {
+		e = fmt.Sprintf(`label_replace(%s, "pool", "$1", "%s", "(.+)")`, e, from)
+	}
+	return e
+}
+
+// ptdmonSum aggregates ptdmon's own per-instance series to the target
+// level, pool included: ptdmon's ptd_target_pool names each target's pool
+// (a labelled one too), and where it is missing (an older ptdmon) the pool
+// is the model, else the engine kind.
+func ptdmonSum(agg, by, expr string) string {
+	e := poolLabel(expr, "engine", "model")
+	joined := fmt.Sprintf("%s * on (target) group_left (pool) max by (target, pool) (ptd_target_pool)", e)
+	return fmt.Sprintf("%s or on (target) %s", sumBy(agg, by, joined), sumBy(agg, by, e))
 }

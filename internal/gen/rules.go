@@ -101,13 +101,13 @@ func Rules(in Input) RuleFile {
 	requests := append(ptdmonTargetRules(n, w), engineTargetRules(n, w)...)
 	requests = append(requests, stageRequestRules(n)...)
 	kv := append(ptdmonKVRules(n, w), engineKVRules(n, w, in.KVSource)...)
-	kv = append(kv, kvRequestRules(n, in.KVBytesPerRequest)...)
-	kv = append(kv, stageKVRules(n)...)
+	kv = append(kv, kvRequestRules(n, in.KVBytesPerRequest, in.PoolKVBytes)...)
+	kv = append(kv, stageKVRules(n, kvMatch(in.PoolKVBytes))...)
 	return RuleFile{Groups: []RuleGroup{
 		{Name: "ptdmon-stage-rates", Interval: scrapeInterval, Rules: requests},
 		{Name: "ptdmon-kv-rates", Interval: scrapeInterval, Rules: kv},
 		{Name: "ptdmon-engine-gauges", Interval: scrapeInterval, Rules: engineGaugeRules(n)},
-		{Name: "ptdmon-alerts", Interval: alertInterval, Rules: append(failureRules(n), alertRules(n)...)},
+		{Name: "ptdmon-alerts", Interval: alertInterval, Rules: append(failureRules(n), alertRules(n, kvMatch(in.PoolKVBytes))...)},
 		{Name: "ptdmon-failure-classes", Interval: alertInterval, Rules: failureClassRules()},
 	}}
 }
@@ -129,13 +129,13 @@ func ptdmonTargetRules(n Names, w string) []Rule {
 	p := []string{"path", pathPtdmon}
 	var out []Rule
 	for i, fn := range []string{"irate", "rate"} {
-		out = append(out, record(n.TargetCompleted[i], sumBy("sum", targetBy, rangeFn(fn, "ptd_requests_completed_total", w)), p...))
+		out = append(out, record(n.TargetCompleted[i], ptdmonSum("sum", targetBy, rangeFn(fn, "ptd_requests_completed_total", w)), p...))
 	}
 	return append(out,
-		record(n.TargetRunning, sumBy("sum", targetBy, "ptd_requests_running"), p...),
-		record(n.TargetQueue, sumBy("sum", targetBy, "ptd_requests_waiting"), "path", pathPtdmon, "queue", "waiting"),
-		record(n.TargetQueue, sumBy("sum", targetBy+", queue", "ptd_queue_requests"), p...),
-		record(n.TargetKVUsage, sumBy("avg", targetBy, "ptd_kv_cache_usage_ratio"), p...),
+		record(n.TargetRunning, ptdmonSum("sum", targetBy, "ptd_requests_running"), p...),
+		record(n.TargetQueue, ptdmonSum("sum", targetBy, "ptd_requests_waiting"), "path", pathPtdmon, "queue", "waiting"),
+		record(n.TargetQueue, ptdmonSum("sum", targetBy+", queue", "ptd_queue_requests"), p...),
+		record(n.TargetKVUsage, ptdmonSum("avg", targetBy, "ptd_kv_cache_usage_ratio"), p...),
 	)
 }
 
@@ -143,7 +143,7 @@ func ptdmonTargetRules(n Names, w string) []Rule {
 func ptdmonKVRules(n Names, w string) []Rule {
 	var out []Rule
 	for i, fn := range []string{"irate", "rate"} {
-		out = append(out, record(n.TargetKVBytes[i], sumBy("sum", targetBy, rangeFn(fn, "ptd_kv_transfer_bytes_total", w)), "path", pathPtdmon))
+		out = append(out, record(n.TargetKVBytes[i], ptdmonSum("sum", targetBy, rangeFn(fn, "ptd_kv_transfer_bytes_total", w)), "path", pathPtdmon))
 	}
 	return out
 }
@@ -279,7 +279,7 @@ func failureRules(n Names) []Rule {
 		}
 	}
 	return []Rule{
-		record(n.TargetKVFailures, sumBy("sum", targetBy, rangeFn("rate", "ptd_kv_transfer_failures_total", failureWindow)), "path", pathPtdmon),
+		record(n.TargetKVFailures, ptdmonSum("sum", targetBy, rangeFn("rate", "ptd_kv_transfer_failures_total", failureWindow)), "path", pathPtdmon),
 		record(n.TargetKVFailures, toTargetLabels("sum", union(failures...)), "path", pathEngines),
 	}
 }
@@ -403,7 +403,12 @@ func selectors(a engine.Adapter, f engine.Family, suffix string) []string {
 // kvRequestRules record B_request per path: ptdmon exports the value it
 // uses; for the engines path it is a constant from ptdmon.yaml. Unset, no
 // series is recorded, KV req/s stays absent (never 0) and an alert fires.
-func kvRequestRules(n Names, bytesPerRequest int64) []Rule {
+// With pools of their own (pools: in ptdmon.yaml) each pool has its own on
+// both paths, and a pool without one has none (docs/pools.md).
+func kvRequestRules(n Names, bytesPerRequest int64, pools map[string]int64) []Rule {
+	if len(pools) > 0 {
+		return poolKVRequestRules(n, pools)
+	}
 	out := []Rule{record(n.KVRequestBytes, "max(ptd_kv_request_bytes)", "path", pathPtdmon)}
 	if bytesPerRequest > 0 {
 		out = append(out, record(n.KVRequestBytes, "vector("+strconv.FormatInt(bytesPerRequest, 10)+")", "path", pathEngines))
@@ -429,14 +434,14 @@ func stageRequestRules(n Names) []Rule {
 // The KV curve adds the target rates itself rather than reading the path's
 // sum: vmalert sees each recording it wrote back a step late, and one more
 // step left the curve mostly absent there.
-func stageKVRules(n Names) []Rule {
+func stageKVRules(n Names, on string) []Rule {
 	var out []Rule
 	for i := range 2 {
 		sum := sumBy("sum", stageBy, n.TargetKVBytes[i])
 		out = append(out,
 			record(n.PathKVBytes[i], sum),
 			// x / (y > 0): with B_request unset or 0 the KV rate is absent.
-			record(n.Stage[i], fmt.Sprintf("%s / on (path) group_left () (%s > 0)", sum, n.KVRequestBytes), "stage", "kv"),
+			record(n.Stage[i], fmt.Sprintf("%s / on (%s) group_left () (%s > 0)", sum, on, n.KVRequestBytes), "stage", "kv"),
 		)
 	}
 	return out

@@ -21,6 +21,9 @@ const (
 	labelTarget = "ptd_target"
 	labelRole   = "ptd_role"
 	labelEngine = "ptd_engine"
+	// labelPool names the target's pool (docs/pools.md): `pool:` in
+	// ptdmon.yaml, or ptd_pool or pool in a file_sd group.
+	labelPool = "ptd_pool"
 )
 
 // TensorRT-LLM serves Prometheus text on another path than its JSON /metrics
@@ -90,6 +93,8 @@ func engineRelabel() []relabelConfig {
 		{SourceLabels: []string{hiddenName}, Regex: "(.+)", TargetLabel: labelTarget},
 		{SourceLabels: []string{hiddenRole}, Regex: "(.+)", TargetLabel: labelRole},
 		{SourceLabels: []string{hiddenEngine}, Regex: "(.+)", TargetLabel: labelEngine},
+		// file_sd's short pool label, where ptd_pool is not given.
+		{SourceLabels: []string{labelPool, "pool"}, Separator: ";", Regex: ";(.+)", TargetLabel: labelPool},
 		{Regex: "ptd_name", Action: "labeldrop"},
 		{SourceLabels: []string{labelEngine, "__metrics_path__"}, Separator: ";", Regex: "trtllm;/metrics",
 			TargetLabel: "__metrics_path__", Replacement: trtllmMetricsPath},

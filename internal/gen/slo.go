@@ -65,13 +65,14 @@ func DefaultSLOFamilies() map[string][]SLOFamily {
 	}
 }
 
-// SLONames are the recorded series, labelled {role, model, slo, threshold}.
+// SLONames are the recorded series, labelled {role, pool, model, slo,
+// threshold}.
 type SLONames struct {
 	Within      string // observations/s within the threshold
 	Total       string // observations/s
 	Attainment  string // Within ÷ Total
 	Requests    string // finished requests/s (E2E observations), by role and model
-	GoodputIndp string // decode requests/s × Π attainment (independence), by model
+	GoodputIndp string // decode requests/s × Π attainment (independence), by pool and model
 }
 
 // SLORecordNames returns the names for window w.
@@ -146,20 +147,21 @@ func SLORules(in SLOInput) (RuleFile, error) {
 	rules = append(rules, record(n.Requests, toRoleLabels(fallback(reqs...))))
 	// Goodput: decode requests/s × the product of the decode role's
 	// fractions; each factor drops slo and threshold so the product matches.
-	factors := []string{fmt.Sprintf(`sum by (model) (%s{role="decode"})`, n.Requests)}
+	factors := []string{fmt.Sprintf(`sum by (pool, model) (%s{role="decode"})`, n.Requests)}
 	for _, s := range slos {
-		factors = append(factors, fmt.Sprintf(`sum by (model) (%s{role="decode", slo=%q})`, n.Attainment, s))
+		factors = append(factors, fmt.Sprintf(`sum by (pool, model) (%s{role="decode", slo=%q})`, n.Attainment, s))
 	}
 	rules = append(rules, record(n.GoodputIndp, strings.Join(factors, " * ")))
 	return RuleFile{Groups: []RuleGroup{{Name: "ptdmon-slo", Interval: "15s", Rules: rules}}}, nil
 }
 
-// toRoleLabels sums a per-engine expression by role and model, named as
-// ptdmon names them.
+// toRoleLabels sums a per-engine expression by role, pool and model, named
+// as ptdmon names them: each pool's attainment is its own (docs/pools.md).
 func toRoleLabels(expr string) string {
 	e := fmt.Sprintf(`label_replace(%s, "role", "$1", "ptd_role", "(.*)")`, "("+expr+")")
 	e = fmt.Sprintf(`label_replace(%s, "model", "$1", "model_name", "(.*)")`, e)
-	return sumBy("sum", "role, model", e)
+	e = poolLabel(e, labelEngine, "model", labelPool)
+	return sumBy("sum", "role, pool, model", e)
 }
 
 // bucketRate is the per-engine rate of one bucket, le dropped.

@@ -145,7 +145,7 @@ func TestSLORulesAgainstPrometheus(t *testing.T) {
 				if s.name == "e2e" {
 					rate = fr.Total / 15 // observations per 15 s step
 				}
-				exps = append(exps, fmt.Sprintf("      - expr: round(%s{slo=%q}, 1e-9)\n        eval_time: 10m\n        exp_samples:\n          - labels: '{role=\"decode\", model=\"m\", slo=%q, threshold=%q}'\n            value: %s",
+				exps = append(exps, fmt.Sprintf("      - expr: round(%s{slo=%q}, 1e-9)\n        eval_time: 10m\n        exp_samples:\n          - labels: '{role=\"decode\", pool=\"m\", model=\"m\", slo=%q, threshold=%q}'\n            value: %s",
 					w.Attainment, s.name, s.name, promFloat(s.t), promFloat(promRound(fr.Fraction, 1e-9))))
 				t.Logf("%s ≤ %gs: %.6f (exact %v, at least %v)", s.name, s.t, fr.Fraction, fr.Exact, fr.AtLeast)
 				// histogram_quantile at that fraction gives the threshold
@@ -156,7 +156,7 @@ func TestSLORulesAgainstPrometheus(t *testing.T) {
 						promFloat(one.Fraction), s.family, promFloat(promRound(s.t, 1e-9))))
 				}
 			}
-			exps = append(exps, fmt.Sprintf("      - expr: round(%s, 1e-6)\n        eval_time: 10m\n        exp_samples:\n          - labels: '{model=\"m\"}'\n            value: %s",
+			exps = append(exps, fmt.Sprintf("      - expr: round(%s, 1e-6)\n        eval_time: 10m\n        exp_samples:\n          - labels: '{pool=\"m\", model=\"m\"}'\n            value: %s",
 				w.GoodputIndp, promFloat(promRound(rate*joint, 1e-6))))
 			test := "rule_files: [slo.yml]\nevaluation_interval: 15s\ntests:\n  - interval: 15s\n    input_series:\n" +
 				strings.Join(series, "\n") + "\n    promql_expr_test:\n" + strings.Join(exps, "\n") + "\n"

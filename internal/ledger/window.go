@@ -35,7 +35,11 @@ type RoleBuckets struct {
 
 // Buckets returns the window's histogram increases at the newest point, and
 // false before the first point.
-func (l *Ledger) Buckets() (Buckets, bool) {
+func (l *Ledger) Buckets() (Buckets, bool) { return l.BucketsOf(nil) }
+
+// BucketsOf is Buckets over the targets keep keeps (nil: every target), so
+// that a pool's SLO attainment reads only its own instances.
+func (l *Ledger) BucketsOf(keep func(target string) bool) (Buckets, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.hist.count == 0 {
@@ -53,7 +57,7 @@ func (l *Ledger) Buckets() (Buckets, bool) {
 	}
 	for _, name := range l.names {
 		t := l.targets[name]
-		if l.unavailable(t, now) != "" {
+		if l.unavailable(t, now) != "" || (keep != nil && !keep(name)) {
 			continue
 		}
 		// Each phase from the instance's first source, as the pools'

@@ -86,13 +86,16 @@ const Mixed = "mixed"
 // Capacities per group (requests/s), with nP prefill and nD decode engines:
 //
 //	prefill    nP × tokens_per_sec ÷ S
-//	kv         min(nP × bandwidth ÷ B_request,  nP × prefill.kv_slots ÷ hold_P)
+//	kv         min(nP × bandwidth ÷ B,  nP × prefill.kv_slots ÷ hold_P)
 //	decode     min(nD × max_batch ÷ (O × step), nD × decode.kv_slots ÷ hold_D)   (decode-slot gating)
 //	decode     nD × max_batch ÷ (O × step)                                       (prealloc-first)
 //	admission  nD × decode.kv_slots ÷ hold_D                                     (prealloc-first)
 //
+// B is the mean bytes of one transfer: B_request, less with prefix hits
+// (B_request × (1 − fraction × cached), prefix.go).
+//
 // hold_P = S ÷ tokens_per_sec + t_x is the least time a prefill KV slot is
-// held (compute, then the copy), t_x = B_request ÷ (bandwidth ÷ threads) one
+// held (compute, then the copy), t_x = B ÷ (bandwidth ÷ threads) one
 // copy on one thread. hold_D is the least time a decode KV slot is held:
 // t_x + O × step + step with decode-slot gating (the slot is taken before
 // the KV moves), plus S ÷ tokens_per_sec with prealloc-first (the slot is
@@ -130,7 +133,8 @@ func (g Group) load(sc Scenario) GroupLoad {
 	gl := GroupLoad{Group: g.Name, Engine: g.Engine, Connector: conn, Gating: g.gating(), Rate: g.Rate}
 	nP := float64(g.Prefill.Instances * max(g.Prefill.DP, 1))
 	nD := float64(g.Decode.Instances * max(g.Decode.DP, 1))
-	S, O, B := float64(sc.InputTokens), float64(sc.OutputTokens), float64(g.BytesPerRequest(sc))
+	// B is the mean transfer: prefix hits move less than B_request.
+	S, O, B := float64(sc.InputTokens), float64(sc.OutputTokens), g.MeanTransferBytes(sc)
 	step := g.Decode.StepTime.Seconds()
 	tPrefill := S / g.Prefill.TokensPerSec
 	tCopy := B / (g.Transfer.BandwidthBytesPerSec / float64(g.Transfer.Threads))

@@ -121,6 +121,7 @@ type request struct {
 	// recompute: its KV load failed and decode computes its prompt
 	// (failures.go); recomputed once a step has.
 	recompute, recomputed bool
+	hit                   bool // its prefix is cached on decode: it moves less KV
 }
 
 type eventKind uint8
@@ -374,6 +375,9 @@ func (m *Model) arrive(g *group) {
 		m.sendToDecode(g, r)
 		return
 	}
+	// Drawn only where hits are configured, so other scenarios keep their
+	// random streams.
+	r.hit = g.spec.PrefixHit.Fraction > 0 && m.rng.Float64() < g.spec.PrefixHit.Fraction
 	p := pick(g.prefill, &g.rrP, prefillLoad)
 	if p == nil {
 		m.dropped++

@@ -67,6 +67,8 @@ type Group struct {
 	// its copies move. Empty or 0: the scenario's.
 	Model             string `yaml:"model" json:"model,omitempty"`
 	KVBytesPerRequest int64  `yaml:"kv_bytes_per_request" json:"kv_bytes_per_request,omitempty"`
+	// PrefixHit makes some requests move only their uncached KV (prefix.go).
+	PrefixHit PrefixHitSpec `yaml:"prefix_hit" json:"prefix_hit,omitzero"`
 
 	// Router puts a router in front of the group ("llm-d-epp",
 	// router.go); DecodeOnlyFraction of its requests skip prefill and the
@@ -399,6 +401,9 @@ func (sc Scenario) Validate() error {
 		}
 		if b := g.Burst; b.Period < 0 || b.Period > 0 && (b.Duty <= 0 || b.Duty > 1) {
 			return bad(p+".burst", "period must be >= 0 and, when set, duty within (0, 1]")
+		}
+		if err := g.PrefixHit.validate(); err != nil {
+			return bad(p+".prefix_hit", "%v", err)
 		}
 		if g.Prefill.Instances <= 0 || g.Decode.Instances <= 0 {
 			return bad(p+".prefill.instances", "prefill and decode need at least one instance each")

@@ -36,7 +36,7 @@ func (m *Model) kickTransfer(p *engine) {
 		p.freeThr--
 		r.xferStart = m.now
 		perThread := spec.BandwidthBytesPerSec / float64(spec.Threads)
-		dur := m.spread(secsToNs(float64(p.inst.grp.spec.BytesPerRequest(m.sc)) / perThread))
+		dur := m.spread(secsToNs(float64(p.inst.grp.spec.TransferBytes(m.sc, r.hit)) / perThread))
 		m.schedule(&event{t: m.now + dur, kind: evTransferDone, eng: p, gen: p.gen, req: r, thread: th})
 	}
 }
@@ -55,7 +55,7 @@ func (m *Model) transferDone(p *engine, th int, r *request) {
 		return
 	}
 	d := r.d
-	bytes := g.spec.BytesPerRequest(m.sc)
+	bytes := g.spec.TransferBytes(m.sc, r.hit)
 	dur := time.Duration(m.now - r.xferStart)
 	descs := g.descriptors(m.sc)
 

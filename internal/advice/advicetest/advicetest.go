@@ -65,6 +65,8 @@ type Options struct {
 	History int
 	// OnTick, if set, is called with the ledger after every tick.
 	OnTick func(*ledger.Ledger)
+	// PoolRequests are the pools' own B_request (docs/pools.md).
+	PoolRequests map[string]kvsize.Request
 }
 
 // RunWith is RunHistograms with options.
@@ -77,7 +79,7 @@ func RunWith(sc sim.Scenario, seed int64, dur time.Duration, o Options) (*Result
 		o.History = int(dur/time.Second) + 1
 	}
 	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second,
-		History: o.History, KVRequest: kvsize.Request{Bytes: sc.KVBytesPerRequest}})
+		History: o.History, KVRequest: kvsize.Request{Bytes: sc.KVBytesPerRequest}, PoolRequests: o.PoolRequests})
 	insts := m.Instances()
 	infos := make([]engine.Target, len(insts))
 	readers := make([]*engine.Reader, len(insts))

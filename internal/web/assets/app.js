@@ -10,6 +10,7 @@ import { Charts } from "./charts.js";
 import { Table } from "./table.js";
 import { VerdictBand } from "./verdictband.js";
 import { startAdvice } from "./advice.js";
+import { startPools } from "./pools.js";
 import { startRequests, linkStageChart } from "./requests.js";
 import { Recording } from "./recording.js";
 import { startFailures } from "./failures.js";
@@ -268,6 +269,7 @@ async function main() {
   connect();
   startAdvice($("advice"), () => state.paused);
   startFailures($("advice"), () => state.paused);
+  startPools($("pools"), () => state.paused);
   state.requests = startRequests(document.querySelector("main"), () => state.paused);
   linkStageChart(charts.list.find((c) => c.spec.id === "rates"), state.requests);
 }

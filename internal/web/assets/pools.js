@@ -1,0 +1,128 @@
+// The pools panel: one row per pool (docs/pools.md) from
+// /api/v1/snapshot's pools and verdict.groups: its model, its B_request and
+// where it came from, its prefill, KV and decode req/s over W, its verdict
+// and its SLO attainment. A value a pool does not have is shown as its
+// reason, never as 0 nor as another pool's number. A deployment of one
+// pool is the top of the page, so the panel shows from two pools on.
+
+import * as f from "./fmt.js";
+
+const POLL_MS = 5000; // as the advice panel: the snapshot is computed per request
+const RATE = "requests_per_second_window";
+
+function cell(text, cls, title) {
+  const td = document.createElement("td");
+  td.textContent = text;
+  if (cls) td.className = cls;
+  if (title) td.title = title;
+  return td;
+}
+
+// rateCell is a stage's req/s over W, or why it is absent.
+function rateCell(stage, obj) {
+  const v = obj ? obj[RATE] : null;
+  const why = (obj && obj.absent && obj.absent[RATE]) || "not known yet";
+  const td = v != null ? cell(f.rate(v), "num") : cell("absent: " + why, "absent");
+  td.dataset.stage = stage;
+  return td;
+}
+
+// kvCell is the pool's KV req/s (bytes ÷ B_request) with its transfers/s
+// beside it where the connector counts them, and, where one transfer
+// carries other than B_request (prefix-cache hits), what the KV curve is.
+function kvCell(p) {
+  const td = rateCell("kv", p.kv);
+  const x = p.kv ? p.kv.transfers_per_second : null;
+  if (x != null) {
+    const sub = document.createElement("div");
+    sub.className = "sub";
+    sub.dataset.transfers = String(x);
+    sub.textContent = `${f.rate(x)} transfers/s`;
+    td.append(sub);
+  }
+  if (p.kv_note) {
+    const note = document.createElement("div");
+    note.className = "kv-note";
+    note.textContent = "bytes ÷ B_request, not a request count";
+    note.title = p.kv_note;
+    td.append(note);
+  }
+  return td;
+}
+
+// bRequest is the pool's B_request and its source, or why it has none.
+function bRequest(p) {
+  const r = p.kv_request_bytes || {};
+  if (r.bytes > 0) return cell(`${f.bytes(r.bytes)} (${r.source || "unset"})`, "", `${r.bytes.toLocaleString()} bytes, from ${r.source || "?"}`);
+  return cell("not set", "absent", (p.reasons && p.reasons.kv_request_bytes) || "no B_request");
+}
+
+// sloCell is the pool's attainment on decode: each SLO's fraction within
+// its threshold and the goodput, or why there is none.
+function sloCell(p) {
+  if (!p.slo) return cell(p.slo_absent ? "—" : "not computed", "muted", p.slo_absent || "");
+  const dec = p.slo.decode;
+  if (!dec) return cell("—", "muted", (p.slo.absent && p.slo.absent.decode) || "no decode attainment");
+  const parts = (dec.slos || []).map((m) => {
+    const w = m.within;
+    return `${m.slo.toUpperCase()} ${w ? (w.at_least ? "≥ " : "") + f.pct(w.fraction) : "?"}`;
+  });
+  if (!dec.absent) parts.push(`goodput ${f.rate(dec.goodput_requests_per_second)} req/s`);
+  const titles = (dec.slos || []).map((m) => `${m.slo.toUpperCase()} ≤ ${f.secs(m.threshold_seconds)}: ${m.within ? m.within.observations + " observations" : m.absent}`);
+  return cell(parts.join(" · "), "", titles.join("; "));
+}
+
+// renderPools fills el from one snapshot body.
+export function renderPools(el, snap) {
+  const pools = snap.pools || [];
+  el.hidden = pools.length < 2;
+  el.dataset.pools = String(pools.length);
+  if (el.hidden) return;
+  const verdicts = new Map(((snap.verdict && snap.verdict.groups) || []).map((g) => [g.group, g]));
+  const table = document.createElement("table");
+  const head = table.createTHead().insertRow();
+  for (const h of ["Pool", "Model", "B_request", "Prefill req/s", "KV req/s", "Decode req/s", "Verdict", "SLO (decode)"]) {
+    const th = document.createElement("th");
+    th.textContent = h;
+    head.append(th);
+  }
+  const body = table.createTBody();
+  for (const p of pools) {
+    const tr = body.insertRow();
+    tr.dataset.pool = p.name;
+    const v = verdicts.get(p.name);
+    const verdict = cell(v ? v.headline : "no verdict yet", v ? "pv stage-" + v.stage : "muted",
+      v ? [...(v.evidence || []), ...(v.traffic || [])].join("\n") : "");
+    verdict.dataset.verdict = v ? v.stage : "";
+    tr.append(
+      cell(p.name, "name"),
+      cell(p.model || "—", p.model ? "" : "muted", (p.reasons && p.reasons.model) || ""),
+      bRequest(p),
+      rateCell("prefill", p.prefill),
+      kvCell(p),
+      rateCell("decode", p.decode),
+      verdict,
+      sloCell(p),
+    );
+    tr.lastChild.dataset.slo = "1";
+  }
+  const h2 = document.createElement("h2");
+  h2.textContent = `Pools (${pools.length})`;
+  el.replaceChildren(h2, table);
+  el.dataset.ready = "1";
+}
+
+// startPools polls the snapshot's pools while the page is visible and not
+// paused.
+export function startPools(el, paused) {
+  const poll = async () => {
+    if (!paused() && document.visibilityState === "visible") {
+      try {
+        const r = await fetch("/api/v1/snapshot?instances=0");
+        if (r.ok) renderPools(el, await r.json());
+      } catch { /* the stream's status line already says we are offline */ }
+    }
+    setTimeout(poll, POLL_MS);
+  };
+  poll();
+}

@@ -1,0 +1,176 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/advice"
+	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
+	"github.com/ptdmon/ptdmon/internal/api"
+	"github.com/ptdmon/ptdmon/internal/diagnose"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
+	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/slo"
+	"github.com/ptdmon/ptdmon/internal/testutil"
+	"github.com/ptdmon/ptdmon/internal/web"
+)
+
+// poolRow is one row of the pools panel as the page shows it.
+type poolRow struct {
+	Pool      string   `json:"pool"`
+	Cells     []string `json:"cells"`
+	Stage     string   `json:"stage"`
+	KV        string   `json:"kv"`        // the KV cell's req/s alone
+	Transfers string   `json:"transfers"` // its transfers/s line
+	KVNote    string   `json:"kvNote"`    // the full note on what the KV curve is
+}
+
+// TestPoolsPanelInChromium: two pools, a decode-bound vLLM one with its own
+// B_request and an SGLang one serving another model without one. The
+// page's pools panel shows, for each pool of /api/v1/snapshot, its name,
+// model, B_request and source, its req/s over W, its verdict from
+// verdict.groups and its SLO attainment, all as the API gives them; the
+// pool without a B_request shows its KV req/s absent with the reason.
+func TestPoolsPanelInChromium(t *testing.T) {
+	testutil.NeedChromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	sc, err := sim.LoadScenario("decode-bound")
+	must(t, err)
+	// Half of llama's requests hit half their prompt on decode: its KV
+	// req/s is bytes ÷ B_request, below its transfers/s.
+	sc.Groups[0].PrefixHit = sim.PrefixHitSpec{Fraction: 0.5}
+	qwen := &sc.Groups[1]
+	qwen.Model = "Qwen/Qwen2.5-7B-Instruct"
+	qwen.Decode.MaxBatch, qwen.Decode.StepTime = 32, 25*time.Millisecond
+	own := map[string]kvsize.Request{sc.Model: {Bytes: sc.KVBytesPerRequest, Basis: "config"}}
+	r, err := advicetest.RunWith(sc, 1, 60*time.Second, advicetest.Options{PoolRequests: own})
+	must(t, err)
+	s := &api.Server{Ledger: r.Ledger, SLO: slo.Thresholds{TTFT: 15, E2E: 12}, Extra: web.Routes()}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { s.CloseStreams(); srv.Close() })
+
+	// The ground truth: the snapshot the panel reads (the ledger no longer
+	// moves).
+	resp, err := http.Get(srv.URL + "/api/v1/snapshot?instances=0")
+	must(t, err)
+	type rates struct {
+		Window *float64          `json:"requests_per_second_window"`
+		Absent map[string]string `json:"absent"`
+	}
+	var snap struct {
+		Pools []struct {
+			Name    string `json:"name"`
+			Model   string `json:"model"`
+			Prefill rates  `json:"prefill"`
+			KV      struct {
+				rates
+				Transfers *float64 `json:"transfers_per_second"`
+			} `json:"kv"`
+			KVNote string            `json:"kv_note"`
+			Decode rates             `json:"decode"`
+			SLO    *advice.SLOReport `json:"slo"`
+		} `json:"pools"`
+		Verdict *diagnose.Verdict `json:"verdict"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&snap)
+	resp.Body.Close()
+	must(t, err)
+	if len(snap.Pools) != 2 || snap.Verdict == nil {
+		t.Fatalf("snapshot: %d pools, verdict %v", len(snap.Pools), snap.Verdict)
+	}
+
+	b := startBrowser(t, ctx)
+	must(t, navigate(b, srv.URL+"/"))
+	var rows []poolRow
+	testutil.Eventually(t, 30*time.Second, 300*time.Millisecond, func() (bool, string) {
+		js := `JSON.stringify([...document.querySelectorAll("#pools tr[data-pool]")].map((tr) => ({
+			pool: tr.dataset.pool, cells: [...tr.cells].map((td) => td.textContent),
+			stage: tr.querySelector("td[data-verdict]").dataset.verdict,
+			kv: tr.querySelector("td[data-stage=kv]").firstChild.textContent,
+			transfers: tr.querySelector("td[data-stage=kv] .sub")?.textContent || "",
+			kvNote: tr.querySelector("td[data-stage=kv] .kv-note")?.title || ""})))`
+		rows = nil
+		if err := json.Unmarshal([]byte(b.eval(t, js)), &rows); err != nil {
+			return false, err.Error()
+		}
+		return len(rows) == 2, fmt.Sprintf("%d pool rows", len(rows))
+	})
+	headlines := map[string]string{}
+	stages := map[string]string{}
+	for _, g := range snap.Verdict.Groups {
+		headlines[g.Group], stages[g.Group] = g.Headline, string(g.Class)
+	}
+	rate := func(v *float64) string {
+		if v == nil {
+			return "nil"
+		}
+		// As JavaScript's toFixed(2) rounds: a tie goes up.
+		return strconv.FormatFloat(math.Floor(*v*100+0.5)/100, 'f', 2, 64)
+	}
+	for i, p := range snap.Pools {
+		row := rows[i]
+		if row.Pool != p.Name || len(row.Cells) != 8 {
+			t.Fatalf("row %d: %+v, want pool %s in 8 cells", i, row, p.Name)
+		}
+		c := row.Cells
+		if c[0] != p.Name || c[1] != p.Model {
+			t.Errorf("%s: name %q, model %q; want %q", p.Name, c[0], c[1], p.Model)
+		}
+		if p.Prefill.Window == nil || c[3] != rate(p.Prefill.Window) || c[5] != rate(p.Decode.Window) {
+			t.Errorf("%s: prefill %q, decode %q; want %s and %s", p.Name, c[3], c[5], rate(p.Prefill.Window), rate(p.Decode.Window))
+		}
+		if p.Name == sc.Model {
+			if !strings.Contains(c[2], "(config)") || row.KV != rate(p.KV.Window) {
+				t.Errorf("%s: B_request %q, KV %q; want its own from config and %s req/s", p.Name, c[2], row.KV, rate(p.KV.Window))
+			}
+			if p.KV.Transfers == nil || row.Transfers != rate(p.KV.Transfers)+" transfers/s" {
+				t.Errorf("%s: transfers %q, want %s transfers/s beside KV req/s", p.Name, row.Transfers, rate(p.KV.Transfers))
+			}
+			if p.KVNote == "" || row.KVNote != p.KVNote {
+				t.Errorf("%s: KV note %q, want the API's %q", p.Name, row.KVNote, p.KVNote)
+			}
+		} else {
+			why := p.KV.Absent["requests_per_second_window"]
+			if c[2] != "not set" || why == "" || row.KV != "absent: "+why {
+				t.Errorf("%s: B_request %q, KV %q; want not set and absent: %q", p.Name, c[2], row.KV, why)
+			}
+			// Transfers are counted whatever B_request is.
+			if p.KV.Transfers == nil || row.Transfers != rate(p.KV.Transfers)+" transfers/s" {
+				t.Errorf("%s: transfers %q, want %s transfers/s", p.Name, row.Transfers, rate(p.KV.Transfers))
+			}
+		}
+		if c[6] != headlines[p.Name] || row.Stage != stages[p.Name] {
+			t.Errorf("%s: verdict %q (%s), want %q (%s)", p.Name, c[6], row.Stage, headlines[p.Name], stages[p.Name])
+		}
+		if p.SLO == nil || p.SLO.Decode == nil {
+			t.Fatalf("%s: no SLO attainment in the snapshot", p.Name)
+		}
+		for _, m := range p.SLO.Decode.Metrics {
+			want := fmt.Sprintf("%s %s", strings.ToUpper(m.Name), pct(m.Within.Fraction))
+			if !strings.Contains(c[7], want) {
+				t.Errorf("%s: SLO %q lacks %q", p.Name, c[7], want)
+			}
+		}
+	}
+	t.Logf("pools panel: %q", rows)
+	if errs := b.exceptions(); len(errs) > 0 {
+		t.Errorf("uncaught exceptions in the page: %q", errs)
+	}
+}
+
+// pct is fmt.js's pct: 0 decimals at 0 and from 99.5%, else 1.
+func pct(v float64) string {
+	if v >= 0.995 || v == 0 {
+		return fmt.Sprintf("%.0f%%", v*100)
+	}
+	return fmt.Sprintf("%.1f%%", v*100)
+}
