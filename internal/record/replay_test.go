@@ -47,6 +47,13 @@ func liveRunWith(t testing.TB, dir, scenario string, secs int, end func(*Recorde
 	if err != nil {
 		t.Fatal(err)
 	}
+	return liveRunOf(t, dir, sc, secs, end, nil)
+}
+
+// liveRunOf is liveRunWith on the scenario sc; afterTick, if set, is
+// called after each tick with the live ledger.
+func liveRunOf(t testing.TB, dir string, sc sim.Scenario, secs int, end func(*Recorder) error, afterTick func(*ledger.Ledger)) []ledger.Point {
+	t.Helper()
 	m, err := sim.NewModel(sc, 7, epoch)
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +109,9 @@ func liveRunWith(t testing.TB, dir, scenario string, secs int, end func(*Recorde
 			l.Record(sc)
 		}
 		pts = append(pts, l.Tick(epoch.Add(at+time.Duration(s)*911)))
+		if afterTick != nil {
+			afterTick(l)
+		}
 		for _, sc := range late {
 			l.Record(sc)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"strconv"
 	"sync"
@@ -55,7 +56,10 @@ type Recorder struct {
 	meta     Meta
 	lastTick time.Time       // read and written under the ledger's lock only
 	pending  []engine.Target // likewise
-	closed   sync.Once
+	// The targets' metadata the last tick sent to the loop, and the
+	// metadata the next tick carries when it changed (ledger's lock).
+	sentMeta, nextMeta map[string]ledger.TargetMeta
+	closed             sync.Once
 }
 
 // event is one input of the ledger, copied out of it.
@@ -68,6 +72,7 @@ type event struct {
 	obs     engine.Observation
 	point   ledger.Point
 	targets []engine.Target
+	meta    map[string]ledger.TargetMeta // a tick's, when it changed
 }
 
 // Create opens (or creates) the recording in opts.Dir for writing. An
@@ -197,6 +202,22 @@ func (r *Recorder) Scrape(s ledger.Scrape) {
 	r.send(e)
 }
 
+// TickMeta implements ledger.MetaTap: the pools of the next tick's
+// verdict, sent with it when they changed.
+func (r *Recorder) TickMeta(meta map[string]ledger.TargetMeta) {
+	if !r.live.Load() {
+		return
+	}
+	for name, m := range meta {
+		m.LastError = "" // changes with every failure; no pool depends on it
+		meta[name] = m
+	}
+	if r.sentMeta != nil && maps.Equal(meta, r.sentMeta) {
+		return
+	}
+	r.nextMeta = meta
+}
+
 // Tick implements ledger.Tap.
 func (r *Recorder) Tick(now time.Time, p ledger.Point) {
 	if !r.live.Load() {
@@ -206,21 +227,27 @@ func (r *Recorder) Tick(now time.Time, p ledger.Point) {
 	r.lastTick = now
 	// The verdict reads the instances; the history may reuse their slice.
 	p.Instances = append([]ledger.InstancePoint(nil), p.Instances...)
-	r.send(&event{tick: true, at: now, point: p})
+	e := &event{tick: true, at: now, point: p, meta: r.nextMeta}
+	if r.send(e) && e.meta != nil {
+		r.sentMeta, r.nextMeta = e.meta, nil
+	}
 }
 
-func (r *Recorder) send(e *event) {
+// send queues e, and reports whether it did.
+func (r *Recorder) send(e *event) bool {
 	r.sendMu.Lock()
 	defer r.sendMu.Unlock()
 	if r.shut {
-		return // a scrape that ends after the recording: not recorded, never a panic
+		return false // a scrape that ends after the recording: not recorded, never a panic
 	}
 	select {
 	case r.ch <- e:
+		return true
 	default:
 		if r.dropped.Add(1) == 1 {
 			r.log.Warn("recording falls behind; inputs dropped (the live view is unaffected)")
 		}
+		return false
 	}
 }
 
@@ -284,7 +311,7 @@ func (r *Recorder) loop() {
 		case e.tick:
 			err = w.tick(e.at, &e.point)
 			if err == nil {
-				err = vs.observe(w, &e.point)
+				err = vs.observe(w, &e.point, e.meta)
 			}
 			if err == nil {
 				err = w.commit()
