@@ -23,9 +23,10 @@ import (
 
 // Run is a recording opened for reading.
 type Run struct {
-	dir  string
-	meta Meta
-	db   *tsdb.DBReadOnly
+	dir   string
+	meta  Meta
+	db    *tsdb.DBReadOnly
+	texts *errorTexts
 }
 
 // Open opens the recording in dir for reading; a run still being written
@@ -48,7 +49,12 @@ func Open(dir string) (*Run, error) {
 			return nil, fmt.Errorf("open recording %s: %w", dir, err)
 		}
 	}
-	return &Run{dir: dir, meta: m, db: db}, nil
+	texts, err := readErrorTexts(dir, m.ErrorTextsCut)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &Run{dir: dir, meta: m, db: db, texts: texts}, nil
 }
 
 // openReadOnly opens dir without writing to it and reads its head from the
@@ -122,7 +128,7 @@ func (r *Run) Replay(from, to time.Time) (*ledger.Ledger, error) {
 		return nil, err
 	}
 	l := ledger.New(r.LedgerConfig(n))
-	if _, _, err := feed(r.db, r.meta, l, to, nil); err != nil {
+	if _, _, err := feed(r.db, r.meta, r.texts, l, to, nil); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -195,7 +201,7 @@ const sliceSpan = time.Minute
 // stops the feed by returning false: a replay at a given speed sleeps
 // there. It returns the number of ticks sent.
 func (r *Run) Feed(l *ledger.Ledger, to time.Time, pace func(tick time.Time) bool) (int, error) {
-	n, _, err := feed(r.db, r.meta, l, to, pace)
+	n, _, err := feed(r.db, r.meta, r.texts, l, to, pace)
 	return n, err
 }
 
@@ -203,7 +209,7 @@ func (r *Run) Feed(l *ledger.Ledger, to time.Time, pace func(tick time.Time) boo
 // order the live ledger took them; every input from the run's start is
 // sent, since the counters' state depends on all of them. It returns the
 // number of ticks sent and the time of the last.
-func feed(q storage.Queryable, m Meta, l *ledger.Ledger, to time.Time, pace func(time.Time) bool) (ticks int, last time.Time, err error) {
+func feed(q storage.Queryable, m Meta, texts *errorTexts, l *ledger.Ledger, to time.Time, pace func(time.Time) bool) (ticks int, last time.Time, err error) {
 	mint, maxt, err := bounds(q)
 	if err != nil || mint > maxt {
 		return 0, last, err
@@ -247,7 +253,7 @@ func feed(q storage.Queryable, m Meta, l *ledger.Ledger, to time.Time, pace func
 		step := sliceSpan.Milliseconds()
 		for lo := mint; lo <= maxt; lo += step {
 			hi := min(lo+step-1, maxt)
-			evs, err := readSlice(q, lo, hi)
+			evs, err := readSlice(q, lo, hi, texts)
 			if err == nil {
 				slices.SortStableFunc(evs, cmpEvents)
 			}
@@ -347,7 +353,7 @@ func cmpEvents(a, b replayEvent) int {
 }
 
 // readSlice decodes the inputs recorded in [lo, hi] ms.
-func readSlice(q storage.Queryable, lo, hi int64) ([]replayEvent, error) {
+func readSlice(q storage.Queryable, lo, hi int64, texts *errorTexts) ([]replayEvent, error) {
 	qr, err := q.Querier(lo, hi)
 	if err != nil {
 		return nil, fmt.Errorf("query recording: %w", err)
@@ -408,7 +414,7 @@ func readSlice(q storage.Queryable, lo, hi int64) ([]replayEvent, error) {
 	evs := ticks
 	for target, byTime := range reads {
 		for t, r := range byTime {
-			if ev, ok := r.event(target, t); ok {
+			if ev, ok := r.event(target, t, texts); ok {
 				evs = append(evs, ev)
 			}
 		}
@@ -418,7 +424,7 @@ func readSlice(q storage.Queryable, lo, hi int64) ([]replayEvent, error) {
 
 // event is the scrape r holds, at its place in the live order; false when
 // its marker was lost (with a torn WAL tail).
-func (r *read) event(target string, ms int64) (replayEvent, bool) {
+func (r *read) event(target string, ms int64, texts *errorTexts) (replayEvent, bool) {
 	if !r.marked {
 		return replayEvent{}, false
 	}
@@ -427,8 +433,17 @@ func (r *read) event(target string, ms int64) (replayEvent, bool) {
 		Bytes: int(r.bytes), Samples: int(r.samples)}
 	if r.failed != "" || !r.ok {
 		s.Reason = scrape.Reason(r.failed)
-		s.Err = errors.New(r.errText)
-		if r.errText == "" {
+		// The text: ErrorsFile's (errtext.go), else the label of an
+		// earlier version's recording, else the class alone.
+		text, ok := texts.at(target, at)
+		switch {
+		case ok && text == "":
+			s.Err = nil // a failure without an error, as the live one had
+		case ok:
+			s.Err = errors.New(text)
+		case r.errText != "":
+			s.Err = errors.New(r.errText)
+		default:
 			s.Err = fmt.Errorf("scrape failed: %s", r.failed)
 		}
 	} else {

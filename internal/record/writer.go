@@ -52,6 +52,9 @@ type Recorder struct {
 	sendMu sync.Mutex // guards ch against a send after Close
 	shut   bool
 
+	errs *errorLog // the failures' texts; the loop's
+	app  *appender // the loop's; read by tests after Close
+
 	mu       sync.Mutex // guards meta
 	meta     Meta
 	lastTick time.Time       // read and written under the ledger's lock only
@@ -101,13 +104,19 @@ func Create(opts Options) (*Recorder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open recording %s: %w", opts.Dir, err)
 	}
-	r := &Recorder{opts: opts, db: db, log: opts.Logger, ch: make(chan *event, opts.Queue), done: make(chan struct{})}
+	errs, err := openErrorLog(opts.Dir)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	r := &Recorder{opts: opts, db: db, log: opts.Logger, ch: make(chan *event, opts.Queue), done: make(chan struct{}), errs: errs}
 	old, err := readMeta(opts.Dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		r.log.Warn("run.json unreadable; starting it again", "err", err)
 	}
 	r.meta = merge(old, opts.Meta, time.Now())
 	if err := writeMeta(opts.Dir, r.meta); err != nil {
+		_ = errs.close()
 		_ = db.Close()
 		return nil, err
 	}
@@ -123,6 +132,7 @@ func merge(old, m Meta, now time.Time) Meta {
 	out.Models = old.Models
 	out.TargetSets = old.TargetSets
 	out.Annotations = old.Annotations
+	out.ErrorTextsCut = old.ErrorTextsCut
 	out.Processes = append(old.Processes, Process{Start: now})
 	return out
 }
@@ -140,7 +150,11 @@ func (r *Recorder) Resume(l *ledger.Ledger) (int, error) {
 	if len(meta.Processes) < 2 {
 		return 0, nil
 	}
-	n, last, err := feed(r.db, meta, l, time.Time{}, nil)
+	texts, err := readErrorTexts(r.opts.Dir, meta.ErrorTextsCut)
+	if err != nil {
+		return 0, err
+	}
+	n, last, err := feed(r.db, meta, texts, l, time.Time{}, nil)
 	// The new process's first scrapes come after the last recorded tick.
 	r.lastTick = last
 	return n, err
@@ -261,9 +275,12 @@ func (r *Recorder) Close() error {
 		close(r.ch)
 		r.sendMu.Unlock()
 		<-r.done
+		err = r.errs.close()
 		r.mu.Lock()
 		r.meta.Processes[len(r.meta.Processes)-1].Stop = time.Now()
-		err = writeMeta(r.opts.Dir, r.meta)
+		if merr := writeMeta(r.opts.Dir, r.meta); err == nil {
+			err = merr
+		}
 		r.mu.Unlock()
 		// A stopped run is handed on as blocks: promtool, Prometheus and
 		// a copy of the directory need no WAL replay to read it.
@@ -290,6 +307,7 @@ func (r *Recorder) abandon() error {
 		close(r.ch)
 		r.sendMu.Unlock()
 		<-r.done
+		_ = r.errs.close()
 		err = r.db.Close()
 	})
 	return err
@@ -301,6 +319,7 @@ func (r *Recorder) abandon() error {
 func (r *Recorder) loop() {
 	defer close(r.done)
 	w := newAppender(r.db, time.Duration(r.meta.Window))
+	r.app = w
 	vs := newVerdicts(r.meta)
 	for e := range r.ch {
 		var err error
@@ -326,6 +345,8 @@ func (r *Recorder) loop() {
 			}
 			if e.ok {
 				r.noteModel(e.scrape.Target, &e.obs)
+			} else {
+				r.noteError(&e.scrape)
 			}
 		}
 	}
@@ -347,6 +368,28 @@ func (r *Recorder) fail(err error) {
 		r.log.Error("recording failed; the live view goes on", "err", err)
 	}
 	r.lastErr.Store(&msg)
+}
+
+// noteError keeps a failure's text in ErrorsFile while it has room; past
+// it, run.json says from when texts are missing.
+func (r *Recorder) noteError(s *ledger.Scrape) {
+	r.mu.Lock()
+	cut := r.meta.ErrorTextsCut
+	r.mu.Unlock()
+	if !cut.IsZero() {
+		return
+	}
+	kept, err := r.errs.note(s.Target, s.Time, errorText(s))
+	if err != nil {
+		r.fail(err)
+	}
+	if !kept {
+		r.mu.Lock()
+		r.meta.ErrorTextsCut = s.Time
+		r.writeMetaLogged()
+		r.mu.Unlock()
+		r.log.Warn("recording keeps no more scrape error texts (the file is full); failures keep their class", "file", ErrorsFile)
+	}
 }
 
 func (r *Recorder) noteTargets(at time.Time, ts []engine.Target) {
