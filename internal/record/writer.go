@@ -57,6 +57,7 @@ type Recorder struct {
 
 	mu       sync.Mutex // guards meta
 	meta     Meta
+	closeErr error           // Close's, returned by every call
 	lastTick time.Time       // read and written under the ledger's lock only
 	pending  []engine.Target // likewise
 	// The targets' metadata the last tick sent to the loop, and the
@@ -265,11 +266,12 @@ func (r *Recorder) send(e *event) bool {
 	}
 }
 
-// Close writes what is queued, marks the process's stop and closes the
-// TSDB (which cuts no block of the head: the WAL keeps it).
+// Close writes what is queued, marks the process's stop, cuts the head
+// into a block and closes the TSDB. Every call returns the first call's
+// error: whoever closes last still learns that the run is not on disk.
 func (r *Recorder) Close() error {
-	var err error
 	r.closed.Do(func() {
+		var err error
 		r.sendMu.Lock()
 		r.shut = true
 		close(r.ch)
@@ -292,8 +294,12 @@ func (r *Recorder) Close() error {
 		if cerr := r.db.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("close recording: %w", cerr)
 		}
+		if err != nil {
+			err = fmt.Errorf("recording %s: %w", r.opts.Dir, err)
+		}
+		r.closeErr = err
 	})
-	return err
+	return r.closeErr
 }
 
 // abandon writes what is queued and closes the TSDB, leaving the head in
