@@ -1,6 +1,7 @@
 package record
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -352,19 +353,28 @@ func cmpEvents(a, b replayEvent) int {
 	return strings.Compare(a.scrape.Target, b.scrape.Target)
 }
 
-// readSlice decodes the inputs recorded in [lo, hi] ms.
+// readSlice decodes the inputs recorded in [lo, hi] ms. It reads twice:
+// first the ticks and the scrapes' markers, which give each target's reads
+// in time order, then every other series, whose samples walk that order
+// with a cursor (a series has at most one sample per read): no lookup per
+// sample, the bulk of a resume's decoding.
 func readSlice(q storage.Queryable, lo, hi int64, texts *errorTexts) ([]replayEvent, error) {
 	qr, err := q.Querier(lo, hi)
 	if err != nil {
 		return nil, fmt.Errorf("query recording: %w", err)
 	}
 	defer qr.Close()
-	ss := qr.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, prefixRead+".+|"+nameTick))
-	// Reads by target, then by time: a series' samples look up their
-	// target once.
-	reads := map[string]map[int64]*read{}
+	ctx := context.Background()
+	markers := nameTick + "|" + nameScrape + "|" + nameFailed
+	type mark struct {
+		t    int64
+		v    float64
+		take func(*read, float64)
+	}
+	marks := map[string][]mark{}
 	var ticks []replayEvent
 	var it chunkenc.Iterator
+	ss := qr.Select(ctx, false, nil, labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, markers))
 	for ss.Next() {
 		s := ss.At()
 		ls := s.Labels()
@@ -383,26 +393,68 @@ func readSlice(q storage.Queryable, lo, hi int64, texts *errorTexts) ([]replayEv
 		if err != nil {
 			return nil, err
 		}
+		target := ls.Get(labelTarget)
+		ms := marks[target]
+		for it.Next() == chunkenc.ValFloat {
+			if t, v := it.At(); t >= lo && t <= hi {
+				ms = append(ms, mark{t, v, take})
+			}
+		}
+		marks[target] = ms
+		if err := it.Err(); err != nil {
+			return nil, fmt.Errorf("read recording: %w", err)
+		}
+	}
+	if err := ss.Err(); err != nil {
+		return nil, fmt.Errorf("read recording: %w", err)
+	}
+	// Each target's reads, in time order.
+	type targetReads struct {
+		times []int64
+		reads []read
+	}
+	reads := make(map[string]*targetReads, len(marks))
+	for target, ms := range marks {
+		slices.SortStableFunc(ms, func(a, b mark) int { return cmp.Compare(a.t, b.t) })
+		tr := &targetReads{times: make([]int64, 0, len(ms)), reads: make([]read, 0, len(ms))}
+		for _, m := range ms {
+			if n := len(tr.times); n == 0 || tr.times[n-1] != m.t {
+				tr.times = append(tr.times, m.t)
+				tr.reads = append(tr.reads, read{})
+			}
+			m.take(&tr.reads[len(tr.reads)-1], m.v)
+		}
+		reads[target] = tr
+	}
+	ss = qr.Select(ctx, false, nil, labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, prefixRead+".+"),
+		labels.MustNewMatcher(labels.MatchNotRegexp, labels.MetricName, markers))
+	for ss.Next() {
+		s := ss.At()
+		ls := s.Labels()
+		tr := reads[ls.Get(labelTarget)]
+		if tr == nil {
+			continue // no marker: the samples of a read lost with a torn WAL tail
+		}
+		take, err := decoder(ls.Get(labels.MetricName), ls)
+		if err != nil {
+			return nil, err
+		}
 		if take == nil {
 			continue
 		}
-		target := ls.Get(labelTarget)
-		byTime := reads[target]
-		if byTime == nil {
-			byTime = map[int64]*read{}
-			reads[target] = byTime
-		}
+		it = s.Iterator(it)
+		c := 0
 		for it.Next() == chunkenc.ValFloat {
 			t, v := it.At()
-			if t < lo || t > hi {
-				continue
+			for c < len(tr.times) && tr.times[c] < t {
+				c++
 			}
-			r := byTime[t]
-			if r == nil {
-				r = &read{}
-				byTime[t] = r
+			if c == len(tr.times) {
+				break
 			}
-			take(r, v)
+			if tr.times[c] == t {
+				take(&tr.reads[c], v)
+			}
 		}
 		if err := it.Err(); err != nil {
 			return nil, fmt.Errorf("read recording: %w", err)
@@ -412,9 +464,9 @@ func readSlice(q storage.Queryable, lo, hi int64, texts *errorTexts) ([]replayEv
 		return nil, fmt.Errorf("read recording: %w", err)
 	}
 	evs := ticks
-	for target, byTime := range reads {
-		for t, r := range byTime {
-			if ev, ok := r.event(target, t, texts); ok {
+	for target, tr := range reads {
+		for i, t := range tr.times {
+			if ev, ok := tr.reads[i].event(target, t, texts); ok {
 				evs = append(evs, ev)
 			}
 		}
