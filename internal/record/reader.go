@@ -207,16 +207,27 @@ func (r *Run) Feed(l *ledger.Ledger, to time.Time, pace func(tick time.Time) boo
 }
 
 // feed sends the recorded inputs up to to (zero: unbounded) to l, in the
-// order the live ledger took them; every input from the run's start is
-// sent, since the counters' state depends on all of them. It returns the
-// number of ticks sent and the time of the last.
+// order the live ledger took them. It returns the number of ticks sent and
+// the time of the last. A ledger keeps its last History points: when the
+// recording has more ticks, the inputs before the span of those points
+// (less a warm-up, see warmUp) are not sent, so that a resume reads what
+// the ledger keeps, not the whole run.
 func feed(q storage.Queryable, m Meta, texts *errorTexts, l *ledger.Ledger, to time.Time, pace func(time.Time) bool) (ticks int, last time.Time, err error) {
-	mint, maxt, err := bounds(q)
-	if err != nil || mint > maxt {
+	tickTimes, err := recordedTicks(q)
+	if err != nil || len(tickTimes) == 0 {
 		return 0, last, err
 	}
 	if !to.IsZero() {
-		maxt = min(maxt, to.UnixMilli())
+		n, _ := slices.BinarySearch(tickTimes, to.UnixMilli()+1)
+		tickTimes = tickTimes[:n]
+		if n == 0 {
+			return 0, last, nil
+		}
+	}
+	// Scrapes before the first tick belong to it.
+	mint, maxt := tickTimes[0]-sliceSpan.Milliseconds(), tickTimes[len(tickTimes)-1]
+	if cfg := l.Config(); len(tickTimes) > cfg.History {
+		mint = max(mint, tickTimes[len(tickTimes)-cfg.History]-warmUp(cfg).Milliseconds())
 	}
 	sets := m.TargetSets
 	if len(sets) == 0 && len(m.Targets) > 0 {
@@ -305,23 +316,35 @@ func feed(q storage.Queryable, m Meta, texts *errorTexts, l *ledger.Ledger, to t
 	return ticks, last, nil
 }
 
-func bounds(q storage.Queryable) (int64, int64, error) {
+// recordedTicks are the recorded ticks' times in ms, in order.
+func recordedTicks(q storage.Queryable) ([]int64, error) {
 	qr, err := q.Querier(math.MinInt64, math.MaxInt64)
 	if err != nil {
-		return 0, 0, fmt.Errorf("query recording: %w", err)
+		return nil, fmt.Errorf("query recording: %w", err)
 	}
 	defer qr.Close()
 	ss := qr.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, nameTick))
-	mint, maxt := int64(math.MaxInt64), int64(math.MinInt64)
+	var ts []int64
 	for ss.Next() {
 		it := ss.At().Iterator(nil)
 		for it.Next() == chunkenc.ValFloat {
 			t, _ := it.At()
-			mint, maxt = min(mint, t), max(maxt, t)
+			ts = append(ts, t)
 		}
 	}
-	// Scrapes before the first tick belong to it.
-	return mint - sliceSpan.Milliseconds(), maxt, ss.Err()
+	slices.Sort(ts)
+	return slices.Compact(ts), ss.Err()
+}
+
+// warmUp is how long before the first point a ledger keeps its inputs
+// must be sent for that point to be the live one: the samples its rates
+// over W difference, the staleness of a target, and the scrapes after
+// which a counter series that went missing is forgotten (a series seen
+// again within them continues, after them it starts over). Beyond these
+// the ledger's state is the absolute totals (reset-adjusted counters,
+// failure counts), which then count from the warm-up on.
+func warmUp(cfg ledger.Config) time.Duration {
+	return 2*cfg.Window + cfg.StaleAfter + time.Duration(cfg.SeriesStaleAfter+4)*cfg.Interval
 }
 
 // replayEvent is one recorded input with its place in the live order: a
@@ -558,6 +581,9 @@ func decoder(name string, ls labels.Labels) (func(r *read, v float64), error) {
 			return nil, fmt.Errorf("recording: series %s: %w", ls, err)
 		}
 		return func(r *read, v float64) {
+			if r.obs.Counters == nil {
+				r.obs.Counters = make([]engine.CounterValue, 0, 64) // an engine's, about
+			}
 			r.obs.Counters = append(r.obs.Counters, engine.CounterValue{Metric: m, Series: id, Value: v})
 		}, nil
 	case partGauge:
@@ -571,6 +597,9 @@ func decoder(name string, ls labels.Labels) (func(r *read, v float64), error) {
 		i := m.HistogramIndex()
 		return func(r *read, v float64) {
 			h := &r.obs.Histograms[i]
+			if h.Buckets == nil {
+				h.Buckets = make([]engine.Bucket, 0, 16)
+			}
 			h.Buckets = append(h.Buckets, engine.Bucket{UpperBound: le, Count: v})
 			h.Present = true
 		}, nil
