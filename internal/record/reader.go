@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
@@ -251,36 +253,60 @@ func feed(q storage.Queryable, m Meta, texts *errorTexts, l *ledger.Ledger, to t
 		}
 	}
 	// The next slices are read and decoded while the ledger takes this
-	// one: a resume uses both halves of the work at once.
+	// one, by up to decoders goroutines at once, and handed over in
+	// order: the ledger takes inputs one at a time, decoding them costs
+	// about twice as much, and a resume should use every core for it.
 	type slice struct {
 		evs []replayEvent
 		hi  int64
 		err error
 	}
-	slicesCh := make(chan slice, 2)
+	decoders := 1
+	if _, ok := q.(*tsdb.DB); ok {
+		// A read-only DB's queriers share its blocks and close them
+		// with themselves: one at a time there.
+		decoders = min(max(runtime.GOMAXPROCS(0)-1, 1), 4)
+	}
+	slicesCh := make(chan chan slice, decoders)
+	busy := make(chan struct{}, decoders)
 	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	// Nothing reads the recording once feed returns.
+	defer wg.Wait()
 	defer close(stop)
+	wg.Add(1)
 	go func() {
+		defer wg.Done()
 		defer close(slicesCh)
 		step := sliceSpan.Milliseconds()
 		for lo := mint; lo <= maxt; lo += step {
 			hi := min(lo+step-1, maxt)
-			evs, err := readSlice(q, lo, hi, texts)
-			if err == nil {
-				slices.SortStableFunc(evs, cmpEvents)
-			}
+			res := make(chan slice, 1)
 			select {
-			case slicesCh <- slice{evs, hi, err}:
+			case slicesCh <- res:
 			case <-stop:
 				return
 			}
-			if err != nil {
+			select {
+			case busy <- struct{}{}:
+			case <-stop:
 				return
 			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-busy }()
+				evs, err := readSlice(q, lo, hi, texts)
+				if err == nil {
+					slices.SortStableFunc(evs, cmpEvents)
+				}
+				res <- slice{evs, hi, err}
+			}()
 		}
 	}()
 	var carry []replayEvent
-	for sl := range slicesCh {
+	for res := range slicesCh {
+		sl := <-res
 		if sl.err != nil {
 			return ticks, last, sl.err
 		}
