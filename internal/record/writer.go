@@ -219,10 +219,11 @@ func (r *Recorder) Scrape(s ledger.Scrape) {
 
 // TickMeta implements ledger.MetaTap: the pools of the next tick's
 // verdict, sent with it when they changed.
-func (r *Recorder) TickMeta(meta map[string]ledger.TargetMeta) {
+func (r *Recorder) TickMeta(metaOf func() map[string]ledger.TargetMeta) {
 	if !r.live.Load() {
 		return
 	}
+	meta := metaOf()
 	for name, m := range meta {
 		m.LastError = "" // changes with every failure; no pool depends on it
 		meta[name] = m
