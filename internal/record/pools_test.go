@@ -71,14 +71,32 @@ func askLive(t testing.TB, url string) liveVerdict {
 	return v
 }
 
-// TestRecordedVerdictPerPool: with two models on one engine kind, limited
-// by different stages, the recorded ptd_bottleneck_stage and each pool's
-// ptd_pool_bottleneck_stage are, tick by tick, what the live API said.
-func TestRecordedVerdictPerPool(t *testing.T) {
+// TestRecordedVerdictIsTheLiveOne: the recorded ptd_bottleneck_stage and
+// each pool's ptd_pool_bottleneck_stage are, tick by tick, what the live
+// API said: on kv-bound (one model on two engine kinds: two pools), and
+// with two models on one engine kind, limited by different stages.
+func TestRecordedVerdictIsTheLiveOne(t *testing.T) {
+	kvBound, err := sim.LoadScenario("kv-bound")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := func(name string, sc sim.Scenario, secs int, mustSee ...string) {
+		t.Run(name, func(t *testing.T) { checkRecordedVerdicts(t, sc, secs, mustSee) })
+	}
+	f("kv-bound", kvBound, 60, "meta-llama/Llama-3.1-8B-Instruct (vllm) kv")
+	f("two models on vLLM", twoModelsOneEngine(t), 90,
+		"meta-llama/Llama-3.1-8B-Instruct kv", "Qwen/Qwen2.5-7B-Instruct prefill")
+}
+
+// checkRecordedVerdicts records sc for secs seconds, asking the API for
+// its verdict after every tick, and compares the recording with it. The
+// run must reach each of mustSee ("POOL STAGE"), or the comparison proves
+// little.
+func checkRecordedVerdicts(t *testing.T, sc sim.Scenario, secs int, mustSee []string) {
 	dir := t.TempDir()
 	var srv *httptest.Server
 	live := map[int64]liveVerdict{}
-	pts := liveRunOf(t, dir, twoModelsOneEngine(t), 90, (*Recorder).Close, func(l *ledger.Ledger) {
+	pts := liveRunOf(t, dir, sc, secs, (*Recorder).Close, func(l *ledger.Ledger) {
 		if srv == nil {
 			srv = httptest.NewServer((&api.Server{Ledger: l}).Handler())
 		}
@@ -118,9 +136,7 @@ func TestRecordedVerdictPerPool(t *testing.T) {
 			seen[pool+" "+stage] = true
 		}
 	}
-	// The run must have reached what it is built for, or the comparison
-	// proves little.
-	for _, want := range []string{"meta-llama/Llama-3.1-8B-Instruct kv", "Qwen/Qwen2.5-7B-Instruct prefill"} {
+	for _, want := range mustSee {
 		if !seen[want] {
 			t.Errorf("the live run never had %q; saw %v", want, seen)
 		}

@@ -1,7 +1,6 @@
 package record
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,9 +8,6 @@ import (
 	"reflect"
 	"testing"
 	"time"
-
-	"github.com/prometheus/prometheus/model/labels"
-	"github.com/prometheus/prometheus/tsdb/chunkenc"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
 	"github.com/ptdmon/ptdmon/internal/engine"
@@ -218,44 +214,3 @@ func diffJSON(path string, a, b any) string {
 }
 
 func js(v any) string { b, _ := json.Marshal(v); return string(b) }
-
-// The verdict recorded as ptd_bottleneck_stage at each tick is the one
-// diagnose gives from every live point up to it, as the API computes it.
-func TestRecordedVerdictIsTheLiveOne(t *testing.T) {
-	dir := t.TempDir()
-	live := liveRun(t, dir, "kv-bound", 60)
-	run, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
-	q, err := run.db.Querier(math.MinInt64, math.MaxInt64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
-	recorded := map[int64]string{}
-	ss := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, nameVerdict))
-	for ss.Next() {
-		class := ss.At().Labels().Get(labelStage)
-		it := ss.At().Iterator(nil)
-		for it.Next() == chunkenc.ValFloat {
-			if ts, v := it.At(); v == 1 {
-				recorded[ts] = class
-			}
-		}
-	}
-	m := run.Meta()
-	dc := diagnose.Config{BytesPerRequest: float64(m.KVRequest.Bytes)}
-	seen := map[string]bool{}
-	for i, p := range live {
-		want := string(diagnose.Diagnose(live[:i+1], dc).Class)
-		seen[want] = true
-		if got := recorded[p.Time.UnixMilli()]; got != want {
-			t.Errorf("tick %d: recorded verdict %q, live %q", i, got, want)
-		}
-	}
-	if !seen["kv"] {
-		t.Errorf("the kv-bound run never had a kv verdict: %v", seen)
-	}
-}
