@@ -1,11 +1,15 @@
 package record
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/ledger"
@@ -137,13 +141,18 @@ func instanceIndex(p ledger.Point, target string) int {
 // seriesCount is the number of series in the recording.
 func seriesCount(t *testing.T, run *Run) int {
 	t.Helper()
-	ix, err := run.db.Blocks()
+	q, err := run.src.Querier(math.MinInt64, math.MaxInt64)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer q.Close()
+	ss := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, ".+"))
 	n := 0
-	for _, b := range ix {
-		n += int(b.Meta().Stats.NumSeries)
+	for ss.Next() {
+		n++
+	}
+	if err := ss.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return n
 }

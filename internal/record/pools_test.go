@@ -147,7 +147,7 @@ func checkRecordedVerdicts(t *testing.T, sc sim.Scenario, secs int, mustSee []st
 // every series that is 1 there.
 func recordedOnes(t *testing.T, run *Run, name string, key func(labels.Labels) string) map[int64][]string {
 	t.Helper()
-	q, err := run.db.Querier(math.MinInt64, math.MaxInt64)
+	q, err := run.src.Querier(math.MinInt64, math.MaxInt64)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,8 @@ type Run struct {
 	dir   string
 	meta  Meta
 	db    *tsdb.DBReadOnly
+	all   storage.Querier // over the whole run; see spans
+	src   spans
 	texts *errorTexts
 }
 
@@ -40,7 +42,7 @@ func Open(dir string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := openReadOnly(dir)
+	db, all, err := openReadOnly(dir)
 	if err != nil {
 		// A WAL torn by a crash: let the TSDB repair it (it cuts the
 		// segment at the damage, as Prometheus does at start-up), then
@@ -48,33 +50,61 @@ func Open(dir string) (*Run, error) {
 		if rerr := repair(dir); rerr != nil {
 			return nil, fmt.Errorf("open recording %s: %w (repair: %w)", dir, err, rerr)
 		}
-		if db, err = openReadOnly(dir); err != nil {
+		if db, all, err = openReadOnly(dir); err != nil {
 			return nil, fmt.Errorf("open recording %s: %w", dir, err)
 		}
 	}
 	texts, err := readErrorTexts(dir, m.ErrorTextsCut)
 	if err != nil {
+		all.Close()
 		db.Close()
 		return nil, err
 	}
-	return &Run{dir: dir, meta: m, db: db, texts: texts}, nil
+	return &Run{dir: dir, meta: m, db: db, all: all, src: spans{all}, texts: texts}, nil
 }
 
-// openReadOnly opens dir without writing to it and reads its head from the
-// WAL at once, so that damage shows here rather than at the first query.
-func openReadOnly(dir string) (*tsdb.DBReadOnly, error) {
+// openReadOnly opens dir without writing to it and its querier over the
+// whole run, which reads the head from the WAL at once: damage shows here
+// rather than at the first query.
+func openReadOnly(dir string) (*tsdb.DBReadOnly, storage.Querier, error) {
 	db, err := tsdb.OpenDBReadOnly(dir, "", slog.New(slog.DiscardHandler))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	q, err := db.Querier(math.MinInt64, math.MaxInt64)
 	if err != nil {
 		db.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	q.Close()
-	return db, nil
+	return db, q, nil
 }
+
+// spans serves every span of a read-only recording from its one querier,
+// each Select narrowed to the span by its hints. A read-only DB loads its
+// head from the WAL again for each querier, and fails to for a second
+// one once the head has chunks on disk (a run killed after its first two
+// minutes): one querier, opened once.
+type spans struct{ all storage.Querier }
+
+func (s spans) Querier(mint, maxt int64) (storage.Querier, error) {
+	return span{s.all, mint, maxt}, nil
+}
+
+// span is one span of a recording's querier; closing it leaves the
+// querier open.
+type span struct {
+	storage.Querier
+	mint, maxt int64
+}
+
+func (s span) Select(ctx context.Context, sorted bool, h *storage.SelectHints, ms ...*labels.Matcher) storage.SeriesSet {
+	if h == nil {
+		h = &storage.SelectHints{Start: s.mint, End: s.maxt}
+	}
+	return s.Querier.Select(ctx, sorted, h, ms...)
+}
+
+func (span) Close() error { return nil }
 
 // repair opens dir for writing, which repairs a damaged WAL, and closes it.
 func repair(dir string) error {
@@ -89,7 +119,13 @@ func repair(dir string) error {
 func (r *Run) Dir() string { return r.dir }
 
 // Close releases the recording.
-func (r *Run) Close() error { return r.db.Close() }
+func (r *Run) Close() error {
+	qerr := r.all.Close()
+	if err := r.db.Close(); err != nil {
+		return err
+	}
+	return qerr
+}
 
 // Meta is what the run was: targets with role, engine and model, B_request,
 // configuration and its hash, ptdmon's version, the processes that recorded and annotations,
@@ -98,7 +134,7 @@ func (r *Run) Meta() Meta { return r.meta }
 
 // Span is the time of the first and the last recorded tick.
 func (r *Run) Span() (from, to time.Time, err error) {
-	q, err := r.db.Querier(math.MinInt64, math.MaxInt64)
+	q, err := r.src.Querier(math.MinInt64, math.MaxInt64)
 	if err != nil {
 		return from, to, fmt.Errorf("query recording: %w", err)
 	}
@@ -131,7 +167,7 @@ func (r *Run) Replay(from, to time.Time) (*ledger.Ledger, error) {
 		return nil, err
 	}
 	l := ledger.New(r.LedgerConfig(n))
-	if _, _, err := feed(r.db, r.meta, r.texts, l, to, nil); err != nil {
+	if _, _, err := feed(r.src, r.meta, r.texts, l, to, nil); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -178,7 +214,7 @@ func (r *Run) Ticks(to time.Time) (int, error) {
 	if !to.IsZero() {
 		maxt = to.UnixMilli()
 	}
-	q, err := r.db.Querier(math.MinInt64, maxt)
+	q, err := r.src.Querier(math.MinInt64, maxt)
 	if err != nil {
 		return 0, fmt.Errorf("query recording: %w", err)
 	}
@@ -204,7 +240,7 @@ const sliceSpan = time.Minute
 // stops the feed by returning false: a replay at a given speed sleeps
 // there. It returns the number of ticks sent.
 func (r *Run) Feed(l *ledger.Ledger, to time.Time, pace func(tick time.Time) bool) (int, error) {
-	n, _, err := feed(r.db, r.meta, r.texts, l, to, pace)
+	n, _, err := feed(r.src, r.meta, r.texts, l, to, pace)
 	return n, err
 }
 

@@ -214,3 +214,31 @@ func diffJSON(path string, a, b any) string {
 }
 
 func js(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// A run killed after its first two minutes (its head's chunks already on
+// disk, nothing in a block) replays as it ran: the read-only TSDB is
+// queried through one querier, which loads the head from the WAL once.
+func TestKilledRunReplays(t *testing.T) {
+	dir := t.TempDir()
+	live := liveRunOpen(t, dir, "balanced", 150)
+	run, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	if n, err := run.Ticks(time.Time{}); err != nil || n != len(live) {
+		t.Fatalf("the killed run has %d ticks (%v), want %d", n, err, len(live))
+	}
+	replayed, err := run.Points(time.Time{}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(replayed) != len(live) {
+		t.Fatalf("replay has %d points, live had %d", len(replayed), len(live))
+	}
+	for i := range live {
+		if d := diffPoints(live[i], replayed[i]); d != "" {
+			t.Fatalf("point %d (%v): %s", i, live[i].Time, d)
+		}
+	}
+}
