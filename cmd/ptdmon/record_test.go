@@ -253,6 +253,23 @@ func TestRecordWrapsACommand(t *testing.T) {
 	f([]string{"-config", cfg, "--", "true"}, "-o DIR is required")
 }
 
+// A recording that cannot be closed — its directory gone from under it
+// while the command ran — fails the record command, whatever the
+// command's own status: the run the user wanted is not on disk.
+func TestRecordFailsWhenTheRecordingDoes(t *testing.T) {
+	cfg := recordingSimConfig(t, "balanced")
+	dir := filepath.Join(t.TempDir(), "round1")
+	var stdout, stderr strings.Builder
+	code := dispatch([]string{"record", "-config", cfg, "-o", dir, "-settle", "300ms", "--",
+		"rm", "-rf", dir}, &stdout, &stderr)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (a failure at run time); stderr:\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "run.json") || strings.Contains(stderr.String(), "the recording is in") {
+		t.Errorf("stderr does not say the recording failed:\n%s", stderr.String())
+	}
+}
+
 // ptdmon replay serves the recorded points through the same API as serve:
 // all at once, or paced at -speed.
 func TestReplayServesTheRecording(t *testing.T) {

@@ -133,6 +133,11 @@ type TargetMeta struct {
 func (l *Ledger) Meta() map[string]TargetMeta {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.metaLocked()
+}
+
+// metaLocked is Meta under the ledger's lock.
+func (l *Ledger) metaLocked() map[string]TargetMeta {
 	out := make(map[string]TargetMeta, len(l.targets))
 	for name, t := range l.targets {
 		out[name] = t.meta()

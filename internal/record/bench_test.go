@@ -1,8 +1,11 @@
 package record
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -113,21 +116,28 @@ func BenchmarkRecordedRun(b *testing.B) {
 	}
 }
 
-// blockStats sums the blocks' chunk and index bytes and their samples.
+// blockStats sums the blocks' chunk and index bytes and their samples,
+// from each block's meta.json.
 func blockStats(b *testing.B, dir string) (size, samples int64) {
-	run, err := Open(dir)
-	if err != nil {
-		b.Fatal(err)
+	metas, err := filepath.Glob(filepath.Join(dir, "*", "meta.json"))
+	if err != nil || len(metas) == 0 {
+		b.Fatalf("no block in %s: %v", dir, err)
 	}
-	defer run.Close()
-	blocks, err := run.db.Blocks()
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, bl := range blocks {
-		m := bl.Meta()
-		samples += int64(m.Stats.NumSamples)
-		_ = filepath.Walk(filepath.Join(dir, m.ULID.String()), func(_ string, fi os.FileInfo, err error) error {
+	for _, path := range metas {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var m struct {
+			Stats struct {
+				NumSamples int64 `json:"numSamples"`
+			} `json:"stats"`
+		}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			b.Fatal(err)
+		}
+		samples += m.Stats.NumSamples
+		_ = filepath.Walk(filepath.Dir(path), func(_ string, fi os.FileInfo, err error) error {
 			if err == nil && !fi.IsDir() {
 				size += fi.Size()
 			}
@@ -144,4 +154,136 @@ func openBenchDB(b *testing.B) *tsdb.DB {
 	}
 	b.Cleanup(func() { db.Close() })
 	return db
+}
+
+// fleetRun records ticks seconds of n vLLM engines (half prefill, half
+// decode) through a ledger and the real recorder into dir, as serve
+// does: each engine's canonical values as the adapter reads them from the
+// simulator, its counters and histograms advancing every second. It
+// returns the samples recorded.
+func fleetRun(b *testing.B, dir string, n, ticks int) int {
+	b.Helper()
+	obs := [2]*engine.Observation{vllmObservation(b), vllmDecodeObservation(b)}
+	rec, err := Create(Options{Dir: dir, Meta: Meta{Version: "bench", Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, History: ticks + 1, Tap: rec})
+	targets := make([]engine.Target, n)
+	for i := range targets {
+		targets[i] = engine.Target{Name: fmt.Sprintf("vllm-%03d", i), Role: obs[i%2].Role, Engine: engine.VLLM}
+	}
+	l.SetTargets(targets)
+	var o engine.Observation
+	samples := 0
+	for s := 1; s <= ticks; s++ {
+		at := epoch.Add(time.Duration(s) * time.Second)
+		for i, tg := range targets {
+			src := obs[i%2]
+			copyObs(&o, src)
+			for j := range o.Counters {
+				o.Counters[j].Value += float64(s * (1 + j%5))
+			}
+			for j := range o.Histograms {
+				h := &o.Histograms[j]
+				for k := range h.Buckets {
+					h.Buckets[k].Count += float64(s * (k + 1))
+				}
+				h.Count += float64(s * (len(h.Buckets) + 1))
+				h.Sum += float64(s) * 0.37
+			}
+			samples += samplesOf(&o)
+			l.Record(ledger.Scrape{Target: tg.Name, Time: at.Add(-time.Duration(300+i) * time.Millisecond), Duration: 3 * time.Millisecond, Bytes: 60_000, Samples: 1504, Obs: &o})
+		}
+		l.Tick(at)
+		// The recorder's queue drops what does not fit; a benchmark
+		// must record everything.
+		for len(rec.ch) > 4*n {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if err := rec.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if _, dropped := rec.Status(); dropped > 0 {
+		b.Fatalf("%d inputs dropped", dropped)
+	}
+	return samples
+}
+
+func vllmDecodeObservation(b *testing.B) *engine.Observation {
+	b.Helper()
+	sc, err := sim.LoadScenario("balanced")
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := sim.NewModel(sc, 1, epoch)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.AdvanceTo(30 * time.Second)
+	body, f, err := m.Exposition("vllm-d0", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	obs, err := engine.NewReader("vllm", engine.Decode, engine.KVAuto).Read(body, f.ContentType())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var o engine.Observation
+	copyObs(&o, obs)
+	return &o
+}
+
+// BenchmarkResumeFleet resumes a recording of 200 vLLM engines into a
+// ledger configured as serve's (an hour of history). The recording is
+// BENCH_RESUME_TICKS seconds long (default 300: writing it takes longer
+// than resuming it); resume's cost is linear in the recorded samples, so
+// "hour-s" extrapolates it to an hour. Run with -benchtime 1x.
+func BenchmarkResumeFleet(b *testing.B) {
+	ticks := 300
+	if v := os.Getenv("BENCH_RESUME_TICKS"); v != "" {
+		if _, err := fmt.Sscan(v, &ticks); err != nil {
+			b.Fatal(err)
+		}
+	}
+	const fleet = 200
+	dir := b.TempDir()
+	samples := fleetRun(b, dir, fleet, ticks)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var took time.Duration
+	for i := 0; i < b.N; i++ {
+		rec, err := Create(Options{Dir: dir, Meta: Meta{Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, History: 3600, Tap: rec})
+		cpu0 := cpuTime()
+		start := time.Now()
+		n, err := rec.Resume(l)
+		took = time.Since(start)
+		cpu := cpuTime() - cpu0
+		b.StopTimer()
+		if err != nil || n != ticks {
+			b.Fatalf("resumed %d of %d points: %v", n, ticks, err)
+		}
+		// Leave the recording as it was for the next round.
+		rec.abandon()
+		b.ReportMetric(cpu.Seconds(), "cpu-s")
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(samples), "samples")
+	b.ReportMetric(took.Seconds(), "resume-s")
+	b.ReportMetric(float64(took.Nanoseconds())/float64(samples), "ns/sample")
+	b.ReportMetric(took.Seconds()*3600/float64(ticks), "hour-s")
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -11,14 +11,19 @@ import (
 )
 
 const (
-	nameVerdict  = "ptd_bottleneck_stage"
-	nameCapacity = "ptd_stage_capacity_requests_per_second"
+	nameVerdict     = "ptd_bottleneck_stage"
+	namePoolVerdict = "ptd_pool_bottleneck_stage"
+	nameCapacity    = "ptd_stage_capacity_requests_per_second"
+	labelPool       = "pool"
 )
 
 // verdicts computes, off the ledger's lock, the verdict and the learned
 // capacities of each tick, as the API and /metrics do, so that a recording
-// opened in Prometheus or Grafana has them as series. A replay does not
-// read them back: it computes them again from the points.
+// opened in Prometheus or Grafana has them as series. The verdict groups
+// instances into pools as the API does (docs/pools.md): by ledger.PoolOf
+// over the targets' metadata at the tick, each pool with the B_request
+// ledger.PoolRequest gives it. A replay does not read them back: it
+// computes them again from the points.
 type verdicts struct {
 	cfg     diagnose.Config
 	keep    time.Duration
@@ -31,13 +36,25 @@ func newVerdicts(m Meta) *verdicts {
 	if w := time.Duration(m.Window); dc.Window < w {
 		dc.Window = w
 	}
+	own, dep := m.PoolRequests, m.KVRequest
+	dc.BytesOf = func(pool string) (float64, string) {
+		r, why := ledger.PoolRequest(pool, own, dep)
+		return float64(r.Bytes), why
+	}
+	// Until the ledger says what the targets are, no instance has a
+	// pool: each is grouped by its engine kind, as PoolOf does.
+	dc.GroupOf = ledger.PoolOf(nil)
 	// The points the API diagnoses from: two verdict windows and one
 	// interval (internal/api's history).
 	return &verdicts{cfg: dc, keep: 2*dc.Window + time.Duration(m.Interval), learner: advice.NewLearner(advice.Options{Window: time.Duration(m.Window)})}
 }
 
-// observe takes the tick's point and writes its verdict and capacities.
-func (v *verdicts) observe(w *appender, p *ledger.Point) error {
+// observe takes the tick's point, and the targets' metadata when it
+// changed, and writes its verdict, each pool's and the capacities.
+func (v *verdicts) observe(w *appender, p *ledger.Point, meta map[string]ledger.TargetMeta) error {
+	if meta != nil {
+		v.cfg.GroupOf = ledger.PoolOf(meta)
+	}
 	v.recent = append(v.recent, *p)
 	cut := 0
 	for cut < len(v.recent) && !v.recent[cut].Time.After(p.Time.Add(-v.keep)) {
@@ -55,6 +72,23 @@ func (v *verdicts) observe(w *appender, p *ledger.Point) error {
 		class := string(c)
 		if err := w.add(seriesKey{name: nameVerdict, a: class}, func() labels.Labels { return lbls(nameVerdict, labelStage, class) }, ts, val); err != nil {
 			return err
+		}
+	}
+	// Each pool's as ptd_pool_bottleneck_stage, every class of it written
+	// (0 or 1), so a query between two ticks never finds a stale 1.
+	for _, g := range verdict.Groups {
+		pool := g.Group
+		for _, c := range diagnose.Classes {
+			val := 0.0
+			if c == g.Class {
+				val = 1
+			}
+			class := string(c)
+			if err := w.add(seriesKey{name: namePoolVerdict, a: pool, b: class}, func() labels.Labels {
+				return lbls(namePoolVerdict, labelPool, pool, labelStage, class)
+			}, ts, val); err != nil {
+				return err
+			}
 		}
 	}
 	for _, c := range v.learner.Capacities() {

@@ -8,15 +8,34 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/scrape"
 )
 
 // subMilli is the part of t's Unix time below the millisecond, in ns: the
 // TSDB keeps milliseconds, the ledger's rates divide by nanoseconds, and a
 // replay must see the times the live ledger saw.
-// maxErrorLabel bounds the recorded text of a scrape's error.
-const maxErrorLabel = 512
-
 func subMilli(t time.Time) float64 { return float64(t.UnixNano() % int64(time.Millisecond)) }
+
+// failureClass is the class a failed scrape is counted under, as the
+// ledger counts it.
+func failureClass(s *ledger.Scrape) scrape.Reason {
+	if s.Reason != "" {
+		return s.Reason
+	}
+	return scrape.ReasonOf(s.Err)
+}
+
+// errorText is the text the ledger shows for a failed scrape, bounded.
+func errorText(s *ledger.Scrape) string {
+	if s.Err == nil {
+		return ""
+	}
+	msg := s.Err.Error()
+	if len(msg) > maxErrorText {
+		msg = msg[:maxErrorText]
+	}
+	return msg
+}
 
 // scrape writes one scrape: its marker (with its exact time and its place
 // among the ticks), its cost, and every canonical value it read.
@@ -40,17 +59,11 @@ func (w *appender) scrape(e *event) error {
 			return lbls(nameScrape, labelTarget, tgt, labelEngine, string(o.Engine), labelRole, string(o.Role), labelModel, o.Model, labelMode, o.SchedulerMode)
 		}, subMilli(s.Time))
 	} else {
-		// The error's text is shown in points ("down: timeout"): it is a
-		// label, one series per distinct error of a target.
-		reason, msg := string(s.Reason), ""
-		if s.Err != nil {
-			msg = s.Err.Error()
-			if len(msg) > maxErrorLabel {
-				msg = msg[:maxErrorLabel]
-			}
-		}
-		put(seriesKey{target: tgt, name: nameFailed, a: reason, b: msg}, func() labels.Labels {
-			return lbls(nameFailed, labelTarget, tgt, labelReason, reason, labelError, msg)
+		// The series is the failure's class, a fixed set; its text, which
+		// varies without bound, goes to ErrorsFile (errtext.go).
+		reason := string(failureClass(s))
+		put(seriesKey{target: tgt, name: nameFailed, a: reason}, func() labels.Labels {
+			return lbls(nameFailed, labelTarget, tgt, labelReason, reason)
 		}, subMilli(s.Time))
 	}
 	put(seriesKey{target: tgt, name: nameOrder}, func() labels.Labels { return lbls(nameOrder, labelTarget, tgt) }, order)

@@ -53,6 +53,9 @@ type Meta struct {
 	// more per resume.
 	Processes   []Process    `json:"processes"`
 	Annotations []Annotation `json:"annotations,omitempty"`
+	// ErrorTextsCut is when ErrorsFile filled up: failures from then on
+	// are recorded with their class but not their text.
+	ErrorTextsCut time.Time `json:"error_texts_cut,omitzero"`
 }
 
 // TargetMeta is one target of the run.

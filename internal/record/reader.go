@@ -1,14 +1,17 @@
 package record
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
@@ -23,9 +26,12 @@ import (
 
 // Run is a recording opened for reading.
 type Run struct {
-	dir  string
-	meta Meta
-	db   *tsdb.DBReadOnly
+	dir   string
+	meta  Meta
+	db    *tsdb.DBReadOnly
+	all   storage.Querier // over the whole run; see spans
+	src   spans
+	texts *errorTexts
 }
 
 // Open opens the recording in dir for reading; a run still being written
@@ -36,7 +42,7 @@ func Open(dir string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := openReadOnly(dir)
+	db, all, err := openReadOnly(dir)
 	if err != nil {
 		// A WAL torn by a crash: let the TSDB repair it (it cuts the
 		// segment at the damage, as Prometheus does at start-up), then
@@ -44,28 +50,61 @@ func Open(dir string) (*Run, error) {
 		if rerr := repair(dir); rerr != nil {
 			return nil, fmt.Errorf("open recording %s: %w (repair: %w)", dir, err, rerr)
 		}
-		if db, err = openReadOnly(dir); err != nil {
+		if db, all, err = openReadOnly(dir); err != nil {
 			return nil, fmt.Errorf("open recording %s: %w", dir, err)
 		}
 	}
-	return &Run{dir: dir, meta: m, db: db}, nil
+	texts, err := readErrorTexts(dir, m.ErrorTextsCut)
+	if err != nil {
+		all.Close()
+		db.Close()
+		return nil, err
+	}
+	return &Run{dir: dir, meta: m, db: db, all: all, src: spans{all}, texts: texts}, nil
 }
 
-// openReadOnly opens dir without writing to it and reads its head from the
-// WAL at once, so that damage shows here rather than at the first query.
-func openReadOnly(dir string) (*tsdb.DBReadOnly, error) {
+// openReadOnly opens dir without writing to it and its querier over the
+// whole run, which reads the head from the WAL at once: damage shows here
+// rather than at the first query.
+func openReadOnly(dir string) (*tsdb.DBReadOnly, storage.Querier, error) {
 	db, err := tsdb.OpenDBReadOnly(dir, "", slog.New(slog.DiscardHandler))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	q, err := db.Querier(math.MinInt64, math.MaxInt64)
 	if err != nil {
 		db.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	q.Close()
-	return db, nil
+	return db, q, nil
 }
+
+// spans serves every span of a read-only recording from its one querier,
+// each Select narrowed to the span by its hints. A read-only DB loads its
+// head from the WAL again for each querier, and fails to for a second
+// one once the head has chunks on disk (a run killed after its first two
+// minutes): one querier, opened once.
+type spans struct{ all storage.Querier }
+
+func (s spans) Querier(mint, maxt int64) (storage.Querier, error) {
+	return span{s.all, mint, maxt}, nil
+}
+
+// span is one span of a recording's querier; closing it leaves the
+// querier open.
+type span struct {
+	storage.Querier
+	mint, maxt int64
+}
+
+func (s span) Select(ctx context.Context, sorted bool, h *storage.SelectHints, ms ...*labels.Matcher) storage.SeriesSet {
+	if h == nil {
+		h = &storage.SelectHints{Start: s.mint, End: s.maxt}
+	}
+	return s.Querier.Select(ctx, sorted, h, ms...)
+}
+
+func (span) Close() error { return nil }
 
 // repair opens dir for writing, which repairs a damaged WAL, and closes it.
 func repair(dir string) error {
@@ -80,7 +119,13 @@ func repair(dir string) error {
 func (r *Run) Dir() string { return r.dir }
 
 // Close releases the recording.
-func (r *Run) Close() error { return r.db.Close() }
+func (r *Run) Close() error {
+	qerr := r.all.Close()
+	if err := r.db.Close(); err != nil {
+		return err
+	}
+	return qerr
+}
 
 // Meta is what the run was: targets with role, engine and model, B_request,
 // configuration and its hash, ptdmon's version, the processes that recorded and annotations,
@@ -89,7 +134,7 @@ func (r *Run) Meta() Meta { return r.meta }
 
 // Span is the time of the first and the last recorded tick.
 func (r *Run) Span() (from, to time.Time, err error) {
-	q, err := r.db.Querier(math.MinInt64, math.MaxInt64)
+	q, err := r.src.Querier(math.MinInt64, math.MaxInt64)
 	if err != nil {
 		return from, to, fmt.Errorf("query recording: %w", err)
 	}
@@ -122,7 +167,7 @@ func (r *Run) Replay(from, to time.Time) (*ledger.Ledger, error) {
 		return nil, err
 	}
 	l := ledger.New(r.LedgerConfig(n))
-	if _, _, err := feed(r.db, r.meta, l, to, nil); err != nil {
+	if _, _, err := feed(r.src, r.meta, r.texts, l, to, nil); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -169,7 +214,7 @@ func (r *Run) Ticks(to time.Time) (int, error) {
 	if !to.IsZero() {
 		maxt = to.UnixMilli()
 	}
-	q, err := r.db.Querier(math.MinInt64, maxt)
+	q, err := r.src.Querier(math.MinInt64, maxt)
 	if err != nil {
 		return 0, fmt.Errorf("query recording: %w", err)
 	}
@@ -195,21 +240,32 @@ const sliceSpan = time.Minute
 // stops the feed by returning false: a replay at a given speed sleeps
 // there. It returns the number of ticks sent.
 func (r *Run) Feed(l *ledger.Ledger, to time.Time, pace func(tick time.Time) bool) (int, error) {
-	n, _, err := feed(r.db, r.meta, l, to, pace)
+	n, _, err := feed(r.src, r.meta, r.texts, l, to, pace)
 	return n, err
 }
 
 // feed sends the recorded inputs up to to (zero: unbounded) to l, in the
-// order the live ledger took them; every input from the run's start is
-// sent, since the counters' state depends on all of them. It returns the
-// number of ticks sent and the time of the last.
-func feed(q storage.Queryable, m Meta, l *ledger.Ledger, to time.Time, pace func(time.Time) bool) (ticks int, last time.Time, err error) {
-	mint, maxt, err := bounds(q)
-	if err != nil || mint > maxt {
+// order the live ledger took them. It returns the number of ticks sent and
+// the time of the last. A ledger keeps its last History points: when the
+// recording has more ticks, the inputs before the span of those points
+// (less a warm-up, see warmUp) are not sent, so that a resume reads what
+// the ledger keeps, not the whole run.
+func feed(q storage.Queryable, m Meta, texts *errorTexts, l *ledger.Ledger, to time.Time, pace func(time.Time) bool) (ticks int, last time.Time, err error) {
+	tickTimes, err := recordedTicks(q)
+	if err != nil || len(tickTimes) == 0 {
 		return 0, last, err
 	}
 	if !to.IsZero() {
-		maxt = min(maxt, to.UnixMilli())
+		n, _ := slices.BinarySearch(tickTimes, to.UnixMilli()+1)
+		tickTimes = tickTimes[:n]
+		if n == 0 {
+			return 0, last, nil
+		}
+	}
+	// Scrapes before the first tick belong to it.
+	mint, maxt := tickTimes[0]-sliceSpan.Milliseconds(), tickTimes[len(tickTimes)-1]
+	if cfg := l.Config(); len(tickTimes) > cfg.History {
+		mint = max(mint, tickTimes[len(tickTimes)-cfg.History]-warmUp(cfg).Milliseconds())
 	}
 	sets := m.TargetSets
 	if len(sets) == 0 && len(m.Targets) > 0 {
@@ -233,36 +289,60 @@ func feed(q storage.Queryable, m Meta, l *ledger.Ledger, to time.Time, pace func
 		}
 	}
 	// The next slices are read and decoded while the ledger takes this
-	// one: a resume uses both halves of the work at once.
+	// one, by up to decoders goroutines at once, and handed over in
+	// order: the ledger takes inputs one at a time, decoding them costs
+	// about twice as much, and a resume should use every core for it.
 	type slice struct {
 		evs []replayEvent
 		hi  int64
 		err error
 	}
-	slicesCh := make(chan slice, 2)
+	decoders := 1
+	if _, ok := q.(*tsdb.DB); ok {
+		// A read-only DB's queriers share its blocks and close them
+		// with themselves: one at a time there.
+		decoders = min(max(runtime.GOMAXPROCS(0)-1, 1), 4)
+	}
+	slicesCh := make(chan chan slice, decoders)
+	busy := make(chan struct{}, decoders)
 	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	// Nothing reads the recording once feed returns.
+	defer wg.Wait()
 	defer close(stop)
+	wg.Add(1)
 	go func() {
+		defer wg.Done()
 		defer close(slicesCh)
 		step := sliceSpan.Milliseconds()
 		for lo := mint; lo <= maxt; lo += step {
 			hi := min(lo+step-1, maxt)
-			evs, err := readSlice(q, lo, hi)
-			if err == nil {
-				slices.SortStableFunc(evs, cmpEvents)
-			}
+			res := make(chan slice, 1)
 			select {
-			case slicesCh <- slice{evs, hi, err}:
+			case slicesCh <- res:
 			case <-stop:
 				return
 			}
-			if err != nil {
+			select {
+			case busy <- struct{}{}:
+			case <-stop:
 				return
 			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-busy }()
+				evs, err := readSlice(q, lo, hi, texts)
+				if err == nil {
+					slices.SortStableFunc(evs, cmpEvents)
+				}
+				res <- slice{evs, hi, err}
+			}()
 		}
 	}()
 	var carry []replayEvent
-	for sl := range slicesCh {
+	for res := range slicesCh {
+		sl := <-res
 		if sl.err != nil {
 			return ticks, last, sl.err
 		}
@@ -298,23 +378,35 @@ func feed(q storage.Queryable, m Meta, l *ledger.Ledger, to time.Time, pace func
 	return ticks, last, nil
 }
 
-func bounds(q storage.Queryable) (int64, int64, error) {
+// recordedTicks are the recorded ticks' times in ms, in order.
+func recordedTicks(q storage.Queryable) ([]int64, error) {
 	qr, err := q.Querier(math.MinInt64, math.MaxInt64)
 	if err != nil {
-		return 0, 0, fmt.Errorf("query recording: %w", err)
+		return nil, fmt.Errorf("query recording: %w", err)
 	}
 	defer qr.Close()
 	ss := qr.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, nameTick))
-	mint, maxt := int64(math.MaxInt64), int64(math.MinInt64)
+	var ts []int64
 	for ss.Next() {
 		it := ss.At().Iterator(nil)
 		for it.Next() == chunkenc.ValFloat {
 			t, _ := it.At()
-			mint, maxt = min(mint, t), max(maxt, t)
+			ts = append(ts, t)
 		}
 	}
-	// Scrapes before the first tick belong to it.
-	return mint - sliceSpan.Milliseconds(), maxt, ss.Err()
+	slices.Sort(ts)
+	return slices.Compact(ts), ss.Err()
+}
+
+// warmUp is how long before the first point a ledger keeps its inputs
+// must be sent for that point to be the live one: the samples its rates
+// over W difference, the staleness of a target, and the scrapes after
+// which a counter series that went missing is forgotten (a series seen
+// again within them continues, after them it starts over). Beyond these
+// the ledger's state is the absolute totals (reset-adjusted counters,
+// failure counts), which then count from the warm-up on.
+func warmUp(cfg ledger.Config) time.Duration {
+	return 2*cfg.Window + cfg.StaleAfter + time.Duration(cfg.SeriesStaleAfter+4)*cfg.Interval
 }
 
 // replayEvent is one recorded input with its place in the live order: a
@@ -346,19 +438,28 @@ func cmpEvents(a, b replayEvent) int {
 	return strings.Compare(a.scrape.Target, b.scrape.Target)
 }
 
-// readSlice decodes the inputs recorded in [lo, hi] ms.
-func readSlice(q storage.Queryable, lo, hi int64) ([]replayEvent, error) {
+// readSlice decodes the inputs recorded in [lo, hi] ms. It reads twice:
+// first the ticks and the scrapes' markers, which give each target's reads
+// in time order, then every other series, whose samples walk that order
+// with a cursor (a series has at most one sample per read): no lookup per
+// sample, the bulk of a resume's decoding.
+func readSlice(q storage.Queryable, lo, hi int64, texts *errorTexts) ([]replayEvent, error) {
 	qr, err := q.Querier(lo, hi)
 	if err != nil {
 		return nil, fmt.Errorf("query recording: %w", err)
 	}
 	defer qr.Close()
-	ss := qr.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, prefixRead+".+|"+nameTick))
-	// Reads by target, then by time: a series' samples look up their
-	// target once.
-	reads := map[string]map[int64]*read{}
+	ctx := context.Background()
+	markers := nameTick + "|" + nameScrape + "|" + nameFailed
+	type mark struct {
+		t    int64
+		v    float64
+		take func(*read, float64)
+	}
+	marks := map[string][]mark{}
 	var ticks []replayEvent
 	var it chunkenc.Iterator
+	ss := qr.Select(ctx, false, nil, labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, markers))
 	for ss.Next() {
 		s := ss.At()
 		ls := s.Labels()
@@ -377,26 +478,68 @@ func readSlice(q storage.Queryable, lo, hi int64) ([]replayEvent, error) {
 		if err != nil {
 			return nil, err
 		}
+		target := ls.Get(labelTarget)
+		ms := marks[target]
+		for it.Next() == chunkenc.ValFloat {
+			if t, v := it.At(); t >= lo && t <= hi {
+				ms = append(ms, mark{t, v, take})
+			}
+		}
+		marks[target] = ms
+		if err := it.Err(); err != nil {
+			return nil, fmt.Errorf("read recording: %w", err)
+		}
+	}
+	if err := ss.Err(); err != nil {
+		return nil, fmt.Errorf("read recording: %w", err)
+	}
+	// Each target's reads, in time order.
+	type targetReads struct {
+		times []int64
+		reads []read
+	}
+	reads := make(map[string]*targetReads, len(marks))
+	for target, ms := range marks {
+		slices.SortStableFunc(ms, func(a, b mark) int { return cmp.Compare(a.t, b.t) })
+		tr := &targetReads{times: make([]int64, 0, len(ms)), reads: make([]read, 0, len(ms))}
+		for _, m := range ms {
+			if n := len(tr.times); n == 0 || tr.times[n-1] != m.t {
+				tr.times = append(tr.times, m.t)
+				tr.reads = append(tr.reads, read{})
+			}
+			m.take(&tr.reads[len(tr.reads)-1], m.v)
+		}
+		reads[target] = tr
+	}
+	ss = qr.Select(ctx, false, nil, labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, prefixRead+".+"),
+		labels.MustNewMatcher(labels.MatchNotRegexp, labels.MetricName, markers))
+	for ss.Next() {
+		s := ss.At()
+		ls := s.Labels()
+		tr := reads[ls.Get(labelTarget)]
+		if tr == nil {
+			continue // no marker: the samples of a read lost with a torn WAL tail
+		}
+		take, err := decoder(ls.Get(labels.MetricName), ls)
+		if err != nil {
+			return nil, err
+		}
 		if take == nil {
 			continue
 		}
-		target := ls.Get(labelTarget)
-		byTime := reads[target]
-		if byTime == nil {
-			byTime = map[int64]*read{}
-			reads[target] = byTime
-		}
+		it = s.Iterator(it)
+		c := 0
 		for it.Next() == chunkenc.ValFloat {
 			t, v := it.At()
-			if t < lo || t > hi {
-				continue
+			for c < len(tr.times) && tr.times[c] < t {
+				c++
 			}
-			r := byTime[t]
-			if r == nil {
-				r = &read{}
-				byTime[t] = r
+			if c == len(tr.times) {
+				break
 			}
-			take(r, v)
+			if tr.times[c] == t {
+				take(&tr.reads[c], v)
+			}
 		}
 		if err := it.Err(); err != nil {
 			return nil, fmt.Errorf("read recording: %w", err)
@@ -406,9 +549,9 @@ func readSlice(q storage.Queryable, lo, hi int64) ([]replayEvent, error) {
 		return nil, fmt.Errorf("read recording: %w", err)
 	}
 	evs := ticks
-	for target, byTime := range reads {
-		for t, r := range byTime {
-			if ev, ok := r.event(target, t); ok {
+	for target, tr := range reads {
+		for i, t := range tr.times {
+			if ev, ok := tr.reads[i].event(target, t, texts); ok {
 				evs = append(evs, ev)
 			}
 		}
@@ -418,7 +561,7 @@ func readSlice(q storage.Queryable, lo, hi int64) ([]replayEvent, error) {
 
 // event is the scrape r holds, at its place in the live order; false when
 // its marker was lost (with a torn WAL tail).
-func (r *read) event(target string, ms int64) (replayEvent, bool) {
+func (r *read) event(target string, ms int64, texts *errorTexts) (replayEvent, bool) {
 	if !r.marked {
 		return replayEvent{}, false
 	}
@@ -427,8 +570,17 @@ func (r *read) event(target string, ms int64) (replayEvent, bool) {
 		Bytes: int(r.bytes), Samples: int(r.samples)}
 	if r.failed != "" || !r.ok {
 		s.Reason = scrape.Reason(r.failed)
-		s.Err = errors.New(r.errText)
-		if r.errText == "" {
+		// The text: ErrorsFile's (errtext.go), else the label of an
+		// earlier version's recording, else the class alone.
+		text, ok := texts.at(target, at)
+		switch {
+		case ok && text == "":
+			s.Err = nil // a failure without an error, as the live one had
+		case ok:
+			s.Err = errors.New(text)
+		case r.errText != "":
+			s.Err = errors.New(r.errText)
+		default:
 			s.Err = fmt.Errorf("scrape failed: %s", r.failed)
 		}
 	} else {
@@ -491,6 +643,9 @@ func decoder(name string, ls labels.Labels) (func(r *read, v float64), error) {
 			return nil, fmt.Errorf("recording: series %s: %w", ls, err)
 		}
 		return func(r *read, v float64) {
+			if r.obs.Counters == nil {
+				r.obs.Counters = make([]engine.CounterValue, 0, 64) // an engine's, about
+			}
 			r.obs.Counters = append(r.obs.Counters, engine.CounterValue{Metric: m, Series: id, Value: v})
 		}, nil
 	case partGauge:
@@ -504,6 +659,9 @@ func decoder(name string, ls labels.Labels) (func(r *read, v float64), error) {
 		i := m.HistogramIndex()
 		return func(r *read, v float64) {
 			h := &r.obs.Histograms[i]
+			if h.Buckets == nil {
+				h.Buckets = make([]engine.Bucket, 0, 16)
+			}
 			h.Buckets = append(h.Buckets, engine.Bucket{UpperBound: le, Count: v})
 			h.Present = true
 		}, nil

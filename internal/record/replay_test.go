@@ -1,7 +1,6 @@
 package record
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,9 +8,6 @@ import (
 	"reflect"
 	"testing"
 	"time"
-
-	"github.com/prometheus/prometheus/model/labels"
-	"github.com/prometheus/prometheus/tsdb/chunkenc"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
 	"github.com/ptdmon/ptdmon/internal/engine"
@@ -47,6 +43,13 @@ func liveRunWith(t testing.TB, dir, scenario string, secs int, end func(*Recorde
 	if err != nil {
 		t.Fatal(err)
 	}
+	return liveRunOf(t, dir, sc, secs, end, nil)
+}
+
+// liveRunOf is liveRunWith on the scenario sc; afterTick, if set, is
+// called after each tick with the live ledger.
+func liveRunOf(t testing.TB, dir string, sc sim.Scenario, secs int, end func(*Recorder) error, afterTick func(*ledger.Ledger)) []ledger.Point {
+	t.Helper()
 	m, err := sim.NewModel(sc, 7, epoch)
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +105,9 @@ func liveRunWith(t testing.TB, dir, scenario string, secs int, end func(*Recorde
 			l.Record(sc)
 		}
 		pts = append(pts, l.Tick(epoch.Add(at+time.Duration(s)*911)))
+		if afterTick != nil {
+			afterTick(l)
+		}
 		for _, sc := range late {
 			l.Record(sc)
 		}
@@ -209,43 +215,30 @@ func diffJSON(path string, a, b any) string {
 
 func js(v any) string { b, _ := json.Marshal(v); return string(b) }
 
-// The verdict recorded as ptd_bottleneck_stage at each tick is the one
-// diagnose gives from every live point up to it, as the API computes it.
-func TestRecordedVerdictIsTheLiveOne(t *testing.T) {
+// A run killed after its first two minutes (its head's chunks already on
+// disk, nothing in a block) replays as it ran: the read-only TSDB is
+// queried through one querier, which loads the head from the WAL once.
+func TestKilledRunReplays(t *testing.T) {
 	dir := t.TempDir()
-	live := liveRun(t, dir, "kv-bound", 60)
+	live := liveRunOpen(t, dir, "balanced", 150)
 	run, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer run.Close()
-	q, err := run.db.Querier(math.MinInt64, math.MaxInt64)
+	if n, err := run.Ticks(time.Time{}); err != nil || n != len(live) {
+		t.Fatalf("the killed run has %d ticks (%v), want %d", n, err, len(live))
+	}
+	replayed, err := run.Points(time.Time{}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer q.Close()
-	recorded := map[int64]string{}
-	ss := q.Select(context.Background(), false, nil, labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, nameVerdict))
-	for ss.Next() {
-		class := ss.At().Labels().Get(labelStage)
-		it := ss.At().Iterator(nil)
-		for it.Next() == chunkenc.ValFloat {
-			if ts, v := it.At(); v == 1 {
-				recorded[ts] = class
-			}
-		}
+	if len(replayed) != len(live) {
+		t.Fatalf("replay has %d points, live had %d", len(replayed), len(live))
 	}
-	m := run.Meta()
-	dc := diagnose.Config{BytesPerRequest: float64(m.KVRequest.Bytes)}
-	seen := map[string]bool{}
-	for i, p := range live {
-		want := string(diagnose.Diagnose(live[:i+1], dc).Class)
-		seen[want] = true
-		if got := recorded[p.Time.UnixMilli()]; got != want {
-			t.Errorf("tick %d: recorded verdict %q, live %q", i, got, want)
+	for i := range live {
+		if d := diffPoints(live[i], replayed[i]); d != "" {
+			t.Fatalf("point %d (%v): %s", i, live[i].Time, d)
 		}
-	}
-	if !seen["kv"] {
-		t.Errorf("the kv-bound run never had a kv verdict: %v", seen)
 	}
 }

@@ -54,6 +54,42 @@ func TestResumeBringsTheHistoryBack(t *testing.T) {
 	}
 }
 
+// A resume into a ledger that keeps fewer points than the run has reads
+// the span of those points and a warm-up before it, not the whole run,
+// and its points are the live ones.
+func TestResumeReadsWhatTheLedgerKeeps(t *testing.T) {
+	dir := t.TempDir()
+	live := liveRun(t, dir, "kv-bound", 150)
+	kv := live0KV(t, dir)
+	rec, err := Create(Options{Dir: dir, Meta: Meta{Version: "test", Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	const keep = 40
+	cfg := ledger.Config{Interval: time.Second, Window: 5 * time.Second, History: keep, KVRequest: kv, Tap: rec}
+	l := ledger.New(cfg)
+	n, err := rec.Resume(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The warm-up, in ticks: W twice, the staleness and the series'
+	// forgetting (8 scrapes), plus slack.
+	if max := keep + 2*5 + 3 + 8 + 4 + 1; n > max {
+		t.Errorf("resume sent %d ticks of the run's %d to a ledger that keeps %d (want at most %d)", n, len(live), keep, max)
+	}
+	got := l.Since(time.Time{})
+	if len(got) != keep {
+		t.Fatalf("the ledger holds %d points, want %d", len(got), keep)
+	}
+	want := live[len(live)-keep:]
+	for i := range want {
+		if d := diffPoints(want[i], got[i]); d != "" {
+			t.Fatalf("point %d (%v): %s", i, want[i].Time, d)
+		}
+	}
+}
+
 func live0KV(t *testing.T, dir string) kvsize.Request {
 	t.Helper()
 	m, err := readMeta(dir)

@@ -15,7 +15,7 @@ import (
 const (
 	prefixRead     = "ptd_read_"
 	nameScrape     = "ptd_read_scrape"        // {target, engine, role, model, scheduler_mode}: a successful read
-	nameFailed     = "ptd_read_scrape_failed" // {target, reason, error}: a failed one
+	nameFailed     = "ptd_read_scrape_failed" // {target, reason}: a failed one (its text: ErrorsFile)
 	nameOrder      = "ptd_read_scrape_order"  // {target}: ns from the last tick before it reached the ledger
 	nameDuration   = "ptd_read_scrape_duration_seconds"
 	nameBytes      = "ptd_read_scrape_bytes"
@@ -24,7 +24,7 @@ const (
 	labelTarget    = "target"
 	labelSeries    = "series"
 	labelReason    = "reason"
-	labelError     = "error"
+	labelError     = "error" // a failure's text, in recordings of earlier versions
 	labelEngine    = "engine"
 	labelRole      = "role"
 	labelModel     = "model"

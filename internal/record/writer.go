@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"strconv"
 	"sync"
@@ -51,11 +52,18 @@ type Recorder struct {
 	sendMu sync.Mutex // guards ch against a send after Close
 	shut   bool
 
+	errs *errorLog // the failures' texts; the loop's
+	app  *appender // the loop's; read by tests after Close
+
 	mu       sync.Mutex // guards meta
 	meta     Meta
+	closeErr error           // Close's, returned by every call
 	lastTick time.Time       // read and written under the ledger's lock only
 	pending  []engine.Target // likewise
-	closed   sync.Once
+	// The targets' metadata the last tick sent to the loop, and the
+	// metadata the next tick carries when it changed (ledger's lock).
+	sentMeta, nextMeta map[string]ledger.TargetMeta
+	closed             sync.Once
 }
 
 // event is one input of the ledger, copied out of it.
@@ -68,6 +76,7 @@ type event struct {
 	obs     engine.Observation
 	point   ledger.Point
 	targets []engine.Target
+	meta    map[string]ledger.TargetMeta // a tick's, when it changed
 }
 
 // Create opens (or creates) the recording in opts.Dir for writing. An
@@ -96,13 +105,19 @@ func Create(opts Options) (*Recorder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open recording %s: %w", opts.Dir, err)
 	}
-	r := &Recorder{opts: opts, db: db, log: opts.Logger, ch: make(chan *event, opts.Queue), done: make(chan struct{})}
+	errs, err := openErrorLog(opts.Dir)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	r := &Recorder{opts: opts, db: db, log: opts.Logger, ch: make(chan *event, opts.Queue), done: make(chan struct{}), errs: errs}
 	old, err := readMeta(opts.Dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		r.log.Warn("run.json unreadable; starting it again", "err", err)
 	}
 	r.meta = merge(old, opts.Meta, time.Now())
 	if err := writeMeta(opts.Dir, r.meta); err != nil {
+		_ = errs.close()
 		_ = db.Close()
 		return nil, err
 	}
@@ -118,6 +133,7 @@ func merge(old, m Meta, now time.Time) Meta {
 	out.Models = old.Models
 	out.TargetSets = old.TargetSets
 	out.Annotations = old.Annotations
+	out.ErrorTextsCut = old.ErrorTextsCut
 	out.Processes = append(old.Processes, Process{Start: now})
 	return out
 }
@@ -135,7 +151,11 @@ func (r *Recorder) Resume(l *ledger.Ledger) (int, error) {
 	if len(meta.Processes) < 2 {
 		return 0, nil
 	}
-	n, last, err := feed(r.db, meta, l, time.Time{}, nil)
+	texts, err := readErrorTexts(r.opts.Dir, meta.ErrorTextsCut)
+	if err != nil {
+		return 0, err
+	}
+	n, last, err := feed(r.db, meta, texts, l, time.Time{}, nil)
 	// The new process's first scrapes come after the last recorded tick.
 	r.lastTick = last
 	return n, err
@@ -197,6 +217,23 @@ func (r *Recorder) Scrape(s ledger.Scrape) {
 	r.send(e)
 }
 
+// TickMeta implements ledger.MetaTap: the pools of the next tick's
+// verdict, sent with it when they changed.
+func (r *Recorder) TickMeta(metaOf func() map[string]ledger.TargetMeta) {
+	if !r.live.Load() {
+		return
+	}
+	meta := metaOf()
+	for name, m := range meta {
+		m.LastError = "" // changes with every failure; no pool depends on it
+		meta[name] = m
+	}
+	if r.sentMeta != nil && maps.Equal(meta, r.sentMeta) {
+		return
+	}
+	r.nextMeta = meta
+}
+
 // Tick implements ledger.Tap.
 func (r *Recorder) Tick(now time.Time, p ledger.Point) {
 	if !r.live.Load() {
@@ -206,37 +243,47 @@ func (r *Recorder) Tick(now time.Time, p ledger.Point) {
 	r.lastTick = now
 	// The verdict reads the instances; the history may reuse their slice.
 	p.Instances = append([]ledger.InstancePoint(nil), p.Instances...)
-	r.send(&event{tick: true, at: now, point: p})
+	e := &event{tick: true, at: now, point: p, meta: r.nextMeta}
+	if r.send(e) && e.meta != nil {
+		r.sentMeta, r.nextMeta = e.meta, nil
+	}
 }
 
-func (r *Recorder) send(e *event) {
+// send queues e, and reports whether it did.
+func (r *Recorder) send(e *event) bool {
 	r.sendMu.Lock()
 	defer r.sendMu.Unlock()
 	if r.shut {
-		return // a scrape that ends after the recording: not recorded, never a panic
+		return false // a scrape that ends after the recording: not recorded, never a panic
 	}
 	select {
 	case r.ch <- e:
+		return true
 	default:
 		if r.dropped.Add(1) == 1 {
 			r.log.Warn("recording falls behind; inputs dropped (the live view is unaffected)")
 		}
+		return false
 	}
 }
 
-// Close writes what is queued, marks the process's stop and closes the
-// TSDB (which cuts no block of the head: the WAL keeps it).
+// Close writes what is queued, marks the process's stop, cuts the head
+// into a block and closes the TSDB. Every call returns the first call's
+// error: whoever closes last still learns that the run is not on disk.
 func (r *Recorder) Close() error {
-	var err error
 	r.closed.Do(func() {
+		var err error
 		r.sendMu.Lock()
 		r.shut = true
 		close(r.ch)
 		r.sendMu.Unlock()
 		<-r.done
+		err = r.errs.close()
 		r.mu.Lock()
 		r.meta.Processes[len(r.meta.Processes)-1].Stop = time.Now()
-		err = writeMeta(r.opts.Dir, r.meta)
+		if merr := writeMeta(r.opts.Dir, r.meta); err == nil {
+			err = merr
+		}
 		r.mu.Unlock()
 		// A stopped run is handed on as blocks: promtool, Prometheus and
 		// a copy of the directory need no WAL replay to read it.
@@ -248,8 +295,12 @@ func (r *Recorder) Close() error {
 		if cerr := r.db.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("close recording: %w", cerr)
 		}
+		if err != nil {
+			err = fmt.Errorf("recording %s: %w", r.opts.Dir, err)
+		}
+		r.closeErr = err
 	})
-	return err
+	return r.closeErr
 }
 
 // abandon writes what is queued and closes the TSDB, leaving the head in
@@ -263,6 +314,7 @@ func (r *Recorder) abandon() error {
 		close(r.ch)
 		r.sendMu.Unlock()
 		<-r.done
+		_ = r.errs.close()
 		err = r.db.Close()
 	})
 	return err
@@ -274,6 +326,7 @@ func (r *Recorder) abandon() error {
 func (r *Recorder) loop() {
 	defer close(r.done)
 	w := newAppender(r.db, time.Duration(r.meta.Window))
+	r.app = w
 	vs := newVerdicts(r.meta)
 	for e := range r.ch {
 		var err error
@@ -284,7 +337,7 @@ func (r *Recorder) loop() {
 		case e.tick:
 			err = w.tick(e.at, &e.point)
 			if err == nil {
-				err = vs.observe(w, &e.point)
+				err = vs.observe(w, &e.point, e.meta)
 			}
 			if err == nil {
 				err = w.commit()
@@ -299,6 +352,8 @@ func (r *Recorder) loop() {
 			}
 			if e.ok {
 				r.noteModel(e.scrape.Target, &e.obs)
+			} else {
+				r.noteError(&e.scrape)
 			}
 		}
 	}
@@ -320,6 +375,28 @@ func (r *Recorder) fail(err error) {
 		r.log.Error("recording failed; the live view goes on", "err", err)
 	}
 	r.lastErr.Store(&msg)
+}
+
+// noteError keeps a failure's text in ErrorsFile while it has room; past
+// it, run.json says from when texts are missing.
+func (r *Recorder) noteError(s *ledger.Scrape) {
+	r.mu.Lock()
+	cut := r.meta.ErrorTextsCut
+	r.mu.Unlock()
+	if !cut.IsZero() {
+		return
+	}
+	kept, err := r.errs.note(s.Target, s.Time, errorText(s))
+	if err != nil {
+		r.fail(err)
+	}
+	if !kept {
+		r.mu.Lock()
+		r.meta.ErrorTextsCut = s.Time
+		r.writeMetaLogged()
+		r.mu.Unlock()
+		r.log.Warn("recording keeps no more scrape error texts (the file is full); failures keep their class", "file", ErrorsFile)
+	}
 }
 
 func (r *Recorder) noteTargets(at time.Time, ts []engine.Target) {

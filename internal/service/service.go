@@ -58,7 +58,7 @@ type Options struct {
 }
 
 // Run starts everything and blocks until ctx ends.
-func Run(ctx context.Context, cfg *config.Config, opts Options) error {
+func Run(ctx context.Context, cfg *config.Config, opts Options) (err error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
@@ -83,7 +83,12 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) error {
 		}
 	}
 	if opts.Recorder != nil {
-		defer opts.Recorder.Close()
+		// A recording that does not close is not on disk: Run fails.
+		defer func() {
+			if cerr := opts.Recorder.Close(); err == nil {
+				err = cerr
+			}
+		}()
 	}
 	// The receiver stops when Run returns, whichever way.
 	otlpCtx, stopOTLP := context.WithCancel(ctx)
