@@ -7,6 +7,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/advice"
 	"github.com/ptdmon/ptdmon/internal/diagnose"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
@@ -25,6 +26,8 @@ const (
 // ledger.PoolRequest gives it. A replay does not read them back: it
 // computes them again from the points.
 type verdicts struct {
+	own     map[string]kvsize.Request // the pools' own B_request
+	dep     kvsize.Request            // the deployment's
 	cfg     diagnose.Config
 	keep    time.Duration
 	recent  []ledger.Point
@@ -36,24 +39,19 @@ func newVerdicts(m Meta) *verdicts {
 	if w := time.Duration(m.Window); dc.Window < w {
 		dc.Window = w
 	}
-	own, dep := m.PoolRequests, m.KVRequest
-	dc.BytesOf = func(pool string) (float64, string) {
-		r, why := ledger.PoolRequest(pool, own, dep)
-		return float64(r.Bytes), why
-	}
 	// Until the ledger says what the targets are, no instance has a
 	// pool: each is grouped by its engine kind, as PoolOf does.
-	dc.GroupOf = ledger.PoolOf(nil)
+	dc = dc.ByPool(nil, m.PoolRequests, m.KVRequest)
 	// The points the API diagnoses from: two verdict windows and one
 	// interval (internal/api's history).
-	return &verdicts{cfg: dc, keep: 2*dc.Window + time.Duration(m.Interval), learner: advice.NewLearner(advice.Options{Window: time.Duration(m.Window)})}
+	return &verdicts{own: m.PoolRequests, dep: m.KVRequest, cfg: dc, keep: 2*dc.Window + time.Duration(m.Interval), learner: advice.NewLearner(advice.Options{Window: time.Duration(m.Window)})}
 }
 
 // observe takes the tick's point, and the targets' metadata when it
 // changed, and writes its verdict, each pool's and the capacities.
 func (v *verdicts) observe(w *appender, p *ledger.Point, meta map[string]ledger.TargetMeta) error {
 	if meta != nil {
-		v.cfg.GroupOf = ledger.PoolOf(meta)
+		v.cfg = v.cfg.ByPool(meta, v.own, v.dep)
 	}
 	v.recent = append(v.recent, *p)
 	cut := 0

@@ -34,11 +34,11 @@ type Modal struct {
 }
 
 // diagnoseConfig is the live service's: the default verdict window, never
-// shorter than W, with B_request for the groups' KV req/s.
+// shorter than W, judging by pool with each pool's own B_request.
 func diagnoseConfig(m Meta, window time.Duration) diagnose.Config {
 	dc := diagnose.Config{Window: max(diagnose.DefaultWindow, window)}
 	dc.BytesPerRequest = float64(m.BRequest.Bytes)
-	return dc
+	return dc.ByPool(m.TargetPools, m.PoolRequests, m.BRequest)
 }
 
 // timeline judges every point from the points before it, as the live
