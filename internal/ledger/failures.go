@@ -103,10 +103,10 @@ func (f *Failures) UnmarshalJSON(b []byte) error {
 
 // failureSum adds up one pool's failure and transfer counters.
 type failureSum struct {
-	transfers                   sum
-	classes                     [5]sum // engine.FailureMetrics' order
-	computed, decodePrompt      sum
-	failureSources, decodeCount int
+	transfers              sum
+	classes                [5]sum // engine.FailureMetrics' order
+	computed, decodePrompt sum
+	decodeCount            int
 }
 
 // add adds one instance: its KV failures and transfers where its KV
@@ -164,10 +164,9 @@ func (s *failureSum) point() Failures {
 		r := f.Kind(FailureKind(c))
 		r.Ratio = ratio(r.PerSecond, all, "no KV transfer attempted in the window")
 	}
-	switch {
-	case s.decodeCount == 0:
+	if s.decodeCount == 0 {
 		f.Recomputed = FailureRate{PerSecond: Absent("the pool has no decode instance"), Ratio: Absent("the pool has no decode instance")}
-	default:
+	} else {
 		why := "no decode instance of the pool counts prompt tokens by source (vLLM's prompt_tokens_by_source_total)"
 		n := s.computed.num(why)
 		f.Recomputed = FailureRate{PerSecond: n, Ratio: ratio(n, s.decodePrompt.num(why), "no prompt tokens on decode in the window")}
