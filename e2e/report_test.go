@@ -52,7 +52,10 @@ func TestReportFromPrometheus(t *testing.T) {
 	if len(rng.Targets) != len(cl.Targets()) {
 		t.Errorf("%d targets read back, the simulator runs %d", len(rng.Targets), len(cl.Targets()))
 	}
-	if !r.Steady.Found || r.Steady.Seconds < 15 {
+	// The range is 45 s and the finder's centred 30 s smoothing trims
+	// 15 s at each end: at most 15 s can be steady. A point or two at its
+	// edges may leave the band on a loaded machine.
+	if !r.Steady.Found || r.Steady.Seconds < 10 {
 		t.Fatalf("steady span %+v", r.Steady)
 	}
 	// The truth over the span: completions between the sample before its
