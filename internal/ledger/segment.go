@@ -36,11 +36,16 @@ type segment struct {
 	live    int      // points still holding their detail here
 }
 
-// A row's header byte says whether the instance was up and whether its
-// names, zone, absent series or reasons differ from the row's previous point.
+// A row's header byte says whether the instance was up, whether its
+// names, zone, absent series or reasons differ from the row's previous
+// point, and (bits 2–5) which of the row's previous 15 points' WindowTo its
+// WindowFrom equals, if any: a window starts at a sample an earlier point
+// ended at, so a byte of the header stands for a varint of 3–4 bytes.
 const (
-	rowUp   = 1
-	rowMeta = 2
+	rowUp      = 1
+	rowMeta    = 2
+	rowFromRef = 2 // shift of the WindowFrom reference
+	fromRefs   = 16
 )
 
 // rowState is what a row's next point is written against.
@@ -52,6 +57,25 @@ type rowState struct {
 	span     int64 // previous WindowTo − WindowFrom
 	vals     [numSeries]uint64
 	started  bool
+	tos      [fromRefs]int64 // the WindowTo of point k of the row at tos[k%fromRefs]
+	k        int             // points of the row so far
+}
+
+// fromRef returns j when from equals the WindowTo of the row's j-th previous
+// point (1 ≤ j < fromRefs), or 0.
+func (st *rowState) fromRef(from int64) int {
+	for j := 1; j < fromRefs && j <= st.k; j++ {
+		if st.tos[(st.k-j)%fromRefs] == from {
+			return j
+		}
+	}
+	return 0
+}
+
+// pushTo notes the row's newest WindowTo.
+func (st *rowState) pushTo(to int64) {
+	st.tos[st.k%fromRefs] = to
+	st.k++
 }
 
 // seal encodes blocks, the cold points' detail oldest first, as one
@@ -125,6 +149,9 @@ func (st *rowState) put(dst []byte, b *block, r int) []byte {
 	if meta {
 		h |= rowMeta
 	}
+	to, from := b.to[r], b.from[r]
+	ref := st.fromRef(from)
+	h |= byte(ref) << rowFromRef
 	dst = append(dst, h)
 	if meta {
 		st.id, st.zone, st.absent = id, zone, absent
@@ -138,15 +165,18 @@ func (st *rowState) put(dst []byte, b *block, r int) []byte {
 	}
 	st.started = true
 
-	// Window times: the delta of delta of WindowTo, and the change of the
-	// window's span. Both wrap around int64 as they are decoded.
-	to, from := b.to[r], b.from[r]
+	// Window times: the delta of delta of WindowTo, and unless the header
+	// refers to an earlier WindowTo, the change of the window's span. Both
+	// wrap around int64 as they are decoded.
 	d := to - st.to
 	dst = binary.AppendVarint(dst, d-st.d)
 	st.to, st.d = to, d
 	span := to - from
-	dst = binary.AppendVarint(dst, span-st.span)
+	if ref == 0 {
+		dst = binary.AppendVarint(dst, span-st.span)
+	}
 	st.span = span
+	st.pushTo(to)
 
 	// Which present values changed, then each changed one's XOR.
 	var changed uint64
@@ -296,9 +326,14 @@ func (rc *rowCursor) step(data []byte) {
 	o += uint32(n)
 	rc.d += v
 	rc.to += rc.d
-	v, n = binary.Varint(data[o:])
-	o += uint32(n)
-	rc.span += v
+	if ref := int(h>>rowFromRef) % fromRefs; ref != 0 {
+		rc.span = rc.to - rc.tos[(rc.k-ref)%fromRefs]
+	} else {
+		v, n = binary.Varint(data[o:])
+		o += uint32(n)
+		rc.span += v
+	}
+	rc.pushTo(rc.to)
 	changed := uv()
 	for s := 0; s < numSeries; s++ {
 		if changed&(1<<s) == 0 {
