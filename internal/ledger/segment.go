@@ -27,7 +27,7 @@ const segmentPoints = 64
 // A segment never changes once built: readers decode it outside the
 // ledger's lock.
 type segment struct {
-	n       []uint16 // per point: its number of rows
+	n       []uint32 // per point: its number of rows
 	data    []byte   // the rows' streams, one after another
 	rowOff  []uint32 // row r's stream is data[rowOff[r]:rowOff[r+1]]
 	ids     []uint32 // the instance codes row r ever holds: ids[idsOff[r]:idsOff[r+1]]
@@ -82,11 +82,20 @@ func (st *rowState) pushTo(to int64) {
 // segment, taking a reference on every name and reason it uses; the blocks
 // keep theirs until released.
 func (c *columns) seal(blocks []*block) *segment {
-	seg := &segment{n: make([]uint16, len(blocks)), live: len(blocks)}
+	seg := &segment{n: make([]uint32, len(blocks)), live: len(blocks)}
 	rows := 0
+	// whyAt[k][r] is where block k's reasons of row r start in its why.
+	whyAt := make([][]int32, len(blocks))
 	for k, b := range blocks {
-		seg.n[k] = uint16(len(b.inst))
+		seg.n[k] = uint32(len(b.inst))
 		rows = max(rows, len(b.inst))
+		at := make([]int32, len(b.inst))
+		w := 0
+		for r, a := range b.absent {
+			at[r] = int32(w)
+			w += bits.OnesCount16(uint16(a))
+		}
+		whyAt[k] = at
 	}
 	seg.rowOff = make([]uint32, rows+1)
 	seg.idsOff = make([]uint32, rows+1)
@@ -95,11 +104,11 @@ func (c *columns) seal(blocks []*block) *segment {
 	for r := 0; r < rows; r++ {
 		st = rowState{why: st.why[:0]}
 		firstID := len(seg.ids)
-		for _, b := range blocks {
+		for k, b := range blocks {
 			if r >= len(b.inst) {
 				continue
 			}
-			seg.data = st.put(seg.data, b, r)
+			seg.data = st.put(seg.data, b, r, int(whyAt[k][r]))
 			if !containsID(seg.ids[firstID:], st.id) {
 				seg.ids = append(seg.ids, st.id)
 				c.instances.refs[st.id]++
@@ -130,14 +139,10 @@ func containsID(ids []uint32, id uint32) bool {
 	return false
 }
 
-// put appends row r of b to dst, written against st, and moves st on.
-func (st *rowState) put(dst []byte, b *block, r int) []byte {
+// put appends row r of b, whose reasons start at b.why[w], to dst, written
+// against st, and moves st on.
+func (st *rowState) put(dst []byte, b *block, r, w int) []byte {
 	n := len(b.inst)
-	// The reasons of row r: b.why holds them row by row.
-	w := 0
-	for i := 0; i < r; i++ {
-		w += bits.OnesCount16(uint16(b.absent[i]))
-	}
 	why := b.why[w : w+bits.OnesCount16(uint16(b.absent[r]))]
 
 	id, zone, absent := b.inst[r], uint32(b.flags[r]>>1), b.absent[r]
