@@ -260,8 +260,11 @@ type rowCursor struct {
 // that instance are decoded.
 func (c *columns) newSegReader(seg *segment, target string) *segReader {
 	rd := &segReader{seg: seg, rows: make([]rowCursor, len(seg.rowOff)-1)}
+	// One array holds every row's reason codes: a row has at most one per series.
+	why := make([]uint32, len(rd.rows)*numSeries)
 	for r := range rd.rows {
 		rc := &rd.rows[r]
+		rc.why = why[r*numSeries : r*numSeries : (r+1)*numSeries]
 		rc.off = seg.rowOff[r]
 		rc.want = target == ""
 		for _, id := range seg.ids[seg.idsOff[r]:seg.idsOff[r+1]] {
