@@ -13,7 +13,7 @@ const hotSpan = 70 * time.Second
 // tail) keep their per-instance detail as it was computed; a point leaving
 // the hot tail has its detail stored by column (block), and every
 // segmentPoints such blocks are encoded together as a segment, where an
-// instance-point takes 40–70 bytes (docs/performance.md). Readers get the
+// instance-point takes about 70 bytes (docs/performance.md). Readers get the
 // same Points either way: a cold point's detail is rebuilt on read.
 //
 // The blocks and segments are the in-memory end of a recording of a run:

@@ -10,7 +10,7 @@ import (
 // newest cold points wait as blocks until this many have gathered, then are
 // encoded together. Each row's first point in a segment is written in full,
 // so a longer segment spreads that cost thinner; the blocks waiting cost
-// about 145 bytes per instance-point against the segment's 40–70.
+// about 145 bytes per instance-point against the segment's 70 or fewer.
 const segmentPoints = 64
 
 // segment is the per-instance detail of consecutive cold points, encoded

@@ -11,11 +11,11 @@ import (
 // one interval): the heap stays near what the targets need. GOMEMLIMIT, when
 // set, is the user's choice and left alone. See docs/performance.md.
 //
-// The base covers the hour of per-instance history too: the ledger keeps
-// at most 720,000 instance-points whatever the number of targets, encoded
-// in about 70 bytes each (50 MiB), so the limit at 200 targets (139 MiB)
-// holds an hour of them with a third to spare for the garbage between
-// collections.
+// The floor is low enough that from about 170 targets the formula sets the
+// limit (139 MiB at 200): the hour of per-instance history the ledger keeps
+// (at most 720,000 instance-points whatever the number of targets, about 70
+// bytes each: 50 MiB) and the targets' state fit under it with a quarter to
+// spare for garbage between collections.
 const (
 	memoryBase      = 64 << 20
 	memoryPerTarget = 384 << 10
