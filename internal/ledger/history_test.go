@@ -21,7 +21,7 @@ func TestHistoryReadsWhatWasComputed(t *testing.T) {
 	const ticks, ring = 120, 40
 	l := New(Config{Interval: time.Second, Window: 5 * time.Second, History: ring, KVRequest: kvsize.Request{Bytes: 1 << 20}})
 	l.hist.hot = 3  // most points go cold within the test
-	l.hist.seal = 5 // most cold points are in segments, the newest few in blocks
+	l.hist.seal = 7 // most cold points are in segments, the newest few in blocks; the oldest segment has lost some points
 	l.SetTargets([]engine.Target{
 		{Name: "p0", Role: engine.Prefill, Engine: engine.VLLM},
 		{Name: "p1", Role: engine.Prefill},                     // no KV counter
@@ -98,26 +98,38 @@ func TestHistoryReadsWhatWasComputed(t *testing.T) {
 		}
 	}
 
-	// The tables hold what the stored blocks refer to and nothing more:
-	// the stale reason of every past second has left with its point.
+	// The tables hold what the stored blocks and segments refer to and
+	// nothing more: the stale reason of every past second has left with
+	// its block, or with the last point of its segment.
 	reasons, names := map[string]bool{}, map[instanceKey]bool{}
+	seen := map[*segment]bool{}
 	for i := 0; i < l.hist.count; i++ {
-		if s := l.hist.at(i); s.stored() {
-			for _, ip := range l.hist.storedDetail(s) {
-				names[instanceKey{ip.Target, ip.Role, ip.Engine}] = true
-				for _, f := range instanceSeries {
-					if n := f(&ip); !n.OK() {
-						reasons[n.Why] = true
-					}
+		s := l.hist.at(i)
+		var stored []InstancePoint
+		switch {
+		case s.seg != nil && !seen[s.seg]:
+			seen[s.seg] = true
+			rd := l.hist.cols.newSegReader(s.seg, "")
+			for k := range s.seg.n { // the points the ring has let go of too
+				stored = append(stored, rd.point(&l.hist.cols, k, "")...)
+			}
+		case s.cold != nil:
+			stored = l.hist.storedDetail(s)
+		}
+		for _, ip := range stored {
+			names[instanceKey{ip.Target, ip.Role, ip.Engine}] = true
+			for _, f := range instanceSeries {
+				if n := f(&ip); !n.OK() {
+					reasons[n.Why] = true
 				}
 			}
 		}
 	}
 	if n := len(l.hist.cols.reasons.codes); n != len(reasons) {
-		t.Errorf("reason table holds %d strings, the stored blocks use %d", n, len(reasons))
+		t.Errorf("reason table holds %d strings, the stored blocks and segments use %d", n, len(reasons))
 	}
 	if n := len(l.hist.cols.instances.codes); n != len(names) {
-		t.Errorf("instance table holds %d entries, the stored blocks use %d", n, len(names))
+		t.Errorf("instance table holds %d entries, the stored blocks and segments use %d", n, len(names))
 	}
 }
 
