@@ -11,14 +11,14 @@ const hotSpan = 70 * time.Second
 
 // history is the ring of the newest points. The newest points (the hot
 // tail) keep their per-instance detail as it was computed; a point leaving
-// the hot tail has its detail stored by column (block), which holds an
-// instance-point in under 200 bytes where an InstancePoint takes about 400
-// plus its strings. Readers get the same Points either way: a cold point's
-// detail is rebuilt on read.
+// the hot tail has its detail stored by column (block), and every
+// segmentPoints such blocks are encoded together as a segment, where an
+// instance-point takes about 70 bytes (docs/performance.md). Readers get the
+// same Points either way: a cold point's detail is rebuilt on read.
 //
-// The blocks are the in-memory end of a recording of a run: one writer
-// (the tick), per-series float64 columns stamped with the point's time,
-// names and reasons in tables written once. Writing a block out as it
+// The blocks and segments are the in-memory end of a recording of a run:
+// one writer (the tick), per-series values stamped with the point's time,
+// names and reasons in tables written once. Writing a segment out as it
 // leaves the ring is what a recording adds (docs/design.md#history).
 type history struct {
 	slots []slot
@@ -30,20 +30,34 @@ type history struct {
 	budget int
 	kept   int
 	cols   columns
+	seq    uint64    // points appended so far
+	open   []openRef // cold points still held as blocks, oldest first
+	seal   int       // blocks gathered into one segment
 }
 
 // slot is one point of the ring: its deployment-wide values and its
-// per-instance detail, either materialised (Instances, hot) or as a block
-// (cold), or neither once the budget dropped it.
+// per-instance detail, either materialised (Instances, hot), as a block
+// (cold, waiting for its segment) or in a segment, or none once the budget
+// dropped it.
 type slot struct {
 	Point
-	cold *block
+	seq    uint64
+	cold   *block
+	seg    *segment
+	segIdx int
+}
+
+// openRef names a slot whose block waits for its segment; seq tells a slot
+// reused since from the one that was compacted.
+type openRef struct {
+	slot *slot
+	seq  uint64
 }
 
 func newHistory(points, budget int, interval time.Duration) history {
 	hot := int(hotSpan/interval) + 1
 	hot = max(1, min(hot, points))
-	return history{slots: make([]slot, points), hot: hot, budget: budget}
+	return history{slots: make([]slot, points), hot: hot, budget: budget, seal: segmentPoints}
 }
 
 // at returns the i-th stored point, oldest first.
@@ -56,7 +70,8 @@ func (h *history) at(i int) *slot {
 // budget is dropped oldest first.
 func (h *history) append(p Point) {
 	h.drop(&h.slots[h.head])
-	h.slots[h.head] = slot{Point: p}
+	h.seq++
+	h.slots[h.head] = slot{Point: p, seq: h.seq}
 	h.kept += len(p.Instances)
 	h.head = (h.head + 1) % len(h.slots)
 	if h.count < len(h.slots) {
@@ -66,10 +81,35 @@ func (h *history) append(p Point) {
 		if s := h.at(h.count - 1 - h.hot); len(s.Instances) > 0 {
 			s.cold = h.cols.compact(s.Instances)
 			s.Instances = nil
+			h.open = append(h.open, openRef{s, s.seq})
+			if len(h.open) >= h.seal {
+				h.sealOpen()
+			}
 		}
 	}
 	for i := 0; h.kept > h.budget && i < h.count; i++ {
 		h.drop(h.at(i))
+	}
+}
+
+// sealOpen encodes the waiting blocks still held as one segment.
+func (h *history) sealOpen() {
+	var blocks []*block
+	var slots []*slot
+	for _, o := range h.open {
+		if o.slot.seq == o.seq && o.slot.cold != nil {
+			blocks, slots = append(blocks, o.slot.cold), append(slots, o.slot)
+		}
+	}
+	clear(h.open)
+	h.open = h.open[:0]
+	if len(blocks) == 0 {
+		return
+	}
+	seg := h.cols.seal(blocks)
+	for k, s := range slots {
+		h.cols.release(s.cold)
+		s.cold, s.seg, s.segIdx = nil, seg, k
 	}
 }
 
@@ -82,15 +122,35 @@ func (h *history) drop(s *slot) {
 		h.cols.release(s.cold)
 		s.cold = nil
 	}
+	if s.seg != nil {
+		h.kept -= int(s.seg.n[s.segIdx])
+		if s.seg.live--; s.seg.live == 0 {
+			h.cols.releaseSegment(s.seg)
+		}
+		s.seg = nil
+	}
 }
 
+// stored says whether a slot's detail is stored by column, as a block or
+// in a segment.
+func (s *slot) stored() bool { return s.cold != nil || s.seg != nil }
+
 // window is a copy of some points, made under the ledger's lock, that are
-// completed outside it: blocks never change, and the copy of the tables
-// holds the names and reasons their codes meant at the time of the copy.
+// completed outside it: blocks and segments never change, and the copy of
+// the tables holds the names and reasons their codes meant at the time of
+// the copy.
 type window struct {
 	points []Point
-	cold   []*block // per point: its detail when stored by column
-	cols   columns  // instances.vals, reasons.vals and zones only
+	cold   []coldRef // per point: its detail when stored by column
+	cols   columns   // instances.vals, reasons.vals and zones only
+}
+
+// coldRef is where a window's point finds its stored detail: a block, or
+// point idx of a segment.
+type coldRef struct {
+	b   *block
+	seg *segment
+	idx int
 }
 
 // collect copies the points newer than t, at most max of them (max < 0: no
@@ -112,11 +172,11 @@ func (h *history) collect(t time.Time, max int) (window, bool) {
 			if max >= 0 {
 				n = min(n, max)
 			}
-			w.points, w.cold = make([]Point, 0, n), make([]*block, 0, n)
+			w.points, w.cold = make([]Point, 0, n), make([]coldRef, 0, n)
 		}
 		w.points = append(w.points, s.Point)
-		w.cold = append(w.cold, s.cold)
-		anyCold = anyCold || s.cold != nil
+		w.cold = append(w.cold, coldRef{s.cold, s.seg, s.segIdx})
+		anyCold = anyCold || s.stored()
 	}
 	if anyCold {
 		w.cols.instances.vals = append([]instanceKey(nil), h.cols.instances.vals...)
@@ -136,13 +196,20 @@ type Detail struct {
 // complete returns the window's Points with the detail d asks for,
 // rebuilding cold detail: only the rows asked for are rebuilt.
 func (w window) complete(d Detail) []Point {
+	var rd *segReader // the segment being read, points in order
 	for i := range w.points {
 		p := &w.points[i]
+		c := w.cold[i]
 		switch {
 		case d.None:
 			p.Instances = nil
-		case w.cold[i] != nil:
-			p.Instances = w.cols.materialise(w.cold[i], d.Target)
+		case c.seg != nil:
+			if rd == nil || rd.seg != c.seg {
+				rd = w.cols.newSegReader(c.seg, d.Target)
+			}
+			p.Instances = rd.point(&w.cols, c.idx, d.Target)
+		case c.b != nil:
+			p.Instances = w.cols.materialise(c.b, d.Target)
 		case d.Target != "":
 			hot := p.Instances
 			p.Instances = nil

@@ -20,7 +20,8 @@ import (
 func TestHistoryReadsWhatWasComputed(t *testing.T) {
 	const ticks, ring = 120, 40
 	l := New(Config{Interval: time.Second, Window: 5 * time.Second, History: ring, KVRequest: kvsize.Request{Bytes: 1 << 20}})
-	l.hist.hot = 3 // most points go cold within the test
+	l.hist.hot = 3  // most points go cold within the test
+	l.hist.seal = 7 // most cold points are in segments, the newest few in blocks; the oldest segment has lost some points
 	l.SetTargets([]engine.Target{
 		{Name: "p0", Role: engine.Prefill, Engine: engine.VLLM},
 		{Name: "p1", Role: engine.Prefill},                     // no KV counter
@@ -63,7 +64,7 @@ func TestHistoryReadsWhatWasComputed(t *testing.T) {
 		if string(gb) != string(wb) {
 			t.Fatalf("point %d JSON differs:\n got %s\nwant %s", i, gb, wb)
 		}
-		if l.hist.at(i).cold != nil {
+		if l.hist.at(i).stored() {
 			cold++
 		}
 	}
@@ -97,26 +98,38 @@ func TestHistoryReadsWhatWasComputed(t *testing.T) {
 		}
 	}
 
-	// The tables hold what the stored blocks refer to and nothing more:
-	// the stale reason of every past second has left with its point.
+	// The tables hold what the stored blocks and segments refer to and
+	// nothing more: the stale reason of every past second has left with
+	// its block, or with the last point of its segment.
 	reasons, names := map[string]bool{}, map[instanceKey]bool{}
+	seen := map[*segment]bool{}
 	for i := 0; i < l.hist.count; i++ {
-		if s := l.hist.at(i); s.cold != nil {
-			for _, ip := range l.hist.cols.materialise(s.cold, "") {
-				names[instanceKey{ip.Target, ip.Role, ip.Engine}] = true
-				for _, f := range instanceSeries {
-					if n := f(&ip); !n.OK() {
-						reasons[n.Why] = true
-					}
+		s := l.hist.at(i)
+		var stored []InstancePoint
+		switch {
+		case s.seg != nil && !seen[s.seg]:
+			seen[s.seg] = true
+			rd := l.hist.cols.newSegReader(s.seg, "")
+			for k := range s.seg.n { // the points the ring has let go of too
+				stored = append(stored, rd.point(&l.hist.cols, k, "")...)
+			}
+		case s.cold != nil:
+			stored = l.hist.storedDetail(s)
+		}
+		for _, ip := range stored {
+			names[instanceKey{ip.Target, ip.Role, ip.Engine}] = true
+			for _, f := range instanceSeries {
+				if n := f(&ip); !n.OK() {
+					reasons[n.Why] = true
 				}
 			}
 		}
 	}
 	if n := len(l.hist.cols.reasons.codes); n != len(reasons) {
-		t.Errorf("reason table holds %d strings, the stored blocks use %d", n, len(reasons))
+		t.Errorf("reason table holds %d strings, the stored blocks and segments use %d", n, len(reasons))
 	}
 	if n := len(l.hist.cols.instances.codes); n != len(names) {
-		t.Errorf("instance table holds %d entries, the stored blocks use %d", n, len(names))
+		t.Errorf("instance table holds %d entries, the stored blocks and segments use %d", n, len(names))
 	}
 }
 
@@ -126,6 +139,7 @@ func TestHistoryReadsWhatWasComputed(t *testing.T) {
 func TestHistoryBudgetDropsOldestDetail(t *testing.T) {
 	l := New(Config{Interval: time.Second, Window: 5 * time.Second, History: 30, InstanceBudget: 20})
 	l.hist.hot = 2
+	l.hist.seal = 3
 	l.SetTargets([]engine.Target{{Name: "a", Role: engine.Prefill}, {Name: "b", Role: engine.Decode}})
 	for s := 0; s < 50; s++ {
 		l.Tick(at(float64(s)))
@@ -154,6 +168,7 @@ func TestHistoryBudgetDropsOldestDetail(t *testing.T) {
 func TestHistoryReadsWhileTicking(t *testing.T) {
 	l := New(Config{Interval: time.Second, Window: 5 * time.Second, History: 20})
 	l.hist.hot = 1
+	l.hist.seal = 4
 	names := []string{"a", "b", "c"}
 	var infos []engine.Target
 	for _, n := range names {
@@ -189,4 +204,12 @@ func TestHistoryReadsWhileTicking(t *testing.T) {
 			}
 		}
 	}
+}
+
+// storedDetail rebuilds the detail a slot stores by column.
+func (h *history) storedDetail(s *slot) []InstancePoint {
+	if s.seg != nil {
+		return h.cols.newSegReader(s.seg, "").point(&h.cols, s.segIdx, "")
+	}
+	return h.cols.materialise(s.cold, "")
 }

@@ -19,7 +19,8 @@ func TestMemoryLimit(t *testing.T) {
 			t.Errorf("%d targets: limit %d MiB, want %d MiB", targets, got>>20, want>>20)
 		}
 	}
-	f(1, 256<<20)
+	f(1, 128<<20)
+	f(200, 64<<20+200*384<<10) // 139 MiB: the floor no longer sets it
 	f(1000, 64<<20+1000*384<<10)
 	f(0, 64<<20+1000*384<<10) // no targets: unchanged
 }
