@@ -194,6 +194,14 @@ func overviewRows(n Names) []rowSpec {
 				desc:    "Fraction of each instance's KV cache in use.",
 				queries: []query{{sel(n.TargetKVUsage, f...), "{{target}} ({{role}}) · {{path}}"}}},
 		}},
+		{"KV failures by class", []panelSpec{
+			{title: "KV failures by class", unit: "percentunit", span: 12, height: 8,
+				desc:    "Each failure class's share of the KV transfers attempted, per model (network, timeout, expiry of the KV lease, lost notification, unclassified); each has its alert (docs/prometheus.md). From ptdmon's /metrics: the engines path has no classes.",
+				queries: []query{{sel(modelFailureRatio, filterPath, filterModel), "{{model}} {{class}}"}}},
+			{title: "Prompt tokens recomputed on decode", unit: "percentunit", span: 12, height: 8,
+				desc:    "The share of decode's prompt tokens decode computed itself (vLLM's prompt_tokens_by_source_total): after failed KV loads, or for requests sent to decode alone. Decode doing prefill work.",
+				queries: []query{{sel(modelRecomputeRatio, filterPath, filterModel), "{{model}}"}}},
+		}},
 		{"Latency (engines scraped directly)", latencyPanels("ptd_role", "")},
 		{"Per instance", []panelSpec{
 			{title: "Completions per instance", unit: "reqps", span: 12, height: 8,

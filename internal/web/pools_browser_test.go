@@ -78,6 +78,10 @@ func TestPoolsPanelInChromium(t *testing.T) {
 			KVNote string            `json:"kv_note"`
 			Decode rates             `json:"decode"`
 			SLO    *advice.SLOReport `json:"slo"`
+			Router struct {
+				Arrival *float64          `json:"arrival_per_second"`
+				Absent  map[string]string `json:"absent"`
+			} `json:"router"`
 		} `json:"pools"`
 		Verdict *diagnose.Verdict `json:"verdict"`
 	}
@@ -118,15 +122,20 @@ func TestPoolsPanelInChromium(t *testing.T) {
 	}
 	for i, p := range snap.Pools {
 		row := rows[i]
-		if row.Pool != p.Name || len(row.Cells) != 8 {
-			t.Fatalf("row %d: %+v, want pool %s in 8 cells", i, row, p.Name)
+		if row.Pool != p.Name || len(row.Cells) != 9 {
+			t.Fatalf("row %d: %+v, want pool %s in 9 cells", i, row, p.Name)
 		}
 		c := row.Cells
 		if c[0] != p.Name || c[1] != p.Model {
 			t.Errorf("%s: name %q, model %q; want %q", p.Name, c[0], c[1], p.Model)
 		}
-		if p.Prefill.Window == nil || c[3] != rate(p.Prefill.Window) || c[5] != rate(p.Decode.Window) {
-			t.Errorf("%s: prefill %q, decode %q; want %s and %s", p.Name, c[3], c[5], rate(p.Prefill.Window), rate(p.Decode.Window))
+		// No router in front of the pools: the arrival rate is absent
+		// with the API's reason, never 0.
+		if why := p.Router.Absent["arrival_per_second"]; p.Router.Arrival != nil || why == "" || c[3] != "absent: "+why {
+			t.Errorf("%s: arrival %q; want absent: %q", p.Name, c[3], why)
+		}
+		if p.Prefill.Window == nil || c[4] != rate(p.Prefill.Window) || c[6] != rate(p.Decode.Window) {
+			t.Errorf("%s: prefill %q, decode %q; want %s and %s", p.Name, c[4], c[6], rate(p.Prefill.Window), rate(p.Decode.Window))
 		}
 		if p.Name == sc.Model {
 			if !strings.Contains(c[2], "(config)") || row.KV != rate(p.KV.Window) {
@@ -148,16 +157,16 @@ func TestPoolsPanelInChromium(t *testing.T) {
 				t.Errorf("%s: transfers %q, want %s transfers/s", p.Name, row.Transfers, rate(p.KV.Transfers))
 			}
 		}
-		if c[6] != headlines[p.Name] || row.Stage != stages[p.Name] {
-			t.Errorf("%s: verdict %q (%s), want %q (%s)", p.Name, c[6], row.Stage, headlines[p.Name], stages[p.Name])
+		if c[7] != headlines[p.Name] || row.Stage != stages[p.Name] {
+			t.Errorf("%s: verdict %q (%s), want %q (%s)", p.Name, c[7], row.Stage, headlines[p.Name], stages[p.Name])
 		}
 		if p.SLO == nil || p.SLO.Decode == nil {
 			t.Fatalf("%s: no SLO attainment in the snapshot", p.Name)
 		}
 		for _, m := range p.SLO.Decode.Metrics {
 			want := fmt.Sprintf("%s %s", strings.ToUpper(m.Name), pct(m.Within.Fraction))
-			if !strings.Contains(c[7], want) {
-				t.Errorf("%s: SLO %q lacks %q", p.Name, c[7], want)
+			if !strings.Contains(c[8], want) {
+				t.Errorf("%s: SLO %q lacks %q", p.Name, c[8], want)
 			}
 		}
 	}

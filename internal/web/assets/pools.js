@@ -1,7 +1,7 @@
 // The pools panel: one row per pool (docs/pools.md) from
 // /api/v1/snapshot's pools and verdict.groups: its model, its B_request and
-// where it came from, its prefill, KV and decode req/s over W, its verdict
-// and its SLO attainment. A value a pool does not have is shown as its
+// where it came from, its router's arrival rate, its prefill, KV and decode
+// req/s over W, its verdict and its SLO attainment. A value a pool does not have is shown as its
 // reason, never as 0 nor as another pool's number. A deployment of one
 // pool is the top of the page, so the panel shows from two pools on.
 
@@ -50,6 +50,32 @@ function kvCell(p) {
   return td;
 }
 
+// arrivalCell is the arrival rate the pool's router counted over W, with
+// its P/D decisions where it exports them, or why there is none (no
+// router in front of the pool).
+function arrivalCell(p) {
+  const r = p.router || {};
+  const v = r.arrival_per_second;
+  const why = (r.absent && r.absent.arrival_per_second) || "no router among the targets";
+  const td = v != null ? cell(f.rate(v), "num") : cell("absent: " + why, "absent");
+  td.dataset.stage = "arrival";
+  const d = r.decode_only_per_second;
+  if (v != null && d != null) {
+    const sub = document.createElement("div");
+    sub.className = "sub";
+    sub.textContent = `${f.rate(d)} decode-only/s`;
+    td.append(sub);
+  }
+  const rej = r.rejections_per_second;
+  if (v != null && rej != null && rej > 0) {
+    const sub = document.createElement("div");
+    sub.className = "sub";
+    sub.textContent = `${f.rate(rej)} rejected/s`;
+    td.append(sub);
+  }
+  return td;
+}
+
 // bRequest is the pool's B_request and its source, or why it has none.
 function bRequest(p) {
   const r = p.kv_request_bytes || {};
@@ -81,7 +107,7 @@ export function renderPools(el, snap) {
   const verdicts = new Map(((snap.verdict && snap.verdict.groups) || []).map((g) => [g.group, g]));
   const table = document.createElement("table");
   const head = table.createTHead().insertRow();
-  for (const h of ["Pool", "Model", "B_request", "Prefill req/s", "KV req/s", "Decode req/s", "Verdict", "SLO (decode)"]) {
+  for (const h of ["Pool", "Model", "B_request", "Arrival req/s", "Prefill req/s", "KV req/s", "Decode req/s", "Verdict", "SLO (decode)"]) {
     const th = document.createElement("th");
     th.textContent = h;
     head.append(th);
@@ -98,6 +124,7 @@ export function renderPools(el, snap) {
       cell(p.name, "name"),
       cell(p.model || "—", p.model ? "" : "muted", (p.reasons && p.reasons.model) || ""),
       bRequest(p),
+      arrivalCell(p),
       rateCell("prefill", p.prefill),
       kvCell(p),
       rateCell("decode", p.decode),
