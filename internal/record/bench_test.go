@@ -19,6 +19,16 @@ import (
 // vllmObservation is what the vLLM adapter reads from one simulated
 // prefill engine: the canonical values one scrape records.
 func vllmObservation(b *testing.B) *engine.Observation {
+	return simObservation(b, "vllm-p0", engine.Prefill)
+}
+
+func vllmDecodeObservation(b *testing.B) *engine.Observation {
+	return simObservation(b, "vllm-d0", engine.Decode)
+}
+
+// simObservation is what the vLLM adapter reads from one instance of the
+// balanced scenario 30 s in.
+func simObservation(b *testing.B, instance string, role engine.Role) *engine.Observation {
 	b.Helper()
 	sc, err := sim.LoadScenario("balanced")
 	if err != nil {
@@ -29,11 +39,11 @@ func vllmObservation(b *testing.B) *engine.Observation {
 		b.Fatal(err)
 	}
 	m.AdvanceTo(30 * time.Second)
-	body, f, err := m.Exposition("vllm-p0", nil)
+	body, f, err := m.Exposition(instance, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	obs, err := engine.NewReader("vllm", engine.Prefill, engine.KVAuto).Read(body, f.ContentType())
+	obs, err := engine.NewReader("vllm", role, engine.KVAuto).Read(body, f.ContentType())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -209,30 +219,6 @@ func fleetRun(b *testing.B, dir string, n, ticks int) int {
 		b.Fatalf("%d inputs dropped", dropped)
 	}
 	return samples
-}
-
-func vllmDecodeObservation(b *testing.B) *engine.Observation {
-	b.Helper()
-	sc, err := sim.LoadScenario("balanced")
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := sim.NewModel(sc, 1, epoch)
-	if err != nil {
-		b.Fatal(err)
-	}
-	m.AdvanceTo(30 * time.Second)
-	body, f, err := m.Exposition("vllm-d0", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	obs, err := engine.NewReader("vllm", engine.Decode, engine.KVAuto).Read(body, f.ContentType())
-	if err != nil {
-		b.Fatal(err)
-	}
-	var o engine.Observation
-	copyObs(&o, obs)
-	return &o
 }
 
 // BenchmarkResumeFleet resumes a recording of 200 vLLM engines into a
