@@ -275,10 +275,7 @@ func TestRecordFailsWhenTheRecordingDoes(t *testing.T) {
 func TestReplayServesTheRecording(t *testing.T) {
 	cfg := recordingSimConfig(t, "kv-bound")
 	dir := filepath.Join(t.TempDir(), "round1")
-	var o, e strings.Builder
-	if code := dispatch([]string{"record", "-config", cfg, "-o", dir, "-settle", "250ms", "--", "sleep", "3"}, &o, &e); code != 0 {
-		t.Fatalf("record exited %d: %s", code, e.String())
-	}
+	recordRound(t, cfg, dir, "3")
 	run, err := record.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -380,10 +377,8 @@ func TestRunTime(t *testing.T) {
 func TestReportOfARecording(t *testing.T) {
 	cfg := recordingSimConfig(t, "kv-bound")
 	dir := filepath.Join(t.TempDir(), "round1")
+	recordRound(t, cfg, dir, "4")
 	var o, e strings.Builder
-	if code := dispatch([]string{"record", "-config", cfg, "-o", dir, "-settle", "250ms", "--", "sleep", "4"}, &o, &e); code != 0 {
-		t.Fatalf("record exited %d: %s", code, e.String())
-	}
 	run, err := record.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -446,5 +441,15 @@ func TestRecordedBucketsCountTheCompletions(t *testing.T) {
 	}
 	if counted < 5 || math.Abs(observed-counted) > 0.25*counted+2 {
 		t.Errorf("over %v: E2E histograms observed %.1f requests, the completion counters %.1f", to.Sub(from), observed, counted)
+	}
+}
+
+// recordRound runs `ptdmon record` with cfg into dir around a command that
+// sleeps secs seconds.
+func recordRound(t *testing.T, cfg, dir, secs string) {
+	t.Helper()
+	var o, e strings.Builder
+	if code := dispatch([]string{"record", "-config", cfg, "-o", dir, "-settle", "250ms", "--", "sleep", secs}, &o, &e); code != 0 {
+		t.Fatalf("record exited %d: %s", code, e.String())
 	}
 }
