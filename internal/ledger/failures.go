@@ -188,12 +188,7 @@ func ratio(part, whole Num, whyZero string) Num {
 }
 
 // poolPoints computes each pool's PoolPoint at the tick, in name order.
-func (l *Ledger) poolPoints(p *Point, reads map[string]*instanceRead, counted func(*target) bool) []PoolPoint {
-	meta := make(map[string]TargetMeta, len(l.names))
-	for _, name := range l.names {
-		meta[name] = l.targets[name].meta()
-	}
-	of := PoolOf(meta)
+func (l *Ledger) poolPoints(p *Point, reads map[string]*instanceRead, counted func(*target) bool, of func(*InstancePoint) string) []PoolPoint {
 	type acc struct {
 		f  failureSum
 		ph phaseSum

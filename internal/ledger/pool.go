@@ -122,15 +122,10 @@ func PoolRequest(pool string, own map[string]kvsize.Request, deployment kvsize.R
 // only where pools have their own (Config.PoolRequests). One pool without
 // a B_request leaves the sum absent with its reason: a sum that leaves a
 // pool out would read as the whole.
-func (l *Ledger) poolKV(p *Point) bool {
+func (l *Ledger) poolKV(p *Point, of func(*InstancePoint) string) bool {
 	if len(l.cfg.PoolRequests) == 0 {
 		return false
 	}
-	meta := make(map[string]TargetMeta, len(l.names))
-	for _, name := range l.names {
-		meta[name] = l.targets[name].meta()
-	}
-	of := PoolOf(meta)
 	type sums struct{ inst, win sum }
 	byPool := map[string]*sums{}
 	var order []string

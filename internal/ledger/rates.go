@@ -159,7 +159,9 @@ func (l *Ledger) compute(now time.Time) Point {
 			routers = append(routers, in)
 		}
 	}
-	l.routers(routers, &p)
+	// One grouping into pools for every per-pool sum of the tick.
+	of := PoolOf(l.metaLocked())
+	l.routers(routers, &p, of)
 	p.Prefill = prefill.point("no prefill instance configured")
 	p.Decode = decode.point("no decode instance configured")
 
@@ -168,11 +170,11 @@ func (l *Ledger) compute(now time.Time) Point {
 		noKV += "; " + strings.Join(dedupe(notes), "; ")
 	}
 	p.KV = kv.point(noKV)
-	if !l.poolKV(&p) {
+	if !l.poolKV(&p, of) {
 		p.KV.Instant = l.perRequest(p.KV.BytesInstant)
 		p.KV.Window = l.perRequest(p.KV.BytesWindow)
 	}
-	p.Pools = l.poolPoints(&p, reads, counted)
+	p.Pools = l.poolPoints(&p, reads, counted, of)
 	if l.sawKV {
 		p.GlobalKVBytes = Val(l.removedKV + kvTotal)
 	} else {

@@ -113,21 +113,13 @@ func (r *instanceRead) optional(m engine.Metric, why string) Num {
 
 // routers sums the routers of the tick, for the deployment and pool by
 // pool (pools in name order; nil without routers).
-func (l *Ledger) routers(reads []instanceRead, p *Point) {
+func (l *Ledger) routers(reads []instanceRead, p *Point, of func(*InstancePoint) string) {
 	var all routerSum
 	byPool := map[string]*routerSum{}
-	var of func(*InstancePoint) string
 	for i := range reads {
 		in := &reads[i]
 		if in.role != engine.Router {
 			continue
-		}
-		if of == nil {
-			meta := make(map[string]TargetMeta, len(l.names))
-			for _, name := range l.names {
-				meta[name] = l.targets[name].meta()
-			}
-			of = PoolOf(meta)
 		}
 		all.add(in)
 		pool := of(&InstancePoint{Target: in.t.info.Name, Engine: string(in.engine)})
