@@ -183,3 +183,86 @@ func pct(v float64) string {
 	}
 	return fmt.Sprintf("%.1f%%", v*100)
 }
+
+// TestPoolsPanelOnePool: a deployment of one pool shows the panel only
+// when a router stands in front of it, since the arrival rate the router
+// counts is nowhere else on the page; the row's arrival and decode-only
+// rates are the API's. Without a router the panel stays hidden.
+func TestPoolsPanelOnePool(t *testing.T) {
+	testutil.NeedChromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	b := startBrowser(t, ctx)
+	f := func(router string) {
+		t.Helper()
+		sc, err := sim.LoadScenario("balanced")
+		must(t, err)
+		sc.Groups = sc.Groups[:1]
+		sc.Groups[0].Router, sc.Groups[0].DecodeOnlyFraction = router, 0.4
+		r, err := advicetest.RunWith(sc, 3, 40*time.Second, advicetest.Options{})
+		must(t, err)
+		s := &api.Server{Ledger: r.Ledger, Extra: web.Routes()}
+		srv := httptest.NewServer(s.Handler())
+		defer func() { s.CloseStreams(); srv.Close() }()
+		resp, err := http.Get(srv.URL + "/api/v1/snapshot?instances=0")
+		must(t, err)
+		var snap struct {
+			Pools []struct {
+				Name   string `json:"name"`
+				Router struct {
+					Arrival    *float64 `json:"arrival_per_second"`
+					DecodeOnly *float64 `json:"decode_only_per_second"`
+				} `json:"router"`
+			} `json:"pools"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&snap)
+		resp.Body.Close()
+		must(t, err)
+		if len(snap.Pools) != 1 {
+			t.Fatalf("router %q: %d pools, want 1", router, len(snap.Pools))
+		}
+		p := snap.Pools[0]
+		if (p.Router.Arrival != nil) != (router != "") {
+			t.Fatalf("router %q: the API's arrival is %v", router, p.Router.Arrival)
+		}
+		must(t, navigate(b, srv.URL+"/"))
+		type panel struct {
+			Pools  string   `json:"pools"`
+			Hidden bool     `json:"hidden"`
+			Rows   []string `json:"rows"`
+			Cell   string   `json:"cell"`
+			Sub    string   `json:"sub"`
+		}
+		var got panel
+		testutil.Eventually(t, 30*time.Second, 300*time.Millisecond, func() (bool, string) {
+			js := `(() => { const el = document.getElementById("pools");
+				const td = el.querySelector("td[data-stage=arrival]");
+				return JSON.stringify({ pools: el.dataset.pools || "", hidden: el.hidden,
+					rows: [...el.querySelectorAll("tr[data-pool]")].map((tr) => tr.dataset.pool),
+					cell: td ? td.firstChild.textContent : "", sub: td?.querySelector(".sub")?.textContent || "" }); })()`
+			got = panel{}
+			if err := json.Unmarshal([]byte(b.eval(t, js)), &got); err != nil {
+				return false, err.Error()
+			}
+			return got.Pools == "1", fmt.Sprintf("the panel has not rendered the snapshot: %+v", got)
+		})
+		rate := func(v float64) string { return strconv.FormatFloat(math.Floor(v*100+0.5)/100, 'f', 2, 64) }
+		if router == "" {
+			if !got.Hidden || len(got.Rows) != 0 {
+				t.Errorf("one pool without a router: the panel shows %+v, want it hidden", got)
+			}
+			return
+		}
+		if got.Hidden || len(got.Rows) != 1 || got.Rows[0] != p.Name {
+			t.Fatalf("one pool behind %s: the panel %+v, want one row for %s", router, got, p.Name)
+		}
+		if got.Cell != rate(*p.Router.Arrival) || p.Router.DecodeOnly == nil || got.Sub != rate(*p.Router.DecodeOnly)+" decode-only/s" {
+			t.Errorf("arrival %q (%q), want the API's %s with %v decode-only/s", got.Cell, got.Sub, rate(*p.Router.Arrival), p.Router.DecodeOnly)
+		}
+	}
+	f("")
+	f("llm-d-epp")
+	if errs := b.exceptions(); len(errs) > 0 {
+		t.Errorf("uncaught exceptions in the page: %q", errs)
+	}
+}

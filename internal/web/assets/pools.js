@@ -3,7 +3,9 @@
 // where it came from, its router's arrival rate, its prefill, KV and decode
 // req/s over W, its verdict and its SLO attainment. A value a pool does not have is shown as its
 // reason, never as 0 nor as another pool's number. A deployment of one
-// pool is the top of the page, so the panel shows from two pools on.
+// pool is the top of the page, so the panel shows from two pools on, or
+// for one pool behind a router: the arrival rate the router counts is
+// nowhere else on the page.
 
 import * as f from "./fmt.js";
 
@@ -101,7 +103,8 @@ function sloCell(p) {
 // renderPools fills el from one snapshot body.
 export function renderPools(el, snap) {
   const pools = snap.pools || [];
-  el.hidden = pools.length < 2;
+  const routed = pools.some((p) => p.router && p.router.arrival_per_second != null);
+  el.hidden = pools.length < 2 && !routed;
   el.dataset.pools = String(pools.length);
   if (el.hidden) return;
   const verdicts = new Map(((snap.verdict && snap.verdict.groups) || []).map((g) => [g.group, g]));
