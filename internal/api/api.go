@@ -81,6 +81,7 @@ func (s *Server) Handler() http.Handler {
 	reg.MustRegister(s.Collectors...)
 	reg.MustRegister(&metrics.PoolCollector{Stages: s.poolStages, Targets: s.targetPools})
 	reg.MustRegister(&metrics.RouterCollector{Ledger: s.Ledger})
+	reg.MustRegister(&metrics.PhaseCollector{Ledger: s.Ledger})
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,

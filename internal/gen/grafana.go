@@ -202,6 +202,21 @@ func overviewRows(n Names) []rowSpec {
 				desc:    "The share of decode's prompt tokens decode computed itself (vLLM's prompt_tokens_by_source_total): after failed KV loads, or for requests sent to decode alone. Decode doing prefill work.",
 				queries: []query{{sel(modelRecomputeRatio, filterPath, filterModel), "{{model}}"}}},
 		}},
+		{"Routers and where TTFT goes", []panelSpec{
+			{title: "Router arrival and P/D decisions", unit: "reqps", span: 12, height: 8,
+				desc: "Requests per second arriving at each pool's routers over the window, those answered with an error, and where the routers sent them (remote_prefill, decode_only) where they export the decision (docs/pools.md#routers). From ptdmon's /metrics; a pool without a router has no series.",
+				queries: []query{
+					{sel("ptd_router_arrival_requests_per_second", filterPool), "{{pool}} arrival"},
+					{sel("ptd_router_rejections_per_second", filterPool), "{{pool}} rejected"},
+					{sel("ptd_router_decisions_per_second", filterPool), "{{pool}} {{decision}}"},
+				}},
+			{title: "Where TTFT goes (mean seconds)", unit: "s", span: 12, height: 8,
+				desc: "The mean of each phase of the time to first token per pool over the window (queue, prefill, bootstrap, kv_transfer, first_decode_step), from the engines' phase histograms, and the TTFT the instances measured: the gap between the phases' sum and the TTFT is what no engine times (docs/pools.md#where-ttft-goes). A phase no engine of the pool times has no series. From ptdmon's /metrics.",
+				queries: []query{
+					{sel("ptd_pool_ttft_phase_seconds", filterPool), "{{pool}} {{phase}}"},
+					{sel("ptd_pool_ttft_seconds", filterPool), "{{pool}} TTFT measured"},
+				}},
+		}},
 		{"Latency (engines scraped directly)", latencyPanels("ptd_role", "")},
 		{"Per instance", []panelSpec{
 			{title: "Completions per instance", unit: "reqps", span: 12, height: 8,

@@ -26,6 +26,8 @@ func exportedNames(t *testing.T) []string {
 	go func() {
 		(&metrics.Collector{}).Describe(ch)
 		(&metrics.PoolCollector{}).Describe(ch)
+		(&metrics.RouterCollector{}).Describe(ch)
+		(&metrics.PhaseCollector{}).Describe(ch)
 		close(ch)
 	}()
 	var out []string
