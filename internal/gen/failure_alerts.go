@@ -11,12 +11,16 @@ import (
 // share of decode's prompt tokens, over failureWindow; an alert per class
 // (docs/prometheus.md#alerts, docs/design.md#kv-failure-classes). They read
 // ptdmon's /metrics, where the classes are the label class of
-// ptd_kv_transfer_failures_total: the engines path has no classes.
+// ptd_kv_transfer_failures_total; the engines path records the same names
+// from the connectors' families (failure_engines.go).
 const (
 	modelFailures       = "model:ptd_kv_transfer_failures:rate" + failureWindow
 	modelAttempts       = "model:ptd_kv_transfer_attempts:rate" + failureWindow
 	modelFailureRatio   = "model:ptd_kv_transfer_failures:ratio_rate" + failureWindow
 	modelRecomputeRatio = "model:ptd_prompt_tokens_computed_on_decode:ratio_rate" + failureWindow
+	// modelTransfers are the engines path's transfers counted, which its
+	// attempts add to its failures.
+	modelTransfers = "model:ptd_kv_transfers:rate" + failureWindow
 )
 
 // failureClassAlerts are the alert of each class and its threshold: the

@@ -196,7 +196,7 @@ func overviewRows(n Names) []rowSpec {
 		}},
 		{"KV failures by class", []panelSpec{
 			{title: "KV failures by class", unit: "percentunit", span: 12, height: 8,
-				desc:    "Each failure class's share of the KV transfers attempted, per model (network, timeout, expiry of the KV lease, lost notification, unclassified); each has its alert (docs/prometheus.md). From ptdmon's /metrics: the engines path has no classes.",
+				desc:    "Each failure class's share of the KV transfers attempted, per model (network, timeout, expiry of the KV lease, lost notification, unclassified); each has its alert (docs/prometheus.md). Both paths: ptdmon's /metrics and the connectors' own failure counters, classed alike.",
 				queries: []query{{sel(modelFailureRatio, filterPath, filterModel), "{{model}} {{class}}"}}},
 			{title: "Prompt tokens recomputed on decode", unit: "percentunit", span: 12, height: 8,
 				desc:    "The share of decode's prompt tokens decode computed itself (vLLM's prompt_tokens_by_source_total): after failed KV loads, or for requests sent to decode alone. Decode doing prefill work.",

@@ -108,7 +108,7 @@ func Rules(in Input) RuleFile {
 		{Name: "ptdmon-kv-rates", Interval: scrapeInterval, Rules: kv},
 		{Name: "ptdmon-engine-gauges", Interval: scrapeInterval, Rules: engineGaugeRules(n)},
 		{Name: "ptdmon-alerts", Interval: alertInterval, Rules: append(failureRules(n), alertRules(n, kvMatch(in.PoolKVBytes))...)},
-		{Name: "ptdmon-failure-classes", Interval: alertInterval, Rules: failureClassRules()},
+		{Name: "ptdmon-failure-classes", Interval: alertInterval, Rules: append(engineFailureClassRules(), failureClassRules()...)},
 	}}
 }
 
