@@ -96,6 +96,7 @@ func TestPrometheusPools(t *testing.T) {
 	if s := queryMatrix(t, promURL, fmt.Sprintf(`%s{path="engines",stage="prefill"}[5s]`, n.Stage[1]), end); len(s) != len(pools) {
 		t.Errorf("%d pools' prefill recorded, want %d", len(s), len(pools))
 	}
+	checkRulesHealthy(t, promURL)
 }
 
 // poolRate is the simulator's exact stage rate over the window ending at t

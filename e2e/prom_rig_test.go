@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"path/filepath"
 	"testing"
 )
@@ -16,4 +18,45 @@ func startPrometheus(t *testing.T, ctx context.Context, bin, dir, configFile str
 	u := "http://" + addr
 	waitReady(t, u+"/-/ready")
 	return u
+}
+
+// checkRulesHealthy fails the test for every generated rule whose last
+// evaluation in Prometheus failed (/api/v1/rules: health "err" and its
+// lastError), such as a recording that yields two series of one label
+// set: promtool's unit tests feed chosen series, this is every series a
+// real run exposes.
+func checkRulesHealthy(t *testing.T, promURL string) {
+	t.Helper()
+	resp, err := http.Get(promURL + "/api/v1/rules")
+	if err != nil {
+		t.Fatalf("rules: %v", err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data struct {
+			Groups []struct {
+				Name  string `json:"name"`
+				Rules []struct {
+					Name      string `json:"name"`
+					Health    string `json:"health"`
+					LastError string `json:"lastError"`
+				} `json:"rules"`
+			} `json:"groups"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatalf("rules: %v", err)
+	}
+	n := 0
+	for _, g := range body.Data.Groups {
+		for _, r := range g.Rules {
+			n++
+			if r.Health == "err" || r.LastError != "" {
+				t.Errorf("rule %s (group %s) failed in Prometheus: %s", r.Name, g.Name, r.LastError)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("Prometheus has loaded no rules")
+	}
 }

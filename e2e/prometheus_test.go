@@ -241,6 +241,7 @@ func TestPrometheusBothPaths(t *testing.T) {
 			t.Errorf("%s: %d instant stage series recorded, want 3", path, len(s))
 		}
 	}
+	checkRulesHealthy(t, promURL)
 	if d := time.Since(started); d > 80*time.Second {
 		t.Errorf("run took %s", d)
 	}
