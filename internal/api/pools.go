@@ -113,18 +113,7 @@ func (pl pooling) pools(p *ledger.Point) []Pool {
 
 // splitPools is each pool's points over w, as the verdict groups them.
 func (s *Server) splitPools(w []ledger.Point) map[string][]ledger.Point {
-	dc := s.diagnoseConfig(s.Ledger.Config())
-	names := map[string]bool{}
-	for i := range w {
-		for j := range w[i].Instances {
-			names[dc.GroupOf(&w[i].Instances[j])] = true
-		}
-	}
-	out := make(map[string][]ledger.Point, len(names))
-	for name := range names {
-		out[name] = diagnose.GroupPoints(w, name, dc.GroupOf, dc.BytesOf)
-	}
-	return out
+	return s.diagnoseConfig(s.Ledger.Config()).Split(w)
 }
 
 // poolStages is each pool's verdict stage now, for ptd_pool_bottleneck_stage.

@@ -19,3 +19,25 @@ func (c Config) ByPool(meta map[string]ledger.TargetMeta, own map[string]kvsize.
 	}
 	return c
 }
+
+// Split is w's points pool by pool as c groups them: for every group an
+// instance of w is in (routers' pools included), the group's stage sums at
+// every point (GroupPoints). The advisor learns each pool's capacity from
+// these, live and in a report.
+func (c Config) Split(w []ledger.Point) map[string][]ledger.Point {
+	of := c.GroupOf
+	if of == nil {
+		of = ByEngine
+	}
+	names := map[string]bool{}
+	for i := range w {
+		for j := range w[i].Instances {
+			names[of(&w[i].Instances[j])] = true
+		}
+	}
+	out := make(map[string][]ledger.Point, len(names))
+	for name := range names {
+		out[name] = GroupPoints(w, name, of, c.BytesOf)
+	}
+	return out
+}

@@ -7,6 +7,7 @@ package report
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -122,7 +123,14 @@ func TestHTMLInChromium(t *testing.T) {
 			t.Errorf("%s: JSON value %v", x.Key, want)
 		}
 	}
-	for _, k := range []string{"steady.from", "steady.to", "stages.prefill.requests_per_second", "stages.kv.ci95.0", "stages.decode.ci95.1", "kv.bytes_per_second"} {
+	keys := []string{"steady.from", "steady.to", "stages.prefill.requests_per_second", "stages.kv.ci95.0", "stages.decode.ci95.1", "kv.bytes_per_second"}
+	if len(r.Pools) < 2 {
+		t.Errorf("the run has %d pools, want its two engine kinds", len(r.Pools))
+	}
+	for i := range r.Pools {
+		keys = append(keys, fmt.Sprintf("pools.%d.stages.kv.requests_per_second", i))
+	}
+	for _, k := range keys {
 		if !seen[k] {
 			t.Errorf("the page does not show %s", k)
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"strings"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
 )
@@ -20,6 +21,11 @@ type Comparison struct {
 	} `json:"stages"`
 	Verdict VerdictDiff `json:"verdict"`
 	SLO     []SLODiff   `json:"slo,omitempty"`
+	// Pools are the pools both runs served, compared as the deployment
+	// is; PoolsOnlyInA and PoolsOnlyInB name the others.
+	Pools        []PoolDiff `json:"pools,omitempty"`
+	PoolsOnlyInA []string   `json:"pools_only_in_a,omitempty"`
+	PoolsOnlyInB []string   `json:"pools_only_in_b,omitempty"`
 }
 
 // RunSummary names a run in a comparison.
@@ -68,14 +74,21 @@ func Compare(a, b *Report, labelA, labelB string) Comparison {
 	c.Stages.Prefill = stageDiff(a.Stages.Prefill, b.Stages.Prefill)
 	c.Stages.KV = stageDiff(a.Stages.KV, b.Stages.KV)
 	c.Stages.Decode = stageDiff(a.Stages.Decode, b.Stages.Decode)
-	c.Verdict = VerdictDiff{A: a.Verdict.Class, B: b.Verdict.Class, Moved: a.Verdict.Class != b.Verdict.Class}
-	if c.Verdict.Moved {
-		c.Verdict.Text = fmt.Sprintf("%s → %s", a.Verdict.Headline, b.Verdict.Headline)
-	} else {
-		c.Verdict.Text = "both " + a.Verdict.Headline
-	}
+	c.Verdict = verdictDiff(a.Verdict, b.Verdict)
 	c.SLO = sloDiff(a, b)
+	c.Pools, c.PoolsOnlyInA, c.PoolsOnlyInB = poolDiffs(a, b)
 	return c
+}
+
+// verdictDiff is the modal verdicts a and b side by side.
+func verdictDiff(a, b Modal) VerdictDiff {
+	d := VerdictDiff{A: a.Class, B: b.Class, Moved: a.Class != b.Class}
+	if d.Moved {
+		d.Text = fmt.Sprintf("%s → %s", a.Headline, b.Headline)
+	} else {
+		d.Text = "both " + a.Headline
+	}
+	return d
 }
 
 func summary(r *Report, label string) RunSummary {
@@ -142,28 +155,23 @@ func (c *Comparison) Markdown() []byte {
 	} else {
 		p("The verdict stayed: %s.\n\n", c.Verdict.Text)
 	}
-	p("| stage | A req/s | B req/s | B − A | relative | beyond noise | A capacity | B capacity |\n|---|---|---|---|---|---|---|---|\n")
-	for _, s := range c.stageList() {
-		rel := "–"
-		if s.D.Relative != nil {
-			rel = fmt.Sprintf("%+.1f%%", 100**s.D.Relative)
+	stageTable(p, c.stageList())
+	for _, d := range c.Pools {
+		p("\n### Pool %s\n\n", d.Name)
+		if d.Verdict.Moved {
+			p("**The bottleneck moved: %s.**\n\n", d.Verdict.Text)
+		} else {
+			p("The verdict stayed: %s.\n\n", d.Verdict.Text)
 		}
-		var sig string
-		switch {
-		case s.D.Welch == nil:
-			sig = "– (" + s.D.Absent + ")"
-		case s.D.Significant:
-			sig = fmt.Sprintf("yes (Welch t = %.2f, df = %.1f)", s.D.Welch.T, s.D.Welch.DF)
-		default:
-			sig = fmt.Sprintf("no (Welch t = %.2f, df = %.1f)", s.D.Welch.T, s.D.Welch.DF)
+		stageTable(p, d.StageList())
+	}
+	for _, only := range []struct {
+		run   string
+		names []string
+	}{{"A", c.PoolsOnlyInA}, {"B", c.PoolsOnlyInB}} {
+		if len(only.names) > 0 {
+			p("\nPools only in %s: %s.\n", only.run, strings.Join(only.names, ", "))
 		}
-		diff := "–"
-		if s.D.Diff != nil {
-			diff = fmt.Sprintf("%+.3g", *s.D.Diff)
-		}
-		p("| %s | %s %s | %s %s | %s | %s | %s | %s | %s |\n", s.Name,
-			num(s.D.RequestsPerSecond[0], ""), ci(s.D.CI95[0]), num(s.D.RequestsPerSecond[1], ""), ci(s.D.CI95[1]),
-			diff, rel, sig, num(s.D.Capacity[0], ""), num(s.D.Capacity[1], ""))
 	}
 	if len(c.SLO) > 0 {
 		p("\n| SLO | A within | B within |\n|---|---|---|\n")
@@ -218,7 +226,7 @@ func (c *Comparison) HTML() ([]byte, error) {
 var compareTemplate string
 
 var compareTmpl = template.Must(template.New("compare").Funcs(template.FuncMap{
-	"num": num, "ci": ci, "ms": ms,
+	"num": num, "ci": ci, "ms": ms, "join": strings.Join,
 	"signed": func(v *float64) string {
 		if v == nil {
 			return "–"

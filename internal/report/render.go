@@ -119,6 +119,28 @@ func (r *Report) Markdown() []byte {
 	for _, e := range r.Verdict.Evidence {
 		p("- %s\n", e)
 	}
+	if len(r.Pools) > 0 {
+		p("\n## Pools\n\nEach pool's stages summed over its own instances (KV req/s by its own B_request), its verdict over the steady span, and its advice from its own saturation and arrival rate.\n\n")
+		p("| pool | model | B_request | prefill req/s | KV req/s | decode req/s | verdict | advice |\n|---|---|---|---|---|---|---|---|\n")
+		for i := range r.Pools {
+			pl := &r.Pools[i]
+			b := "unset: " + pl.KVRequestAbsent
+			if pl.KVRequest.Bytes > 0 {
+				b = fmt.Sprintf("%d (%s)", pl.KVRequest.Bytes, pl.KVRequest.Basis)
+			}
+			cells := []string{pl.Name, orDash(pl.Model), b}
+			for _, s := range pl.StageList() {
+				cells = append(cells, num(s.RequestsPerSecond, "")+" "+ci(s.CI95))
+			}
+			cells = append(cells, fmt.Sprintf("%s (%.0f%%)", pl.Verdict.Headline, 100*pl.Verdict.Share))
+			if a := pl.Advice; a != nil {
+				cells = append(cells, fmt.Sprintf("%s; prefill %s, decode %s", ratio(a.RatioText, a.RatioBound), numN(a.Prefill.Instances), numN(a.Decode.Instances)))
+			} else {
+				cells = append(cells, pl.AdviceWhy)
+			}
+			p("| %s |\n", strings.ReplaceAll(strings.Join(cells, " | "), "\n", " "))
+		}
+	}
 	p("\n## Verdict timeline\n\n| from | to | verdict | evidence |\n|---|---|---|---|\n")
 	for _, s := range r.Verdicts {
 		p("| %s | %s | %s | %s |\n", stamp(s.From), stamp(s.To), s.Headline, strings.ReplaceAll(strings.Join(s.Evidence, "; "), "|", "\\|"))
@@ -208,7 +230,12 @@ func ReadJSON(b []byte) (*Report, error) {
 	if r.Run.Points == 0 || r.Verdict.Class == "" {
 		return nil, errors.New("not a ptdmon report in JSON: no run or verdict")
 	}
-	for _, s := range []*Stage{&r.Stages.Prefill, &r.Stages.KV, &r.Stages.Decode} {
+	stages := []*Stage{&r.Stages.Prefill, &r.Stages.KV, &r.Stages.Decode}
+	for i := range r.Pools {
+		p := &r.Pools[i].Stages
+		stages = append(stages, &p.Prefill, &p.KV, &p.Decode)
+	}
+	for _, s := range stages {
 		if s.RequestsPerSecond != nil {
 			s.Mean = *s.RequestsPerSecond
 		}

@@ -30,6 +30,9 @@ type Report struct {
 	KV         KV                `json:"kv"`
 	Outliers   []Outlier         `json:"outliers"`
 	Series     Series            `json:"series"`
+	// Pools are each pool's stages, verdict, capacity and advice, for a
+	// run that served more than one pool.
+	Pools []Pool `json:"pools,omitempty"`
 }
 
 // Run is what ran and the range reported.
@@ -121,13 +124,15 @@ func Build(in Input, opts Options) (Report, error) {
 
 	dc := diagnoseConfig(in.Meta, window)
 	var classes []diagnose.Class
-	r.Verdicts, classes = timeline(pts, dc, interval)
+	var byPool map[string]*poolVerdicts
+	r.Verdicts, classes, byPool = timeline(pts, dc, interval)
 	r.Verdict = modal(classes[lo:hi+1], r.Verdicts, st.From, st.To)
 
 	headroom := advice.DefaultHeadroom
 	if opts.HeadroomSet {
 		headroom = opts.Headroom
 	}
+	r.Pools = poolsOf(pts, lo, hi, dc, in.Meta, byPool, batch, interval, window, headroom)
 	d := advice.EstimateDemand(steady, steady[len(steady)-1].Time.Sub(steady[0].Time)+interval)
 	if a, err := advice.Advise(caps, d, headroom); err != nil {
 		r.AdviceWhy = err.Error()

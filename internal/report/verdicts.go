@@ -43,11 +43,13 @@ func diagnoseConfig(m Meta, window time.Duration) diagnose.Config {
 
 // timeline judges every point from the points before it, as the live
 // service does: two verdict windows and an interval back, so a verdict is
-// held across a restart inside the newest window.
-func timeline(pts []ledger.Point, dc diagnose.Config, interval time.Duration) ([]Span, []diagnose.Class) {
+// held across a restart inside the newest window. Besides the
+// deployment's spans and class at each point it gives each pool's.
+func timeline(pts []ledger.Point, dc diagnose.Config, interval time.Duration) ([]Span, []diagnose.Class, map[string]*poolVerdicts) {
 	back := 2*dc.Window + interval
 	var out []Span
 	classes := make([]diagnose.Class, len(pts))
+	pools := map[string]*poolVerdicts{}
 	lo := 0
 	for i := range pts {
 		t := pts[i].Time
@@ -56,6 +58,14 @@ func timeline(pts []ledger.Point, dc diagnose.Config, interval time.Duration) ([
 		}
 		v := diagnose.Diagnose(pts[lo:i+1], dc)
 		classes[i] = v.Class
+		for _, g := range v.Groups {
+			pv := pools[g.Group]
+			if pv == nil {
+				pv = &poolVerdicts{}
+				pools[g.Group] = pv
+			}
+			pv.add(i, len(pts), t, g)
+		}
 		var groups map[string]diagnose.Class
 		if v.Class == diagnose.Mixed {
 			groups = make(map[string]diagnose.Class, len(v.Groups))
@@ -70,7 +80,7 @@ func timeline(pts []ledger.Point, dc diagnose.Config, interval time.Duration) ([
 		out = append(out, Span{From: t, To: t, Class: v.Class, Headline: v.Headline, Groups: groups,
 			Evidence: v.Evidence, Notes: v.Notes})
 	}
-	return out, classes
+	return out, classes, pools
 }
 
 // modal is the class held at most of the steady span's points (classes,
