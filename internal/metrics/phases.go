@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"math"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,11 +36,7 @@ func (c *PhaseCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	w := windowLabel(c.Ledger.Config().Window)
-	emit := func(d *prometheus.Desc, n ledger.Num, lv ...string) {
-		if n.OK() && !math.IsInf(n.V, 0) && !math.IsNaN(n.V) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, n.V, lv...)
-		}
-	}
+	emit := gaugeSender(ch)
 	for i := range p.Pools {
 		pp := &p.Pools[i]
 		for k, name := range ledger.PhaseNames {

@@ -37,15 +37,22 @@ func (c *RouterCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	w := windowLabel(c.Ledger.Config().Window)
-	emit := func(d *prometheus.Desc, n ledger.Num, lv ...string) {
-		if n.OK() && !math.IsInf(n.V, 0) && !math.IsNaN(n.V) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, n.V, lv...)
-		}
-	}
+	emit := gaugeSender(ch)
 	for _, r := range p.Routers {
 		emit(routerArrivalDesc, r.Arrival, r.Pool, w)
 		emit(routerRejectedDesc, r.Rejected, r.Pool, w)
 		emit(routerDecisionDesc, r.RemotePrefill, r.Pool, "remote_prefill", w)
 		emit(routerDecisionDesc, r.DecodeOnly, r.Pool, "decode_only", w)
+	}
+}
+
+// gaugeSender returns a function that sends a value as a gauge of d with
+// label values lv, leaving out an absent or non-finite one: no series
+// rather than a 0.
+func gaugeSender(ch chan<- prometheus.Metric) func(d *prometheus.Desc, n ledger.Num, lv ...string) {
+	return func(d *prometheus.Desc, n ledger.Num, lv ...string) {
+		if n.OK() && !math.IsInf(n.V, 0) && !math.IsNaN(n.V) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, n.V, lv...)
+		}
 	}
 }

@@ -13,14 +13,10 @@ import (
 
 // Comparison puts two runs side by side (docs/report.md#comparing-two-rounds).
 type Comparison struct {
-	Runs   [2]RunSummary `json:"runs"`
-	Stages struct {
-		Prefill StageDiff `json:"prefill"`
-		KV      StageDiff `json:"kv"`
-		Decode  StageDiff `json:"decode"`
-	} `json:"stages"`
-	Verdict VerdictDiff `json:"verdict"`
-	SLO     []SLODiff   `json:"slo,omitempty"`
+	Runs    [2]RunSummary `json:"runs"`
+	Stages  StageDiffs    `json:"stages"`
+	Verdict VerdictDiff   `json:"verdict"`
+	SLO     []SLODiff     `json:"slo,omitempty"`
 	// Pools are the pools both runs served, compared as the deployment
 	// is; PoolsOnlyInA and PoolsOnlyInB name the others.
 	Pools        []PoolDiff `json:"pools,omitempty"`
@@ -71,9 +67,7 @@ type SLODiff struct {
 func Compare(a, b *Report, labelA, labelB string) Comparison {
 	var c Comparison
 	c.Runs = [2]RunSummary{summary(a, labelA), summary(b, labelB)}
-	c.Stages.Prefill = stageDiff(a.Stages.Prefill, b.Stages.Prefill)
-	c.Stages.KV = stageDiff(a.Stages.KV, b.Stages.KV)
-	c.Stages.Decode = stageDiff(a.Stages.Decode, b.Stages.Decode)
+	c.Stages = stageDiffs(a.Stages, b.Stages)
 	c.Verdict = verdictDiff(a.Verdict, b.Verdict)
 	c.SLO = sloDiff(a, b)
 	c.Pools, c.PoolsOnlyInA, c.PoolsOnlyInB = poolDiffs(a, b)
@@ -196,8 +190,22 @@ type namedDiff struct {
 	D         *StageDiff
 }
 
-func (c *Comparison) stageList() []namedDiff {
-	return []namedDiff{{"prefill", "Prefill", &c.Stages.Prefill}, {"kv", "KV transfer", &c.Stages.KV}, {"decode", "Decode", &c.Stages.Decode}}
+func (c *Comparison) stageList() []namedDiff { return c.Stages.list() }
+
+// StageDiffs are the three stages in both runs.
+type StageDiffs struct {
+	Prefill StageDiff `json:"prefill"`
+	KV      StageDiff `json:"kv"`
+	Decode  StageDiff `json:"decode"`
+}
+
+func stageDiffs(a, b Stages) StageDiffs {
+	return StageDiffs{stageDiff(a.Prefill, b.Prefill), stageDiff(a.KV, b.KV), stageDiff(a.Decode, b.Decode)}
+}
+
+// list is the stages in pipeline order, as the tables list them.
+func (d *StageDiffs) list() []namedDiff {
+	return []namedDiff{{"prefill", "Prefill", &d.Prefill}, {"kv", "KV transfer", &d.KV}, {"decode", "Decode", &d.Decode}}
 }
 
 // JSON writes the comparison as indented JSON.

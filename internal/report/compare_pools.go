@@ -8,12 +8,8 @@ import (
 // PoolDiff is one pool served in both runs of a comparison: its stages
 // and its verdict, as the deployment's are compared.
 type PoolDiff struct {
-	Name   string `json:"name"`
-	Stages struct {
-		Prefill StageDiff `json:"prefill"`
-		KV      StageDiff `json:"kv"`
-		Decode  StageDiff `json:"decode"`
-	} `json:"stages"`
+	Name    string      `json:"name"`
+	Stages  StageDiffs  `json:"stages"`
 	Verdict VerdictDiff `json:"verdict"`
 }
 
@@ -33,12 +29,7 @@ func poolDiffs(a, b *Report) (diffs []PoolDiff, onlyA, onlyB []string) {
 			onlyA = append(onlyA, pa.Name)
 			continue
 		}
-		d := PoolDiff{Name: pa.Name}
-		d.Stages.Prefill = stageDiff(pa.Stages.Prefill, pb.Stages.Prefill)
-		d.Stages.KV = stageDiff(pa.Stages.KV, pb.Stages.KV)
-		d.Stages.Decode = stageDiff(pa.Stages.Decode, pb.Stages.Decode)
-		d.Verdict = verdictDiff(pa.Verdict, pb.Verdict)
-		diffs = append(diffs, d)
+		diffs = append(diffs, PoolDiff{Name: pa.Name, Stages: stageDiffs(pa.Stages, pb.Stages), Verdict: verdictDiff(pa.Verdict, pb.Verdict)})
 	}
 	for _, p := range b.Pools {
 		if !seen[p.Name] {
@@ -53,9 +44,7 @@ func poolDiffs(a, b *Report) (diffs []PoolDiff, onlyA, onlyB []string) {
 
 // StageList is the pool's stages in pipeline order, as the comparison's
 // tables list them.
-func (d *PoolDiff) StageList() []namedDiff {
-	return []namedDiff{{"prefill", "Prefill", &d.Stages.Prefill}, {"kv", "KV transfer", &d.Stages.KV}, {"decode", "Decode", &d.Stages.Decode}}
-}
+func (d *PoolDiff) StageList() []namedDiff { return d.Stages.list() }
 
 // stageTable writes the Markdown table of stages ss through p.
 func stageTable(p func(string, ...any), ss []namedDiff) {
