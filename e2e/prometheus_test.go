@@ -203,12 +203,7 @@ func TestPrometheusBothPaths(t *testing.T) {
 				t.Errorf("%s %s: only %d recorded samples in the last %s", path, stage, len(samples), avgSpan)
 				continue
 			}
-			kept := samples[:0:0]
-			for _, s := range samples {
-				if !anyWithin(failed[path], s.t.Add(-window-2*time.Second), s.t) {
-					kept = append(kept, s)
-				}
-			}
+			kept := withoutFailedScrapes(samples, failed[path])
 			if len(kept) < len(samples) {
 				t.Logf("path=%-7s %-7s %d of %d samples left out: their window holds a failed scrape (%v)", path, stage, len(samples)-len(kept), len(samples), failed[path])
 			}
@@ -398,6 +393,18 @@ func failedScrapes(t *testing.T, promURL, job string, end time.Time, span time.D
 		}
 	}
 	return out
+}
+
+// withoutFailedScrapes are the recorded samples whose window (W and the
+// two seconds the rules read back) holds none of the failed scrapes.
+func withoutFailedScrapes(samples []sample, failed []time.Time) []sample {
+	kept := samples[:0:0]
+	for _, s := range samples {
+		if !anyWithin(failed, s.t.Add(-window-2*time.Second), s.t) {
+			kept = append(kept, s)
+		}
+	}
+	return kept
 }
 
 func anyWithin(ts []time.Time, from, to time.Time) bool {

@@ -222,9 +222,16 @@ func TestTSDBSourceVictoriaMetrics(t *testing.T) {
 // nearestTruth is the true windowed rate at t - lag, for the lag in
 // [minLag, maxLag] (in 250 ms steps) whose truth is closest to got.
 func nearestTruth(cl *sim.Cluster, t time.Time, stage string, got float64, minLag, maxLag time.Duration) float64 {
+	return nearest(func(at time.Time) float64 { return trueRate(cl, at, stage) }, t, got, minLag, maxLag)
+}
+
+// nearest is truth at t - lag, for the lag in [minLag, maxLag] (in 250 ms
+// steps) whose value is closest to got: a recorded sample rests on
+// scrapes up to a few seconds before its own time.
+func nearest(truth func(time.Time) float64, t time.Time, got float64, minLag, maxLag time.Duration) float64 {
 	best := math.NaN()
 	for lag := minLag; lag <= maxLag; lag += 250 * time.Millisecond {
-		v := trueRate(cl, t.Add(-lag), stage)
+		v := truth(t.Add(-lag))
 		if math.IsNaN(best) || math.Abs(v-got) < math.Abs(best-got) {
 			best = v
 		}
