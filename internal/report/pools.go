@@ -11,7 +11,7 @@ import (
 )
 
 // Pool is one pool's part of a report of a run that served more than one
-// (docs/report.md#pools): its stages over the run's steady span, summed
+// (docs/report.md#the-report): its stages over the run's steady span, summed
 // over its own instances with KV req/s by its own B_request, its modal
 // verdict there, and the capacity learned while its own stages were
 // saturated with the advice sized for its own arrival rate, as the live
@@ -73,9 +73,7 @@ func poolsOf(pts []ledger.Point, lo, hi int, dc diagnose.Config, m Meta, verdict
 		p.KVRequest, p.KVRequestAbsent = ledger.PoolRequest(name, m.PoolRequests, m.BRequest)
 		caps := advice.Learn(gp, advice.Options{Window: window})
 		p.Capacities = caps
-		p.Stages.Prefill = stageOf(steady, batch, interval, func(p *ledger.Point) ledger.Num { return p.Prefill.Instant }, caps[0])
-		p.Stages.KV = stageOf(steady, batch, interval, func(p *ledger.Point) ledger.Num { return p.KV.Instant }, caps[1])
-		p.Stages.Decode = stageOf(steady, batch, interval, func(p *ledger.Point) ledger.Num { return p.Decode.Instant }, caps[2])
+		p.Stages = stagesOf(steady, batch, interval, caps)
 		pv := verdicts[name]
 		var held []diagnose.Class
 		for _, c := range pv.classes[lo : hi+1] {

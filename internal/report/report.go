@@ -117,9 +117,7 @@ func Build(in Input, opts Options) (Report, error) {
 	batch := int(max(2*window, 10*time.Second) / interval)
 	caps := advice.Learn(pts, advice.Options{Window: window})
 	r.Capacities = caps
-	r.Stages.Prefill = stageOf(steady, batch, interval, func(p *ledger.Point) ledger.Num { return p.Prefill.Instant }, caps[0])
-	r.Stages.KV = stageOf(steady, batch, interval, func(p *ledger.Point) ledger.Num { return p.KV.Instant }, caps[1])
-	r.Stages.Decode = stageOf(steady, batch, interval, func(p *ledger.Point) ledger.Num { return p.Decode.Instant }, caps[2])
+	r.Stages = stagesOf(steady, batch, interval, caps)
 	r.KV = kvOf(steady, batch, interval)
 
 	dc := diagnoseConfig(in.Meta, window)
@@ -168,6 +166,16 @@ func guessInterval(pts []ledger.Point) time.Duration {
 	}
 	slices.Sort(ds)
 	return ds[len(ds)/2]
+}
+
+// stagesOf is the three stages' means over pts with their intervals
+// (batches of batch points) and the capacities caps learned.
+func stagesOf(pts []ledger.Point, batch int, interval time.Duration, caps []advice.Capacity) Stages {
+	return Stages{
+		Prefill: stageOf(pts, batch, interval, func(p *ledger.Point) ledger.Num { return p.Prefill.Instant }, caps[0]),
+		KV:      stageOf(pts, batch, interval, func(p *ledger.Point) ledger.Num { return p.KV.Instant }, caps[1]),
+		Decode:  stageOf(pts, batch, interval, func(p *ledger.Point) ledger.Num { return p.Decode.Instant }, caps[2]),
+	}
 }
 
 func stageOf(pts []ledger.Point, batch int, interval time.Duration, get func(*ledger.Point) ledger.Num, c advice.Capacity) Stage {
