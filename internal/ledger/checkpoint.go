@@ -65,7 +65,7 @@ type ckptSegment struct {
 }
 
 type ckptName struct {
-	Code                   uint32
+	Code                 uint32
 	Target, Role, Engine string
 }
 
