@@ -233,12 +233,13 @@ func ParseCheckpointHeader(b []byte) (CheckpointHeader, []byte, error) {
 
 // Restore appends the points of pieces (Checkpoint's, oldest first) to
 // the history as they were computed, without recomputing them: only the
-// newest pieces the history keeps are decoded, and only points newer than
-// the history's newest. Points recomputed afterwards (the inputs since the
+// newest pieces the history keeps are decoded, and only their points from
+// from on (zero: any), as many as the history keeps, newer than the
+// history's newest. Points recomputed afterwards (the inputs since the
 // last piece, and a warm-up before them) are stored only from after the
 // last restored point on. It returns the points restored and the time of
 // the last; on an error the pieces before the damaged one stay restored.
-func (l *Ledger) Restore(pieces [][]byte) (n int, last time.Time, err error) {
+func (l *Ledger) Restore(pieces [][]byte, from time.Time) (n int, last time.Time, err error) {
 	l.mu.Lock()
 	key, keep := checkpointKey(&l.cfg), l.cfg.History
 	l.mu.Unlock()
@@ -258,7 +259,13 @@ func (l *Ledger) Restore(pieces [][]byte) (n int, last time.Time, err error) {
 			return 0, last, ErrCheckpointMismatch
 		}
 	}
-	for _, b := range pieces[start:] {
+	// The points of the first piece beyond what the history keeps.
+	skip := total - keep
+	for i, b := range pieces[start:] {
+		if heads[start+i].Last.Before(from) {
+			skip -= heads[start+i].Points
+			continue
+		}
 		pts, err := decodePiece(b)
 		if err != nil {
 			return n, last, err
@@ -266,7 +273,7 @@ func (l *Ledger) Restore(pieces [][]byte) (n int, last time.Time, err error) {
 		l.mu.Lock()
 		h := &l.hist
 		for _, p := range pts {
-			if h.count > 0 && !p.Time.After(h.at(h.count-1).Time) {
+			if skip--; skip >= 0 || p.Time.Before(from) || h.count > 0 && !p.Time.After(h.at(h.count-1).Time) {
 				continue
 			}
 			h.append(p)
@@ -350,4 +357,14 @@ func grow[T any](s []T, code uint32) []T {
 		return s
 	}
 	return append(s, make([]T, int(code)+1-len(s))...)
+}
+
+// CheckpointAll makes the next Checkpoint hand out every stored point
+// that is ready again, restored ones included: a recording whose
+// checkpoint could not be used whole starts it over.
+func (l *Ledger) CheckpointAll() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.hist.ckpt = true
+	l.hist.ckptNext = 0
 }

@@ -103,7 +103,7 @@ func TestCheckpointRestoresThePoints(t *testing.T) {
 	}
 
 	l := ckptLedger(Config{History: ticks})
-	n, last, err := l.Restore(pieces)
+	n, last, err := l.Restore(pieces, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,13 +159,13 @@ func TestCheckpointRestoresWhatTheHistoryKeeps(t *testing.T) {
 	live, pieces := checkpointed(t, 120)
 	all := live.Since(time.Time{})
 	l := ckptLedger(Config{History: 20})
-	n, last, err := l.Restore(pieces)
+	n, last, err := l.Restore(pieces, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := l.Since(time.Time{})
-	if len(got) != 20 || n < 20 {
-		t.Fatalf("history holds %d points, restored %d; want 20 of at least 20", len(got), n)
+	if len(got) != 20 || n != 20 {
+		t.Fatalf("history holds %d points, restored %d; want 20", len(got), n)
 	}
 	k := 0
 	for k < len(all) && !all[k].Time.Equal(last) {
@@ -179,6 +179,24 @@ func TestCheckpointRestoresWhatTheHistoryKeeps(t *testing.T) {
 	}
 }
 
+// Points older than the span asked for are not restored.
+func TestCheckpointRestoresFrom(t *testing.T) {
+	live, pieces := checkpointed(t, 120)
+	all := live.Since(time.Time{})
+	l := ckptLedger(Config{History: 120})
+	n, _, err := l.Restore(pieces, all[70].Time)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := l.Since(time.Time{})
+	if len(got) != n || n == 0 || !got[0].Time.Equal(all[70].Time) {
+		t.Fatalf("restored %d points from %v, want them from %v", n, got[0].Time, all[70].Time)
+	}
+	if n, _, err := ckptLedger(Config{History: 120}).Restore(pieces, all[119].Time); err != nil || n != 0 {
+		t.Errorf("restore from after the last piece: %d points (%v), want none", n, err)
+	}
+}
+
 // Pieces of a ledger configured otherwise, or damaged ones, are refused
 // without a panic; the pieces before a damaged one stay restored.
 func TestCheckpointRefusesWhatItCannotTrust(t *testing.T) {
@@ -186,7 +204,7 @@ func TestCheckpointRefusesWhatItCannotTrust(t *testing.T) {
 	want := live.Since(time.Time{})
 
 	other := ckptLedger(Config{History: 120, Window: 10 * time.Second})
-	if n, _, err := other.Restore(pieces); !errors.Is(err, ErrCheckpointMismatch) || n != 0 {
+	if n, _, err := other.Restore(pieces, time.Time{}); !errors.Is(err, ErrCheckpointMismatch) || n != 0 {
 		t.Errorf("restore into a ledger with another W: %d points, %v; want none and a mismatch", n, err)
 	}
 	if len(other.Since(time.Time{})) != 0 {
@@ -199,7 +217,7 @@ func TestCheckpointRefusesWhatItCannotTrust(t *testing.T) {
 			k := len(bad) / 2
 			bad[k] = damage(append([]byte(nil), bad[k]...))
 			l := ckptLedger(Config{History: 120})
-			n, _, err := l.Restore(bad)
+			n, _, err := l.Restore(bad, time.Time{})
 			if err == nil {
 				t.Fatal("a damaged piece restored without an error")
 			}
@@ -233,7 +251,7 @@ func TestCheckpointRefusesWhatItCannotTrust(t *testing.T) {
 	newer[last] = append([]byte(nil), newer[last]...)
 	newer[last][4]++
 	l := ckptLedger(Config{History: 120})
-	if n, _, err := l.Restore(newer); !errors.Is(err, ErrCheckpointMismatch) || n != 0 {
+	if n, _, err := l.Restore(newer, time.Time{}); !errors.Is(err, ErrCheckpointMismatch) || n != 0 {
 		t.Errorf("restore of another version's piece: %d points, %v; want none and a mismatch", n, err)
 	}
 }

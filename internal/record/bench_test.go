@@ -178,7 +178,10 @@ func fleetRun(b *testing.B, dir string, n, ticks int) int {
 	if err != nil {
 		b.Fatal(err)
 	}
-	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, History: ticks + 1, Tap: rec})
+	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, History: 3600, Tap: rec})
+	if _, err := rec.Resume(l); err != nil {
+		b.Fatal(err)
+	}
 	targets := make([]engine.Target, n)
 	for i := range targets {
 		targets[i] = engine.Target{Name: fmt.Sprintf("vllm-%03d", i), Role: obs[i%2].Role, Engine: engine.VLLM}

@@ -60,6 +60,10 @@ func liveRunOf(t testing.TB, dir string, sc sim.Scenario, secs int, end func(*Re
 		t.Fatal(err)
 	}
 	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, History: secs + 1, KVRequest: kv, Tap: rec})
+	// As serve does: a new run resumes nothing, and checkpoints from here.
+	if _, err := rec.Resume(l); err != nil {
+		t.Fatal(err)
+	}
 	insts := m.Instances()
 	infos := make([]engine.Target, len(insts))
 	readers := make([]*engine.Reader, len(insts))
