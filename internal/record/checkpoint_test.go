@@ -115,6 +115,24 @@ func TestResumeRestoresTheCheckpoint(t *testing.T) {
 	sameHistory(t, again, live, 5*time.Second)
 }
 
+// An engine that went down for good long before the kill, before the
+// recorded inputs a resume recomputes: its last read still counts, as it
+// did live (its KV bytes in the global counter, its place in the KV stage).
+func TestResumeKnowsAnEngineDownSinceLongAgo(t *testing.T) {
+	downFrom = 60
+	defer func() { downFrom = 0 }()
+	dir := t.TempDir()
+	live := liveRunOpen(t, dir, "kv-bound", ckptRunTicks)
+	got, restored := resumed(t, dir, 5*time.Second, 3600)
+	if restored != 128 {
+		t.Errorf("the checkpoint gave %d points, want 128", restored)
+	}
+	sameHistory(t, got, live, 5*time.Second)
+	// A ledger keeping 100 points: the recomputing path, cut as well.
+	short, _ := resumed(t, dir, 5*time.Second, 100)
+	sameHistory(t, short, live[len(live)-100:], 5*time.Second)
+}
+
 // A checkpoint that cannot be used whole, or none, leaves the resume to
 // recompute what it lacks: the history is the same either way.
 func TestResumeFallsBackFromTheCheckpoint(t *testing.T) {

@@ -295,6 +295,16 @@ func feed(q storage.Queryable, m Meta, texts *errorTexts, l *ledger.Ledger, to, 
 			nextSet++
 		}
 	}
+	if start := tickTimes[0] - sliceSpan.Milliseconds(); mint > start {
+		primes, err := lastReads(q, start, mint, maxt, texts)
+		if err != nil {
+			return 0, last, err
+		}
+		for i := range primes {
+			applySets(&primes[i])
+			l.Record(primes[i].scrape)
+		}
+	}
 	// The next slices are read and decoded while the ledger takes this
 	// one, by up to decoders goroutines at once, and handed over in
 	// order: the ledger takes inputs one at a time, decoding them costs
