@@ -241,6 +241,7 @@ func BenchmarkResumeFleet(b *testing.B) {
 	const fleet = 200
 	dir := b.TempDir()
 	samples := fleetRun(b, dir, fleet, ticks)
+	ckpt := dirSize(filepath.Join(dir, CheckpointDir))
 	b.ReportAllocs()
 	b.ResetTimer()
 	var took time.Duration
@@ -266,6 +267,7 @@ func BenchmarkResumeFleet(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(samples), "samples")
+	b.ReportMetric(float64(ckpt)/float64(ticks), "ckpt-B/tick")
 	b.ReportMetric(took.Seconds(), "resume-s")
 	b.ReportMetric(float64(took.Nanoseconds())/float64(samples), "ns/sample")
 }
@@ -277,4 +279,16 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// dirSize is the bytes of the files under dir.
+func dirSize(dir string) int64 {
+	var n int64
+	_ = filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n
 }
