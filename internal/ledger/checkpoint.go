@@ -148,10 +148,9 @@ func (h *history) ready() []ckptPiece {
 		p := s.Point
 		p.Instances = nil
 		pc.Points = append(pc.Points, p)
-		switch {
-		case s.seg == nil:
+		if s.seg == nil {
 			pc.Seg, pc.Idx = append(pc.Seg, -1), append(pc.Idx, 0)
-		default:
+		} else {
 			if cur == nil {
 				cur = s.seg
 				pc.addSegment(&h.cols, s.seg)
