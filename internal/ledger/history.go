@@ -33,6 +33,14 @@ type history struct {
 	seq    uint64    // points appended so far
 	open   []openRef // cold points still held as blocks, oldest first
 	seal   int       // blocks gathered into one segment
+	// ckpt says whether the points leaving the hot tail are handed out as
+	// checkpoints (checkpoint.go); ckptNext is the seq of the next one.
+	ckpt     bool
+	ckptNext uint64
+	// restoredTo is the newest restored point's time while no newer point
+	// has been appended: the points a resume recomputes to warm the
+	// counters up are not stored again.
+	restoredTo time.Time
 }
 
 // slot is one point of the ring: its deployment-wide values and its
@@ -69,6 +77,12 @@ func (h *history) at(i int) *slot {
 // full, the point leaving the hot tail is compacted, and detail over the
 // budget is dropped oldest first.
 func (h *history) append(p Point) {
+	if !h.restoredTo.IsZero() {
+		if !p.Time.After(h.restoredTo) {
+			return
+		}
+		h.restoredTo = time.Time{}
+	}
 	h.drop(&h.slots[h.head])
 	h.seq++
 	h.slots[h.head] = slot{Point: p, seq: h.seq}

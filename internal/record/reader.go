@@ -167,7 +167,7 @@ func (r *Run) Replay(from, to time.Time) (*ledger.Ledger, error) {
 		return nil, err
 	}
 	l := ledger.New(r.LedgerConfig(n))
-	if _, _, err := feed(r.src, r.meta, r.texts, l, to, nil); err != nil {
+	if _, _, err := feed(r.src, r.meta, r.texts, l, to, time.Time{}, nil); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -240,7 +240,7 @@ const sliceSpan = time.Minute
 // stops the feed by returning false: a replay at a given speed sleeps
 // there. It returns the number of ticks sent.
 func (r *Run) Feed(l *ledger.Ledger, to time.Time, pace func(tick time.Time) bool) (int, error) {
-	n, _, err := feed(r.src, r.meta, r.texts, l, to, pace)
+	n, _, err := feed(r.src, r.meta, r.texts, l, to, time.Time{}, pace)
 	return n, err
 }
 
@@ -249,8 +249,11 @@ func (r *Run) Feed(l *ledger.Ledger, to time.Time, pace func(tick time.Time) boo
 // the time of the last. A ledger keeps its last History points: when the
 // recording has more ticks, the inputs before the span of those points
 // (less a warm-up, see warmUp) are not sent, so that a resume reads what
-// the ledger keeps, not the whole run.
-func feed(q storage.Queryable, m Meta, texts *errorTexts, l *ledger.Ledger, to time.Time, pace func(time.Time) bool) (ticks int, last time.Time, err error) {
+// the ledger keeps, not the whole run. With after set (the last point a
+// checkpoint restored), the inputs before a warm-up ahead of it are not
+// sent either, and the ticks up to it, which the ledger does not store
+// again, are not counted.
+func feed(q storage.Queryable, m Meta, texts *errorTexts, l *ledger.Ledger, to, after time.Time, pace func(time.Time) bool) (ticks int, last time.Time, err error) {
 	tickTimes, err := recordedTicks(q)
 	if err != nil || len(tickTimes) == 0 {
 		return 0, last, err
@@ -264,8 +267,12 @@ func feed(q storage.Queryable, m Meta, texts *errorTexts, l *ledger.Ledger, to t
 	}
 	// Scrapes before the first tick belong to it.
 	mint, maxt := tickTimes[0]-sliceSpan.Milliseconds(), tickTimes[len(tickTimes)-1]
-	if cfg := l.Config(); len(tickTimes) > cfg.History {
+	cfg := l.Config()
+	if len(tickTimes) > cfg.History {
 		mint = max(mint, tickTimes[len(tickTimes)-cfg.History]-warmUp(cfg).Milliseconds())
+	}
+	if !after.IsZero() {
+		mint = max(mint, after.UnixMilli()-warmUp(cfg).Milliseconds())
 	}
 	sets := m.TargetSets
 	if len(sets) == 0 && len(m.Targets) > 0 {
@@ -286,6 +293,16 @@ func feed(q storage.Queryable, m Meta, texts *errorTexts, l *ledger.Ledger, to t
 			}
 			l.SetTargets(sets[nextSet].Targets)
 			nextSet++
+		}
+	}
+	if start := tickTimes[0] - sliceSpan.Milliseconds(); mint > start {
+		primes, err := lastReads(q, start, mint, maxt, texts)
+		if err != nil {
+			return 0, last, err
+		}
+		for i := range primes {
+			applySets(&primes[i])
+			l.Record(primes[i].scrape)
 		}
 	}
 	// The next slices are read and decoded while the ledger takes this
@@ -367,7 +384,9 @@ func feed(q storage.Queryable, m Meta, texts *errorTexts, l *ledger.Ledger, to t
 					return ticks, last, nil
 				}
 				l.Tick(e.at)
-				ticks++
+				if e.at.After(after) {
+					ticks++
+				}
 				last = e.at
 				continue
 			}

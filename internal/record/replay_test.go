@@ -46,6 +46,10 @@ func liveRunWith(t testing.TB, dir, scenario string, secs int, end func(*Recorde
 	return liveRunOf(t, dir, sc, secs, end, nil)
 }
 
+// downFrom, when above 0, is the second from which liveRunOf's instance
+// downTarget fails every scrape: an engine gone for good.
+var downFrom, downTarget = 0, 2
+
 // liveRunOf is liveRunWith on the scenario sc; afterTick, if set, is
 // called after each tick with the live ledger.
 func liveRunOf(t testing.TB, dir string, sc sim.Scenario, secs int, end func(*Recorder) error, afterTick func(*ledger.Ledger)) []ledger.Point {
@@ -60,6 +64,10 @@ func liveRunOf(t testing.TB, dir string, sc sim.Scenario, secs int, end func(*Re
 		t.Fatal(err)
 	}
 	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, History: secs + 1, KVRequest: kv, Tap: rec})
+	// As serve does: a new run resumes nothing, and checkpoints from here.
+	if _, err := rec.Resume(l); err != nil {
+		t.Fatal(err)
+	}
 	insts := m.Instances()
 	infos := make([]engine.Target, len(insts))
 	readers := make([]*engine.Reader, len(insts))
@@ -81,7 +89,7 @@ func liveRunOf(t testing.TB, dir string, sc sim.Scenario, secs int, end func(*Re
 			// of nanoseconds; the second one's scrapes are slow and arrive
 			// after the tick.
 			when := epoch.Add(at - time.Duration(137_000+i*1_311+s*17))
-			if (s+i)%23 == 0 {
+			if (s+i)%23 == 0 || downFrom > 0 && s >= downFrom && i == downTarget {
 				l.Record(ledger.Scrape{Target: in.Name, Time: when, Err: errors.New("timeout"), Reason: scrape.ReasonTimeout})
 				continue
 			}

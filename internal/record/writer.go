@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -53,7 +54,10 @@ type Recorder struct {
 	shut   bool
 
 	errs *errorLog // the failures' texts; the loop's
-	app  *appender // the loop's; read by tests after Close
+	// ckpt writes the ledger's checkpoints (checkpoint.go); set by Resume.
+	ckpt     atomic.Pointer[checkpointer]
+	restored int       // points Resume took from the checkpoint (tests)
+	app      *appender // the loop's; read by tests after Close
 
 	mu       sync.Mutex // guards meta
 	meta     Meta
@@ -138,27 +142,61 @@ func merge(old, m Meta, now time.Time) Meta {
 	return out
 }
 
-// Resume feeds the recording to l (a ledger whose Tap is r) so that it
-// comes back with the run's history: points, the counters' state and
-// so the verdict timeline and learned capacities. Call it before the
-// scrape loops start.
+// Resume brings the run's history back into l (a ledger whose Tap is r):
+// its points, the counters' state and so the verdict timeline and learned
+// capacities. The points the checkpoint holds (CheckpointDir) are restored
+// as the live ledger computed them; the recorded inputs are fed only from
+// a warm-up before the last of them on, so a resume costs about the same
+// whatever the run's length. Without a usable checkpoint every input the
+// ledger's history needs is fed, as a replay does. Call it before the
+// scrape loops start: from then on the ledger's sealed points are
+// checkpointed.
 func (r *Recorder) Resume(l *ledger.Ledger) (int, error) {
 	r.live.Store(false)
 	defer r.live.Store(true)
 	r.mu.Lock()
 	meta := r.meta
 	r.mu.Unlock()
+	dir := filepath.Join(r.opts.Dir, CheckpointDir)
+	l.KeepCheckpoints()
 	if len(meta.Processes) < 2 {
+		// A new run: a checkpoint left here belongs to no recording.
+		if err := os.RemoveAll(dir); err != nil {
+			r.log.Warn("stale checkpoint not removed; no checkpoint is kept", "err", err)
+			return 0, nil
+		}
+		if c, err := openCheckpointer(l, dir, 0, r.log); err == nil {
+			r.ckpt.Store(c)
+		} else {
+			r.log.Warn("no checkpoint is kept; a later resume recomputes the history", "err", err)
+		}
 		return 0, nil
 	}
 	texts, err := readErrorTexts(r.opts.Dir, meta.ErrorTextsCut)
 	if err != nil {
 		return 0, err
 	}
-	n, last, err := feed(r.db, meta, texts, l, time.Time{}, nil)
+	// The points the ledger keeps start at its History-th tick from the end.
+	ticks, err := recordedTicks(r.db)
+	if err != nil {
+		return 0, err
+	}
+	var kept time.Time
+	if h := l.Config().History; len(ticks) > h {
+		kept = time.UnixMilli(ticks[len(ticks)-h])
+	}
+	restored, from, c := restoreCheckpoint(l, dir, kept, r.log)
+	r.restored = restored
+	if c != nil {
+		r.ckpt.Store(c)
+	}
+	n, last, err := feed(r.db, meta, texts, l, time.Time{}, from, nil)
 	// The new process's first scrapes come after the last recorded tick.
 	r.lastTick = last
-	return n, err
+	if last.Before(from) {
+		r.lastTick = from
+	}
+	return restored + n, err
 }
 
 // Annotate marks a moment of the run.
@@ -279,6 +317,11 @@ func (r *Recorder) Close() error {
 		r.sendMu.Unlock()
 		<-r.done
 		err = r.errs.close()
+		if c := r.ckpt.Load(); c != nil {
+			if cerr := c.close(); err == nil && cerr != nil {
+				err = fmt.Errorf("checkpoint: %w", cerr)
+			}
+		}
 		r.mu.Lock()
 		r.meta.Processes[len(r.meta.Processes)-1].Stop = time.Now()
 		if merr := writeMeta(r.opts.Dir, r.meta); err == nil {
@@ -315,6 +358,9 @@ func (r *Recorder) abandon() error {
 		r.sendMu.Unlock()
 		<-r.done
 		_ = r.errs.close()
+		if c := r.ckpt.Load(); c != nil {
+			_ = c.close()
+		}
 		err = r.db.Close()
 	})
 	return err
@@ -346,6 +392,11 @@ func (r *Recorder) loop() {
 			}
 			// Only a commit tells that the disk takes the writes again.
 			r.fail(err)
+			if c := r.ckpt.Load(); c != nil {
+				if err := c.take(); err != nil {
+					r.log.Warn("checkpoint not written; a resume recomputes the history from here", "err", err)
+				}
+			}
 		default:
 			if err = w.scrape(e); err != nil {
 				r.fail(err)

@@ -1,0 +1,369 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"time"
+)
+
+// A checkpoint is a run of the history's points, handed out once they left
+// the hot tail and their detail was sealed into a segment (segment.go): the
+// points' deployment-wide values, the segment's bytes as the history
+// encoded them and the entries of the tables (names, reasons, zones) its
+// codes refer to. A recording keeps them beside its inputs so that a
+// resume restores the points rather than recomputing them from the inputs
+// (docs/runs.md#resume): restoring costs a decode of the segment, about
+// what a read of the history costs, however the points were computed.
+//
+// A piece is self-contained: a header (magic, version, the configuration
+// key, the number of points and the first and last point's time) that can
+// be read without decoding the rest, then the rest as gob.
+
+// checkpointVersion changes with any change of a piece's layout or of the
+// segments' encoding; a piece of another version is not restored.
+const checkpointVersion = 1
+
+var checkpointMagic = [4]byte{'p', 't', 'd', 'c'}
+
+// ErrCheckpointMismatch says that pieces were computed by a ledger
+// configured otherwise than the one asked to restore them (or by another
+// version): their points are not what this ledger would compute.
+var ErrCheckpointMismatch = errors.New("checkpoint of another ledger configuration or version")
+
+// CheckpointHeader is what a piece says of itself before it is decoded.
+type CheckpointHeader struct {
+	Key         uint64 // CheckpointKey of the ledger that computed the points
+	Points      int
+	First, Last time.Time
+}
+
+// ckptPiece is a piece's body.
+type ckptPiece struct {
+	Points  []Point // without Instances
+	Seg     []int32 // per point: its segment in Segs, -1 when it has no detail
+	Idx     []int32 // per point: its index in that segment
+	Segs    []ckptSegment
+	Names   []ckptName
+	Reasons []ckptReason
+	Zones   []ckptZone // the history's time zones by index
+}
+
+// ckptZone is a time zone by name, with its offset for a zone that no
+// name loads (a fixed zone).
+type ckptZone struct {
+	Name   string
+	Offset int
+}
+
+type ckptSegment struct {
+	N, RowOff, IDs, IDsOff, Reasons []uint32
+	Data                            []byte
+}
+
+type ckptName struct {
+	Code                 uint32
+	Target, Role, Engine string
+}
+
+type ckptReason struct {
+	Code uint32
+	Text string
+}
+
+// KeepCheckpoints makes the ledger hand out, through Checkpoint, every
+// point appended from now on once it is sealed.
+func (l *Ledger) KeepCheckpoints() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.hist.ckpt = true
+	l.hist.ckptNext = l.hist.seq + 1
+}
+
+// CheckpointKey identifies the configuration a point's values depend on:
+// a ledger restores only pieces computed under its own.
+func (l *Ledger) CheckpointKey() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return checkpointKey(&l.cfg)
+}
+
+func checkpointKey(c *Config) uint64 {
+	h := fnv.New64a()
+	// fmt prints maps in key order.
+	fmt.Fprintf(h, "v%d|%d|%d|%d|%d|%d|%v|%v", checkpointVersion, c.Interval, c.Window, c.StaleAfter,
+		c.MaxSeries, c.SeriesStaleAfter, c.KVRequest, c.PoolRequests)
+	return h.Sum64()
+}
+
+// Checkpoint returns the points sealed since the last call (KeepCheckpoints
+// first), oldest first, as encoded pieces of at most one segment each; nil
+// when there are none. The copy under the lock takes references only: the
+// encoding is done outside it.
+func (l *Ledger) Checkpoint() ([][]byte, error) {
+	l.mu.Lock()
+	pieces := l.hist.ready()
+	key := checkpointKey(&l.cfg)
+	l.mu.Unlock()
+	if len(pieces) == 0 {
+		return nil, nil
+	}
+	out := make([][]byte, 0, len(pieces))
+	for i := range pieces {
+		b, err := pieces[i].encode(key)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// ready collects the points that left the hot tail and whose detail is
+// sealed (or that have none), from ckptNext on, and moves ckptNext past
+// them. A point still held as a block ends the run: its segment comes.
+func (h *history) ready() []ckptPiece {
+	if !h.ckpt || h.count == 0 {
+		return nil
+	}
+	first := h.seq - uint64(h.count) + 1 // the oldest stored point's seq
+	// Points that left the ring before they were ready are lost to the
+	// checkpoint: they are older than any history would keep.
+	h.ckptNext = max(h.ckptNext, first)
+	var out []ckptPiece
+	var cur *segment // the segment of the last piece, nil before its first
+	for i := int(h.ckptNext - first); i < h.count-h.hot; i++ {
+		s := h.at(i)
+		if s.cold != nil {
+			break
+		}
+		if len(out) == 0 || s.seg != nil && cur != nil && s.seg != cur {
+			out = append(out, ckptPiece{})
+			cur = nil
+		}
+		pc := &out[len(out)-1]
+		p := s.Point
+		p.Instances = nil
+		pc.Points = append(pc.Points, p)
+		if s.seg == nil {
+			pc.Seg, pc.Idx = append(pc.Seg, -1), append(pc.Idx, 0)
+		} else {
+			if cur == nil {
+				cur = s.seg
+				pc.addSegment(&h.cols, s.seg)
+			}
+			pc.Seg, pc.Idx = append(pc.Seg, 0), append(pc.Idx, int32(s.segIdx))
+		}
+		h.ckptNext = s.seq + 1
+	}
+	return out
+}
+
+// addSegment adds seg to the piece with the table entries its codes refer
+// to, copied now: a code may mean another name once its last user left.
+func (pc *ckptPiece) addSegment(c *columns, seg *segment) {
+	// The segment never changes: its arrays are shared, not copied.
+	pc.Segs = append(pc.Segs, ckptSegment{N: seg.n, Data: seg.data, RowOff: seg.rowOff, IDs: seg.ids, IDsOff: seg.idsOff, Reasons: seg.reasons})
+	seen := make(map[uint32]bool, len(seg.ids))
+	for _, id := range seg.ids {
+		if !seen[id] {
+			seen[id] = true
+			k := c.instances.get(id)
+			pc.Names = append(pc.Names, ckptName{id, k.target, k.role, k.engine})
+		}
+	}
+	for _, r := range seg.reasons {
+		pc.Reasons = append(pc.Reasons, ckptReason{r, c.reasons.get(r)})
+	}
+	pc.Zones = pc.Zones[:0]
+	for _, z := range c.zones {
+		_, off := time.Unix(0, 0).In(z).Zone()
+		pc.Zones = append(pc.Zones, ckptZone{z.String(), off})
+	}
+}
+
+func (pc *ckptPiece) encode(key uint64) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Write(checkpointMagic[:])
+	buf.WriteByte(checkpointVersion)
+	var hdr []byte
+	hdr = binary.LittleEndian.AppendUint64(hdr, key)
+	hdr = binary.AppendUvarint(hdr, uint64(len(pc.Points)))
+	hdr = binary.AppendVarint(hdr, pc.Points[0].Time.UnixNano())
+	hdr = binary.AppendVarint(hdr, pc.Points[len(pc.Points)-1].Time.UnixNano())
+	buf.Write(hdr)
+	if err := gob.NewEncoder(&buf).Encode(pc); err != nil {
+		return nil, fmt.Errorf("encode checkpoint: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// ParseCheckpointHeader reads a piece's header and returns the rest.
+func ParseCheckpointHeader(b []byte) (CheckpointHeader, []byte, error) {
+	var h CheckpointHeader
+	if len(b) < 5+8 || !bytes.Equal(b[:4], checkpointMagic[:]) {
+		return h, nil, errors.New("not a checkpoint")
+	}
+	if b[4] != checkpointVersion {
+		return h, nil, fmt.Errorf("checkpoint version %d: %w", b[4], ErrCheckpointMismatch)
+	}
+	h.Key = binary.LittleEndian.Uint64(b[5:])
+	b = b[13:]
+	n, k := binary.Uvarint(b)
+	if k <= 0 {
+		return h, nil, errors.New("checkpoint header cut short")
+	}
+	b = b[k:]
+	first, k := binary.Varint(b)
+	if k <= 0 {
+		return h, nil, errors.New("checkpoint header cut short")
+	}
+	b = b[k:]
+	last, k := binary.Varint(b)
+	if k <= 0 || n == 0 || n > 1<<30 {
+		return h, nil, errors.New("checkpoint header cut short")
+	}
+	h.Points, h.First, h.Last = int(n), time.Unix(0, first), time.Unix(0, last)
+	return h, b[k:], nil
+}
+
+// Restore appends the points of pieces (Checkpoint's, oldest first) to
+// the history as they were computed, without recomputing them: only the
+// newest pieces the history keeps are decoded, and only their points from
+// from on (zero: any), as many as the history keeps, newer than the
+// history's newest. Points recomputed afterwards (the inputs since the
+// last piece, and a warm-up before them) are stored only from after the
+// last restored point on. It returns the points restored and the time of
+// the last; on an error the pieces before the damaged one stay restored.
+func (l *Ledger) Restore(pieces [][]byte, from time.Time) (n int, last time.Time, err error) {
+	l.mu.Lock()
+	key, keep := checkpointKey(&l.cfg), l.cfg.History
+	l.mu.Unlock()
+	heads := make([]CheckpointHeader, len(pieces))
+	for i, b := range pieces {
+		if heads[i], _, err = ParseCheckpointHeader(b); err != nil {
+			return 0, last, err
+		}
+	}
+	start, total := len(pieces), 0
+	for start > 0 && total < keep {
+		start--
+		total += heads[start].Points
+	}
+	for _, h := range heads[start:] {
+		if h.Key != key {
+			return 0, last, ErrCheckpointMismatch
+		}
+	}
+	// The points of the first piece beyond what the history keeps.
+	skip := total - keep
+	for i, b := range pieces[start:] {
+		if heads[start+i].Last.Before(from) {
+			skip -= heads[start+i].Points
+			continue
+		}
+		pts, err := decodePiece(b)
+		if err != nil {
+			return n, last, err
+		}
+		l.mu.Lock()
+		h := &l.hist
+		for _, p := range pts {
+			if skip--; skip >= 0 || p.Time.Before(from) || h.count > 0 && !p.Time.After(h.at(h.count-1).Time) {
+				continue
+			}
+			h.append(p)
+			n++
+			last = p.Time
+		}
+		// Restored points are the checkpoint's already; what follows is
+		// handed out again.
+		h.ckptNext = h.seq + 1
+		if n > 0 {
+			h.restoredTo = last
+		}
+		l.mu.Unlock()
+	}
+	return n, last, nil
+}
+
+// decodePiece returns a piece's points with their detail. A piece that
+// passed its recording's checksum but does not decode is an error, never
+// a panic.
+func decodePiece(b []byte) (pts []Point, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			pts, err = nil, fmt.Errorf("checkpoint damaged: %v", r)
+		}
+	}()
+	hd, body, err := ParseCheckpointHeader(b)
+	if err != nil {
+		return nil, err
+	}
+	var pc ckptPiece
+	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&pc); err != nil {
+		return nil, fmt.Errorf("decode checkpoint: %w", err)
+	}
+	if len(pc.Points) != hd.Points || len(pc.Seg) != hd.Points || len(pc.Idx) != hd.Points {
+		return nil, errors.New("checkpoint damaged: its point counts disagree")
+	}
+	var c columns
+	for _, e := range pc.Names {
+		c.instances.vals = grow(c.instances.vals, e.Code)
+		c.instances.vals[e.Code] = instanceKey{e.Target, e.Role, e.Engine}
+	}
+	for _, e := range pc.Reasons {
+		c.reasons.vals = grow(c.reasons.vals, e.Code)
+		c.reasons.vals[e.Code] = e.Text
+	}
+	for _, z := range pc.Zones {
+		loc, err := time.LoadLocation(z.Name)
+		if err != nil {
+			loc = time.FixedZone(z.Name, z.Offset)
+		}
+		c.zones = append(c.zones, loc)
+	}
+	segs := make([]*segment, len(pc.Segs))
+	for i, s := range pc.Segs {
+		if len(s.RowOff) == 0 || len(s.IDsOff) != len(s.RowOff) || int(s.RowOff[len(s.RowOff)-1]) != len(s.Data) {
+			return nil, errors.New("checkpoint damaged: a segment's rows disagree with its bytes")
+		}
+		for _, id := range s.IDs {
+			if int(id) >= len(c.instances.vals) || c.instances.vals[id] == (instanceKey{}) {
+				return nil, errors.New("checkpoint damaged: a segment names an instance its table lacks")
+			}
+		}
+		segs[i] = &segment{n: s.N, data: s.Data, rowOff: s.RowOff, ids: s.IDs, idsOff: s.IDsOff, reasons: s.Reasons}
+	}
+	var rd *segReader
+	for i := range pc.Points {
+		if k := pc.Seg[i]; k >= 0 {
+			seg := segs[k]
+			if rd == nil || rd.seg != seg {
+				rd = c.newSegReader(seg, "")
+			}
+			pc.Points[i].Instances = rd.point(&c, int(pc.Idx[i]), "")
+		}
+	}
+	return pc.Points, nil
+}
+
+func grow[T any](s []T, code uint32) []T {
+	if int(code) < len(s) {
+		return s
+	}
+	return append(s, make([]T, int(code)+1-len(s))...)
+}
+
+// CheckpointAll makes the next Checkpoint hand out every stored point
+// that is ready again, restored ones included: a recording whose
+// checkpoint could not be used whole starts it over.
+func (l *Ledger) CheckpointAll() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.hist.ckpt = true
+	l.hist.ckptNext = 0
+}

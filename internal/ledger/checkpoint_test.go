@@ -1,0 +1,257 @@
+package ledger
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
+)
+
+// ckptLedger is a ledger whose points go cold and into segments within a
+// short test, as TestHistoryReadsWhatWasComputed's.
+func ckptLedger(cfg Config) *Ledger {
+	cfg.Interval = time.Second
+	if cfg.Window == 0 {
+		cfg.Window = 5 * time.Second
+	}
+	cfg.KVRequest = kvsize.Request{Bytes: 1 << 20}
+	l := New(cfg)
+	l.hist.hot = 3
+	l.hist.seal = 7
+	l.SetTargets([]engine.Target{
+		{Name: "p0", Role: engine.Prefill, Engine: engine.VLLM},
+		{Name: "p1", Role: engine.Prefill},
+		{Name: "d0", Role: engine.Decode, Engine: engine.VLLM},
+		{Name: "d1", Role: engine.Decode},
+		{Name: "x0"},
+	})
+	return l
+}
+
+// ckptInputs feeds l the inputs of second s: instances with and without
+// KV, one in another zone, one that fails then goes stale, one that comes
+// every other second.
+func ckptInputs(l *Ledger, s int) time.Time {
+	east := time.FixedZone("UTC+5", 5*3600)
+	now := at(float64(s))
+	g := map[engine.Metric]float64{engine.Running: float64(s % 4), engine.KVUsage: 0.1 * float64(s%10)}
+	l.Record(Scrape{Target: "p0", Time: now.Add(-time.Millisecond), Obs: obs(engine.Prefill, float64(3*s), float64(s<<20), g)})
+	l.Record(Scrape{Target: "p1", Time: now.Add(-2 * time.Millisecond), Obs: obs(engine.Prefill, float64(s), math.NaN(), nil)})
+	l.Record(Scrape{Target: "d0", Time: now.Add(-3 * time.Millisecond).In(east), Obs: obs(engine.Decode, float64(2*s), float64(s<<19), g)})
+	switch {
+	case s < 30:
+		l.Record(Scrape{Target: "d1", Time: now, Obs: obs(engine.Decode, float64(s), 0, nil)})
+	case s < 60:
+		l.Record(Scrape{Target: "d1", Time: now, Err: errors.New("connection refused " + fmt.Sprint(s%3))})
+	}
+	if s%2 == 0 {
+		l.Record(Scrape{Target: "x0", Time: now, Obs: obs(engine.Decode, float64(s), math.NaN(), nil)})
+	}
+	return now
+}
+
+// samePoints says how two points differ as the API and the pools panel
+// read them: their JSON (absent values' reasons, window times with their
+// zones) and their pools.
+func samePoints(a, b Point) string {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if string(ja) != string(jb) {
+		return fmt.Sprintf("\n got %s\nwant %s", jb, ja)
+	}
+	ja, _ = json.Marshal(a.Pools)
+	jb, _ = json.Marshal(b.Pools)
+	if string(ja) != string(jb) {
+		return fmt.Sprintf("pools\n got %s\nwant %s", jb, ja)
+	}
+	return ""
+}
+
+// checkpointed runs ticks seconds through a ledger that keeps checkpoints,
+// taking them every tick as a recorder does, and returns the ledger and
+// the pieces.
+func checkpointed(t *testing.T, ticks int) (*Ledger, [][]byte) {
+	t.Helper()
+	l := ckptLedger(Config{History: ticks})
+	l.KeepCheckpoints()
+	var pieces [][]byte
+	for s := 0; s < ticks; s++ {
+		l.Tick(ckptInputs(l, s))
+		ps, err := l.Checkpoint()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pieces = append(pieces, ps...)
+	}
+	return l, pieces
+}
+
+// A ledger restored from another's checkpoints holds the points the other
+// computed, per-instance detail included, and stores the points computed
+// after them only from after the last restored one.
+func TestCheckpointRestoresThePoints(t *testing.T) {
+	const ticks = 120
+	live, pieces := checkpointed(t, ticks)
+	want := live.Since(time.Time{})
+	if len(pieces) < 2 {
+		t.Fatalf("%d pieces, want several", len(pieces))
+	}
+
+	l := ckptLedger(Config{History: ticks})
+	n, last, err := l.Restore(pieces, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every point but the hot ones and the blocks waiting for their segment.
+	if n < ticks-3-7 || n > ticks-3 {
+		t.Fatalf("restored %d points of %d", n, ticks)
+	}
+	if !last.Equal(want[n-1].Time) {
+		t.Errorf("last restored point at %v, want %v", last, want[n-1].Time)
+	}
+	got := l.Since(time.Time{})
+	if len(got) != n {
+		t.Fatalf("history holds %d points after restoring %d", len(got), n)
+	}
+	detail := 0
+	for i := range got {
+		if d := samePoints(want[i], got[i]); d != "" {
+			t.Fatalf("point %d: %s", i, d)
+		}
+		detail += len(got[i].Instances)
+	}
+	if detail < 4*n {
+		t.Errorf("restored points hold %d instance-points, want at least %d", detail, 4*n)
+	}
+
+	// The inputs replayed from before the last restored point: the points
+	// up to it are not stored twice, the later ones are the live ones. (The
+	// replay starts before d1's last read: which stages an instance counts
+	// in is learned from its reads.)
+	for s := 20; s < ticks; s++ {
+		l.Tick(ckptInputs(l, s))
+	}
+	got = l.Since(time.Time{})
+	if len(got) != ticks {
+		t.Fatalf("after the replayed tail the history holds %d points, want %d", len(got), ticks)
+	}
+	for i := range got {
+		if d := samePoints(want[i], got[i]); d != "" {
+			t.Fatalf("point %d after the tail: %s", i, d)
+		}
+	}
+
+	// The restored points are not handed out again; the tail's are.
+	l.KeepCheckpoints()
+	more, err := l.Checkpoint()
+	if err != nil || len(more) != 0 {
+		t.Errorf("a fresh KeepCheckpoints hands out %d pieces (%v), want none", len(more), err)
+	}
+}
+
+// A ledger keeping fewer points restores only the newest pieces' points.
+func TestCheckpointRestoresWhatTheHistoryKeeps(t *testing.T) {
+	live, pieces := checkpointed(t, 120)
+	all := live.Since(time.Time{})
+	l := ckptLedger(Config{History: 20})
+	n, last, err := l.Restore(pieces, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := l.Since(time.Time{})
+	if len(got) != 20 || n != 20 {
+		t.Fatalf("history holds %d points, restored %d; want 20", len(got), n)
+	}
+	k := 0
+	for k < len(all) && !all[k].Time.Equal(last) {
+		k++
+	}
+	want := all[k-19 : k+1]
+	for i := range got {
+		if d := samePoints(want[i], got[i]); d != "" {
+			t.Fatalf("point %d: %s", i, d)
+		}
+	}
+}
+
+// Points older than the span asked for are not restored.
+func TestCheckpointRestoresFrom(t *testing.T) {
+	live, pieces := checkpointed(t, 120)
+	all := live.Since(time.Time{})
+	l := ckptLedger(Config{History: 120})
+	n, _, err := l.Restore(pieces, all[70].Time)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := l.Since(time.Time{})
+	if len(got) != n || n == 0 || !got[0].Time.Equal(all[70].Time) {
+		t.Fatalf("restored %d points from %v, want them from %v", n, got[0].Time, all[70].Time)
+	}
+	if n, _, err := ckptLedger(Config{History: 120}).Restore(pieces, all[119].Time); err != nil || n != 0 {
+		t.Errorf("restore from after the last piece: %d points (%v), want none", n, err)
+	}
+}
+
+// Pieces of a ledger configured otherwise, or damaged ones, are refused
+// without a panic; the pieces before a damaged one stay restored.
+func TestCheckpointRefusesWhatItCannotTrust(t *testing.T) {
+	live, pieces := checkpointed(t, 120)
+	want := live.Since(time.Time{})
+
+	other := ckptLedger(Config{History: 120, Window: 10 * time.Second})
+	if n, _, err := other.Restore(pieces, time.Time{}); !errors.Is(err, ErrCheckpointMismatch) || n != 0 {
+		t.Errorf("restore into a ledger with another W: %d points, %v; want none and a mismatch", n, err)
+	}
+	if len(other.Since(time.Time{})) != 0 {
+		t.Error("a refused restore left points")
+	}
+
+	f := func(name string, damage func([]byte) []byte) {
+		t.Run(name, func(t *testing.T) {
+			bad := append([][]byte(nil), pieces...)
+			k := len(bad) / 2
+			bad[k] = damage(append([]byte(nil), bad[k]...))
+			l := ckptLedger(Config{History: 120})
+			n, _, err := l.Restore(bad, time.Time{})
+			if err == nil {
+				t.Fatal("a damaged piece restored without an error")
+			}
+			before := 0
+			for _, b := range pieces[:k] {
+				h, _, _ := ParseCheckpointHeader(b)
+				before += h.Points
+			}
+			if n != before {
+				t.Errorf("restored %d points, want the %d before the damaged piece", n, before)
+			}
+			got := l.Since(time.Time{})
+			for i := range got {
+				if d := samePoints(want[i], got[i]); d != "" {
+					t.Fatalf("point %d: %s", i, d)
+				}
+			}
+		})
+	}
+	f("cut short", func(b []byte) []byte { return b[:len(b)*2/3] })
+	f("garbage", func(b []byte) []byte {
+		for i := 20; i < len(b); i += 7 {
+			b[i] ^= 0xa5
+		}
+		return b
+	})
+
+	// A build whose pieces are laid out otherwise restores none of them.
+	newer := append([][]byte(nil), pieces...)
+	last := len(newer) - 1
+	newer[last] = append([]byte(nil), newer[last]...)
+	newer[last][4]++
+	l := ckptLedger(Config{History: 120})
+	if n, _, err := l.Restore(newer, time.Time{}); !errors.Is(err, ErrCheckpointMismatch) || n != 0 {
+		t.Errorf("restore of another version's piece: %d points, %v; want none and a mismatch", n, err)
+	}
+}
