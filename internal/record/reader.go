@@ -282,6 +282,12 @@ func feed(q storage.Queryable, m Meta, texts *errorTexts, l *ledger.Ledger, to, 
 		}
 		sets = []TargetSet{{Targets: ts}}
 	}
+	var order readOrder
+	defer func() {
+		if order.skipped > 0 {
+			slog.Warn("recording: reads older than a read of the same target fed before them were left out", "reads", order.skipped)
+		}
+	}()
 	nextSet := 0
 	// A set recorded after the tick at From applies before the next input
 	// placed after that tick.
@@ -302,7 +308,9 @@ func feed(q storage.Queryable, m Meta, texts *errorTexts, l *ledger.Ledger, to, 
 		}
 		for i := range primes {
 			applySets(&primes[i])
-			l.Record(primes[i].scrape)
+			if order.admit(&primes[i].scrape) {
+				l.Record(primes[i].scrape)
+			}
 		}
 	}
 	// The next slices are read and decoded while the ledger takes this
@@ -390,7 +398,9 @@ func feed(q storage.Queryable, m Meta, texts *errorTexts, l *ledger.Ledger, to, 
 				last = e.at
 				continue
 			}
-			l.Record(e.scrape)
+			if order.admit(&e.scrape) {
+				l.Record(e.scrape)
+			}
 		}
 		carry = append(carry[:0:0], evs[cut:]...)
 	}
