@@ -69,7 +69,9 @@ type Parser struct {
 	gen     uint32
 
 	fast  fastState
+	memo  memo
 	quick int // expositions read by the scanner, for tests
+	hits  int // sample lines of the last exposition the memo served, for tests
 }
 
 // nameState is what the parser keeps per sample name: whether visit wants
@@ -85,6 +87,7 @@ type nameState struct {
 	verN     int    // and their number, -1 none
 	repeat   bool   // a series repeated (with one value): never verified
 	gen      uint32 // last exposition with the name
+	idx      uint32 // its index in that exposition's names (Parser.touched)
 }
 
 // Samples returns the number of float samples in the last exposition
@@ -101,20 +104,29 @@ func (p *Parser) name(n []byte) *nameState {
 		st = &nameState{name: string(n), wanted: p.Wanted == nil || p.Wanted(string(n)), verN: -1}
 		p.names[st.name] = st
 	}
-	if st.gen != p.gen {
-		st.gen, st.digest, st.n, st.repeat = p.gen, 0, 0, false
-		p.touched = append(p.touched, st)
-	}
+	p.touch(st)
 	p.cur = st
 	return st
+}
+
+// touch marks a name as used in the exposition being read.
+func (p *Parser) touch(st *nameState) {
+	if st.gen != p.gen {
+		st.gen, st.digest, st.n, st.repeat = p.gen, 0, 0, false
+		st.idx = uint32(len(p.touched))
+		p.touched = append(p.touched, st)
+	}
 }
 
 // digestSeed: digests are compared only within one process.
 var digestSeed = maphash.MakeSeed()
 
 // add folds one series into its name's digest.
-func (st *nameState) add(series []byte) {
-	st.digest = (st.digest ^ maphash.Bytes(digestSeed, series)) * 0x9e3779b97f4a7c15
+func (st *nameState) add(series []byte) { st.fold(hashSeries(series)) }
+
+// fold folds the hash of one series into its name's digest.
+func (st *nameState) fold(h uint64) {
+	st.digest = (st.digest ^ h) * 0x9e3779b97f4a7c15
 	st.n++
 }
 
@@ -124,7 +136,8 @@ func (p *Parser) begin() {
 		p.names = make(map[string]*nameState)
 	}
 	p.gen++
-	p.touched = p.touched[:0]
+	// The names of the last exposition stay with the memo of its lines.
+	p.touched, p.memo.names = p.memo.names[:0], p.touched
 	p.cur = nil
 	p.n = 0
 	if p.gen%16 == 0 {

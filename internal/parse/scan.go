@@ -63,55 +63,98 @@ func (p *Parser) scan(body []byte) bool {
 	ftype := model.MetricTypeUnknown
 	typeLine := int32(-1)
 	var last prior
+	// The memo serves only the exposition right after the one it
+	// describes: the name states it points to are those of that read.
+	recall := p.memo.gen != 0 && p.memo.gen == p.gen-1
+	p.memo.gen, p.hits = 0, 0
+	k := 0 // sample lines so far
 	for i := 0; i < len(body); {
-		end := bytes.IndexByte(body[i:], '\n')
-		if end < 0 {
-			end = len(body)
-		} else {
-			end += i
-		}
-		line := body[i:end]
 		start := i
-		i = end + 1
-		if len(line) == 0 {
-			continue
+		var (
+			line               []byte
+			nameEnd, seriesEnd int
+			val, ts            []byte
+			st                 *nameState
+			h                  uint64
+		)
+		var (
+			lm   lineMemo
+			se   int
+			memo bool
+		)
+		if recall {
+			lm, se, h, memo = p.memo.recall(body, i, k)
 		}
-		c := line[0]
-		if c == '#' {
-			name, text, isType, ok := meta(line)
-			if !ok {
+		if memo {
+			// The series of the k-th line of the last exposition, already
+			// validated: only its value is read.
+			end := bytes.IndexByte(body[se:], '\n')
+			if end < 0 {
+				end = len(body)
+			} else {
+				end += se
+			}
+			line, i = body[i:end], end+1
+			nameEnd, seriesEnd = int(lm.nameEnd), int(lm.series)
+			var ok bool
+			if val, ts, ok = sampleValue(line, seriesEnd); !ok || !validTimestamp(ts) {
 				return false
 			}
-			if name == nil {
-				continue // a comment
+			st = p.memo.names[lm.name]
+			p.touch(st)
+			p.cur, last = st, prior{series: line[:seriesEnd], nameEnd: nameEnd}
+			p.hits++
+		} else {
+			end := bytes.IndexByte(body[i:], '\n')
+			if end < 0 {
+				end = len(body)
+			} else {
+				end += i
 			}
-			if !isType {
-				if !utf8.Valid(text) {
-					return false
-				}
+			line, i = body[i:end], end+1
+			if len(line) == 0 {
 				continue
 			}
-			t, ok := metricType(text)
-			if !ok {
+			c := line[0]
+			if c == '#' {
+				name, text, isType, ok := meta(line)
+				if !ok {
+					return false
+				}
+				if name == nil {
+					continue // a comment
+				}
+				if !isType {
+					if !utf8.Valid(text) {
+						return false
+					}
+					continue
+				}
+				t, ok := metricType(text)
+				if !ok {
+					return false
+				}
+				family, ftype, typeLine = name, t, int32(start)
+				continue
+			}
+			if !isNameStart(c) {
 				return false
 			}
-			family, ftype, typeLine = name, t, int32(start)
-			continue
+			var sameName, ok bool
+			nameEnd, seriesEnd, val, ts, sameName, ok = sampleLine(line, &last)
+			if !ok || seriesEnd > MaxSeriesBytes || !validTimestamp(ts) {
+				return false
+			}
+			st = p.cur
+			if !sameName || st == nil {
+				st = p.name(line[:nameEnd])
+			}
+			h = hashSeries(line[:seriesEnd])
 		}
-		if !isNameStart(c) {
-			return false
-		}
-		nameEnd, seriesEnd, val, ts, sameName, ok := sampleLine(line, &last)
-		if !ok || seriesEnd > MaxSeriesBytes || !validTimestamp(ts) {
-			return false
-		}
-		name, series := line[:nameEnd], line[:seriesEnd]
+		p.memo.keep(k, h, st, seriesEnd, nameEnd)
+		k++
 		p.n++
-		st := p.cur
-		if !sameName || st == nil {
-			st = p.name(name)
-		}
-		st.add(series)
+		st.fold(h)
 		if !st.wanted {
 			if !simpleFloat(val) {
 				if _, err := parseFloat(val); err != nil {
@@ -127,12 +170,15 @@ func (p *Parser) scan(body []byte) bool {
 		if math.IsNaN(v) {
 			v = math.Float64frombits(value.NormalNaN)
 		}
+		name := line[:nameEnd]
 		t := model.MetricTypeUnknown
 		if belongs(name, family, ftype) {
 			t = ftype
 		}
 		recs = append(recs, record{start: int32(start), nameEnd: int32(start + nameEnd), seriesEnd: int32(start + seriesEnd), typeLine: typeLine, mtype: t, value: v})
 	}
+	p.memo.lines = p.memo.lines[:k]
+	p.memo.gen = p.gen
 	return true
 }
 
@@ -289,31 +335,38 @@ func sampleLine(line []byte, last *prior) (nameEnd, seriesEnd int, val, ts []byt
 		}
 	}
 	seriesEnd = k
+	if val, ts, ok = sampleValue(line, k); !ok {
+		return 0, 0, nil, nil, false, false
+	}
+	cur.series, cur.nameEnd = line[:seriesEnd], nameEnd
+	*last = cur
+	return nameEnd, seriesEnd, val, ts, sameName, true
+}
+
+// sampleValue splits the rest of a sample line after its series at k: the
+// value and the timestamp, if any.
+func sampleValue(line []byte, k int) (val, ts []byte, ok bool) {
 	k = skipBlanks(line, k)
 	vs := k
 	for k < len(line) && line[k] != ' ' && line[k] != '\t' && line[k] != '{' {
 		k++
 	}
 	if k == vs || k < len(line) && line[k] == '{' {
-		return 0, 0, nil, nil, false, false
+		return nil, nil, false
 	}
 	val = line[vs:k]
 	k = skipBlanks(line, k)
 	if k == len(line) {
-		cur.series, cur.nameEnd = line[:seriesEnd], nameEnd
-		*last = cur
-		return nameEnd, seriesEnd, val, nil, sameName, true
+		return val, nil, true
 	}
 	ts0 := k
 	for k < len(line) && line[k] >= '0' && line[k] <= '9' {
 		k++
 	}
 	if k == ts0 || skipBlanks(line, k) != len(line) {
-		return 0, 0, nil, nil, false, false
+		return nil, nil, false
 	}
-	cur.series, cur.nameEnd = line[:seriesEnd], nameEnd
-	*last = cur
-	return nameEnd, seriesEnd, val, line[ts0:k], sameName, true
+	return val, line[ts0:k], true
 }
 
 // labelSet reads the labels after '{' and returns the offset after '}'.
@@ -503,6 +556,9 @@ func simpleFloat(b []byte) bool {
 // parseFloat is Prometheus' textparse.parseFloat: Go's ParseFloat without
 // the spellings Go added in 1.13 (hex mantissas' p exponents, underscores).
 func parseFloat(b []byte) (float64, error) {
+	if f, ok := exactFloat(b); ok {
+		return f, nil
+	}
 	s := unsafeString(b)
 	if !simpleFloat(b) && strings.ContainsAny(s, "pP_") {
 		return 0, errUnsupportedFloat

@@ -1,0 +1,103 @@
+package parse
+
+// exactFloat reads the common spellings of a float in an exposition
+// (integers, "123.0", short decimals, "1.5e+06") when the result is
+// exact in float64 arithmetic: a mantissa of at most 2^53 scaled by a
+// power of ten of at most 10^22, both exactly representable, so one
+// multiplication or division rounds correctly (Clinger's fast path, the
+// one strconv itself tries first:
+// https://github.com/golang/go/blob/go1.26.0/src/strconv/atof.go). It
+// gives strconv.ParseFloat's result bit for bit (FuzzExactFloat); ok is
+// false for everything else, which is left to strconv.
+func exactFloat(b []byte) (f float64, ok bool) {
+	k := 0
+	neg := false
+	if len(b) > 0 && (b[0] == '+' || b[0] == '-') {
+		neg = b[0] == '-'
+		k++
+	}
+	var mant uint64
+	digits, frac := 0, 0
+	sawDot := false
+	for ; k < len(b); k++ {
+		c := b[k]
+		switch {
+		case c >= '0' && c <= '9':
+			if digits == 19 {
+				return 0, false // could overflow the mantissa
+			}
+			mant = mant*10 + uint64(c-'0')
+			digits++
+			if sawDot {
+				frac++
+			}
+			continue
+		case c == '.' && !sawDot:
+			sawDot = true
+			continue
+		}
+		break
+	}
+	if digits == 0 {
+		return 0, false
+	}
+	exp := 0
+	if k < len(b) {
+		if b[k] != 'e' && b[k] != 'E' {
+			return 0, false
+		}
+		k++
+		eneg := false
+		if k < len(b) && (b[k] == '+' || b[k] == '-') {
+			eneg = b[k] == '-'
+			k++
+		}
+		e0 := k
+		for ; k < len(b) && b[k] >= '0' && b[k] <= '9'; k++ {
+			if k-e0 == 3 {
+				return 0, false
+			}
+			exp = exp*10 + int(b[k]-'0')
+		}
+		if k == e0 || k != len(b) {
+			return 0, false
+		}
+		if eneg {
+			exp = -exp
+		}
+	}
+	exp -= frac
+	if mant>>53 != 0 {
+		return 0, false
+	}
+	f = float64(mant)
+	switch {
+	case mant == 0 || exp == 0:
+	case exp > 0 && exp <= 22+15:
+		if exp > 22 {
+			// The excess of the exponent moves into the mantissa
+			// while it stays exact.
+			f *= float64pow10[exp-22]
+			if f > 1e15 {
+				return 0, false
+			}
+			exp = 22
+		}
+		f *= float64pow10[exp]
+	case exp < 0 && exp >= -22:
+		f /= float64pow10[-exp]
+	default:
+		return 0, false
+	}
+	if neg {
+		f = -f
+	}
+	return f, true
+}
+
+// float64pow10 are the powers of ten float64 holds exactly.
+var float64pow10 = [...]float64{
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
+	1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
+	1e20, 1e21, 1e22,
+}
