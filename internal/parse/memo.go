@@ -3,6 +3,8 @@ package parse
 import (
 	"hash/maphash"
 	"math"
+
+	"github.com/prometheus/common/model"
 )
 
 // lineMemo is what the scanner keeps of one sample line of the last
@@ -30,6 +32,7 @@ type lineMemo struct {
 // costs 16 bytes per sample line of a target.
 type memo struct {
 	lines []lineMemo
+	metas []metaMemo   // the comment lines, by ordinal among them
 	names []*nameState // the names of that exposition, in order of first use
 	gen   uint32       // the parser's generation that read it; 0 none
 }
@@ -65,4 +68,62 @@ func (m *memo) keep(k int, h uint64, st *nameState, seriesLen, nameEnd int) {
 		return
 	}
 	m.lines = append(m.lines, lm)
+}
+
+// metaMemo is what the scanner keeps of one comment line (# HELP, # TYPE
+// or another comment) of the last exposition it accepted, by the line's
+// ordinal among the comment lines: the same text is read the same way.
+type metaMemo struct {
+	hash             uint64 // maphash of the whole line
+	len              uint32 // its length; 0: not memoized
+	nameOff, nameLen uint16 // a # TYPE line's name in it; nameLen 0: no # TYPE line
+	typ              uint8  // a # TYPE line's type, an index in metaTypes
+}
+
+var metaTypes = [...]model.MetricType{
+	model.MetricTypeUnknown, model.MetricTypeCounter, model.MetricTypeGauge,
+	model.MetricTypeHistogram, model.MetricTypeSummary,
+}
+
+func (mm metaMemo) mtype() model.MetricType { return metaTypes[mm.typ] }
+
+// recallMeta returns the memo of the k-th comment line of the last
+// exposition when the line starting at body[i] is the same text; end is
+// the offset of the line's end.
+func (m *memo) recallMeta(body []byte, i, k int) (mm metaMemo, end int, ok bool) {
+	if k >= len(m.metas) {
+		return mm, 0, false
+	}
+	mm = m.metas[k]
+	end = i + int(mm.len)
+	if mm.len == 0 || end > len(body) || end < len(body) && body[end] != '\n' {
+		return mm, 0, false
+	}
+	return mm, end, maphash.Bytes(digestSeed, body[i:end]) == mm.hash
+}
+
+// keepMeta records the k-th comment line of the exposition being
+// scanned; name is a # HELP or # TYPE line's name, a slice of line.
+func (m *memo) keepMeta(k int, line, name []byte, isType bool, t model.MetricType) {
+	mm := metaMemo{hash: maphash.Bytes(digestSeed, line)}
+	if len(line) <= math.MaxUint32 {
+		mm.len = uint32(len(line))
+	}
+	if isType {
+		off := cap(line) - cap(name) // name is line[off:off+len(name)]
+		for i, mt := range metaTypes {
+			if mt == t {
+				mm.typ = uint8(i)
+			}
+		}
+		if off > math.MaxUint16 || len(name) == 0 || len(name) > math.MaxUint16 {
+			mm.len = 0
+		}
+		mm.nameOff, mm.nameLen = uint16(off), uint16(len(name))
+	}
+	if k < len(m.metas) {
+		m.metas[k] = mm
+		return
+	}
+	m.metas = append(m.metas, mm)
 }

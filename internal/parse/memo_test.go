@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"strconv"
@@ -115,6 +116,15 @@ func TestMemoEdges(t *testing.T) {
 	onlyAB := func(name string) bool { return name == "ab" }
 	f("another name of the same length", onlyAB, "ab 1\ncd 2\n", "ab 1\ncd 2\n", "cd 1\nab 2\n", "ab 3\nab{x=\"\"} 4\n")
 	f("an invalid series of the same length", nil, three, three, "a{x=1\"2} 5\na{x=\"2\"} 6\na{x=\"\xff\"} 7\n", three)
+	f("a type line changed", nil,
+		"# TYPE a gauge\na 1\n", "# TYPE a gauge\na 1\n", "# TYPE a count\na 2\n", "# TYPE b gauge\na 3\n", "# TYPE a gauge\na 4\n",
+		"# TYPE a gauge \na 5\n", "# HELP a gauge\na 6\n", "# TYPE a gauge\na 7\n", "# TYPE a_ gauge\na_ 7\n")
+	f("a help text changed", nil,
+		"# HELP a x\n# TYPE a gauge\na 1\n", "# HELP a x\n# TYPE a gauge\na 1\n", "# HELP a \xff\n# TYPE a gauge\na 2\n",
+		"# HELP a x\n# TYPE a gauge\na 1\n", "# HELP a y\n# TYPE a gauge\na 1\n", "# HELP a x\n# HELP a gauge\na 1\n")
+	f("a type line removed", nil,
+		"# TYPE a counter\n# TYPE b counter\na 1\nb 2\n", "# TYPE a counter\n# TYPE b counter\na 1\nb 2\n",
+		"# TYPE b counter\na 1\nb 2\n", "# TYPE a counter\n# TYPE b counter\na 1\nb 2\n", "# TYPE a counter\na 1\nb 2\n")
 	f("a name without labels", nil, "a 1\nb 2\n", "a 1\nb 2\n", "a{} 1\nb{} 2\n", "a 1\nb\t2\n", "a 1\nb {} 2\n")
 }
 
@@ -138,6 +148,9 @@ func TestMemoServesSuccessiveExpositions(t *testing.T) {
 		}
 		if i >= 2 && p.hits != p.Samples() {
 			t.Errorf("read %d: the memo served %d of %d sample lines", i, p.hits, p.Samples())
+		}
+		if comments := bytes.Count(body, []byte("\n#")) + 1; i >= 2 && p.metaHits != comments {
+			t.Errorf("read %d: the memo served %d of %d comment lines", i, p.metaHits, comments)
 		}
 	}
 }

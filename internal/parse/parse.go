@@ -72,6 +72,8 @@ type Parser struct {
 	memo  memo
 	quick int // expositions read by the scanner, for tests
 	hits  int // sample lines of the last exposition the memo served, for tests
+	// and its comment lines
+	metaHits int
 }
 
 // nameState is what the parser keeps per sample name: whether visit wants
@@ -318,7 +320,8 @@ func (p *Parser) Labels(l *labels.Labels) {
 // quoted UTF-8 form ({"name",...}) are returned with their quotes removed.
 func seriesName(series []byte) []byte {
 	if len(series) > 0 && series[0] == '{' {
-		rest := series[1:]
+		// Prometheus' lexer allows blanks after the brace.
+		rest := bytes.TrimLeft(series[1:], " \t")
 		if len(rest) > 0 && rest[0] == '"' {
 			if end := bytes.IndexByte(rest[1:], '"'); end >= 0 {
 				return rest[1 : end+1]

@@ -66,22 +66,35 @@ func (p *Parser) scan(body []byte) bool {
 	// The memo serves only the exposition right after the one it
 	// describes: the name states it points to are those of that read.
 	recall := p.memo.gen != 0 && p.memo.gen == p.gen-1
-	p.memo.gen, p.hits = 0, 0
-	k := 0 // sample lines so far
+	p.memo.gen, p.hits, p.metaHits = 0, 0, 0
+	k, km := 0, 0 // sample lines and comment lines so far
 	for i := 0; i < len(body); {
 		start := i
 		var (
 			line               []byte
 			nameEnd, seriesEnd int
 			val, ts            []byte
+			v                  float64
+			parsed             bool // v is val's value
 			st                 *nameState
 			h                  uint64
+			lm                 lineMemo
+			se                 int
+			memo, ok           bool
 		)
-		var (
-			lm   lineMemo
-			se   int
-			memo bool
-		)
+		if recall && body[i] == '#' {
+			if mm, end, ok := p.memo.recallMeta(body, i, km); ok {
+				// A comment line of the last exposition, already read.
+				if mm.nameLen > 0 {
+					family = body[i+int(mm.nameOff) : i+int(mm.nameOff)+int(mm.nameLen)]
+					ftype, typeLine = mm.mtype(), int32(i)
+				}
+				i = end + 1
+				km++
+				p.metaHits++
+				continue
+			}
+		}
 		if recall {
 			lm, se, h, memo = p.memo.recall(body, i, k)
 		}
@@ -96,8 +109,11 @@ func (p *Parser) scan(body []byte) bool {
 			}
 			line, i = body[i:end], end+1
 			nameEnd, seriesEnd = int(lm.nameEnd), int(lm.series)
-			var ok bool
-			if val, ts, ok = sampleValue(line, seriesEnd); !ok || !validTimestamp(ts) {
+			// Most lines end in one blank and a float of the fast path;
+			// what that path reads is what sampleValue would split off.
+			if v, parsed = exactFloat(line[seriesEnd+1:]); parsed {
+				val = line[seriesEnd+1:]
+			} else if val, ts, ok = sampleValue(line, seriesEnd); !ok || !validTimestamp(ts) {
 				return false
 			}
 			st = p.memo.names[lm.name]
@@ -121,26 +137,24 @@ func (p *Parser) scan(body []byte) bool {
 				if !ok {
 					return false
 				}
-				if name == nil {
-					continue // a comment
-				}
-				if !isType {
-					if !utf8.Valid(text) {
+				t := model.MetricTypeUnknown
+				switch {
+				case isType:
+					if t, ok = metricType(text); !ok {
 						return false
 					}
-					continue
-				}
-				t, ok := metricType(text)
-				if !ok {
+					family, ftype, typeLine = name, t, int32(start)
+				case name != nil && !utf8.Valid(text):
 					return false
 				}
-				family, ftype, typeLine = name, t, int32(start)
+				p.memo.keepMeta(km, line, name, isType, t)
+				km++
 				continue
 			}
 			if !isNameStart(c) {
 				return false
 			}
-			var sameName, ok bool
+			var sameName bool
 			nameEnd, seriesEnd, val, ts, sameName, ok = sampleLine(line, &last)
 			if !ok || seriesEnd > MaxSeriesBytes || !validTimestamp(ts) {
 				return false
@@ -156,16 +170,18 @@ func (p *Parser) scan(body []byte) bool {
 		p.n++
 		st.fold(h)
 		if !st.wanted {
-			if !simpleFloat(val) {
+			if !parsed && !simpleFloat(val) {
 				if _, err := parseFloat(val); err != nil {
 					return false
 				}
 			}
 			continue
 		}
-		v, err := parseFloat(val)
-		if err != nil {
-			return false
+		if !parsed {
+			var err error
+			if v, err = parseFloat(val); err != nil {
+				return false
+			}
 		}
 		if math.IsNaN(v) {
 			v = math.Float64frombits(value.NormalNaN)
@@ -177,7 +193,7 @@ func (p *Parser) scan(body []byte) bool {
 		}
 		recs = append(recs, record{start: int32(start), nameEnd: int32(start + nameEnd), seriesEnd: int32(start + seriesEnd), typeLine: typeLine, mtype: t, value: v})
 	}
-	p.memo.lines = p.memo.lines[:k]
+	p.memo.lines, p.memo.metas = p.memo.lines[:k], p.memo.metas[:km]
 	p.memo.gen = p.gen
 	return true
 }
