@@ -38,8 +38,8 @@ type Reader struct {
 
 	parser  parse.Parser
 	cache   map[string]*entry
-	order   []*entry // the entry of the i-th visited sample of the last read
-	pos     int      // samples visited in this read
+	order   []*entry // the entry of the i-th sample (parse.Sample.Ref) of the last read
+	pos     int      // after the Ref of the sample visited last
 	touched int      // cache entries seen in this read
 	gen     uint32
 	staged  []staged
@@ -195,15 +195,16 @@ func (r *Reader) visit(s *parse.Sample) error {
 	return nil
 }
 
-// lookup finds the binding of a sample: first where the same position held
-// it in the last read (expositions list their series in the same order
-// every time, so this is one comparison of the series text), else by the
-// series text in the cache.
+// lookup finds the binding of a sample: first where the same position
+// (the sample's ordinal in the exposition) held it in the last read;
+// expositions list their series in the same order every time, so this is
+// at most one comparison of the series text, none when the parser knows
+// the series to be the Same. Else by the series text in the cache.
 func (r *Reader) lookup(s *parse.Sample) *entry {
-	i := r.pos
-	r.pos++
+	i := int(s.Ref)
+	r.pos = i + 1
 	if i < len(r.order) {
-		if b := r.order[i]; b != nil && b.key == string(s.Series) {
+		if b := r.order[i]; b != nil && (s.Same || b.key == string(s.Series)) {
 			return b
 		}
 	}
@@ -305,7 +306,7 @@ func (r *Reader) finish(o *Observation) error {
 			h.Present = true
 			switch b.part {
 			case partBucket:
-				h.add(b.le, v)
+				h.addAt(b.le, v, &b.bucket)
 			case partSum:
 				h.Sum += v
 				h.HasSum = true
@@ -395,18 +396,32 @@ func (r *Reader) addNote(n string) {
 	r.obs.Notes = append(r.obs.Notes, n)
 }
 
-func (h *Histogram) add(le, v float64) {
+// add adds v to the bucket of le and returns the bucket's index.
+func (h *Histogram) add(le, v float64) int {
 	for i := range h.Buckets {
 		if h.Buckets[i].UpperBound == le {
 			h.Buckets[i].Count += v
-			return
+			return i
 		}
 	}
 	h.Buckets = append(h.Buckets, Bucket{UpperBound: le, Count: v})
 	// Keep the buckets sorted; exposition order is ascending, so this is rare.
-	for i := len(h.Buckets) - 1; i > 0 && h.Buckets[i].UpperBound < h.Buckets[i-1].UpperBound; i-- {
+	i := len(h.Buckets) - 1
+	for ; i > 0 && h.Buckets[i].UpperBound < h.Buckets[i-1].UpperBound; i-- {
 		h.Buckets[i], h.Buckets[i-1] = h.Buckets[i-1], h.Buckets[i]
 	}
+	return i
+}
+
+// addAt is add with a hint, where the bucket of le was in the last read:
+// a histogram's buckets come in the same order every read, so the search
+// is needed only when they change.
+func (h *Histogram) addAt(le, v float64, hint *int32) {
+	if i := int(*hint); i < len(h.Buckets) && h.Buckets[i].UpperBound == le {
+		h.Buckets[i].Count += v
+		return
+	}
+	*hint = int32(h.add(le, v))
 }
 
 func (r *Reader) fillIgnored(o *Observation) {

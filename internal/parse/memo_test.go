@@ -2,49 +2,16 @@ package parse
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"math"
 	"os"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/ptdmon/ptdmon/internal/parse/parsetest"
 )
-
-// edit derives a body from a: the bytes of ops say which lines change
-// and how (a value changed, a line removed, repeated, swapped with the
-// next, a byte of its text changed, a malformed line inserted), as a
-// target's next exposition may differ from its last.
-func edit(a string, ops []byte) string {
-	lines := strings.Split(a, "\n")
-	for len(ops) >= 2 && len(lines) > 0 {
-		op, j := ops[0]%7, int(ops[1])%len(lines)
-		ops = ops[2:]
-		switch op {
-		case 0, 1: // a new value
-			if sp := strings.LastIndexByte(lines[j], ' '); sp > 0 {
-				lines[j] = lines[j][:sp+1] + strconv.Itoa(int(op)*int(j)+len(ops))
-			}
-		case 2:
-			lines = append(lines[:j], lines[j+1:]...)
-		case 3:
-			lines = append(lines[:j+1], lines[j:]...)
-		case 4:
-			if j+1 < len(lines) {
-				lines[j], lines[j+1] = lines[j+1], lines[j]
-			}
-		case 5: // a byte of the text, often of a label value or name
-			if l := lines[j]; len(l) > 0 && len(ops) > 0 {
-				k := int(ops[0]) % len(l)
-				lines[j] = l[:k] + string(rune('0'+ops[0]%75)) + l[k+1:]
-				ops = ops[1:]
-			}
-		case 6:
-			lines = append(lines[:j], append([]string{"a{b=\"c\" 1"}, lines[j:]...)...)
-		}
-	}
-	return strings.Join(lines, "\n")
-}
 
 // readFresh is the oracle for a parser that read other bodies before: a
 // new parser reading body, twice (its second read is the scanner's).
@@ -66,12 +33,22 @@ func FuzzMemoAgreesWithFreshParser(f *testing.F) {
 		f.Add(s, []byte{2, byte(i), 1, 3})
 	}
 	f.Fuzz(func(t *testing.T, a string, ops []byte) {
-		b := edit(a, ops)
-		c := edit(b, append(ops[min(len(ops), 2):], 1, 2))
+		b := parsetest.Edit(a, ops)
+		c := parsetest.Edit(b, append(ops[min(len(ops), 2):], 1, 2))
 		for _, wanted := range []func(string) bool{nil, oddName} {
 			p := &Parser{Wanted: wanted}
+			var last []string // the series of the last body read in full, by Ref
 			for i, body := range []string{a, a, b, b, c, a, b} {
-				g, err := viaParser(p, []byte(body), "")
+				var g []got
+				var ls labels.Labels
+				var refs []int32
+				var same []bool
+				err := p.Parse([]byte(body), "", func(s *Sample) error {
+					p.Labels(&ls)
+					g = append(g, got{string(s.Name), string(s.Series), ls.String(), string(s.Type), math.Float64bits(s.Value)})
+					refs, same = append(refs, s.Ref), append(same, s.Same)
+					return nil
+				})
 				got := fmt.Sprint(g, err)
 				first, second := readFresh(body, wanted)
 				if got != first && got != second {
@@ -79,6 +56,21 @@ func FuzzMemoAgreesWithFreshParser(f *testing.F) {
 				}
 				if first != second {
 					t.Fatalf("a new parser reads %q twice differently:\n %s\n %s", body, first, second)
+				}
+				all, _ := viaParser(&Parser{}, []byte(body), "")
+				for j, ref := range refs {
+					if int(ref) >= len(all) || all[ref].series != g[j].series {
+						t.Fatalf("read %d of %q: sample %d (%s) has Ref %d", i, body, j, g[j].series, ref)
+					}
+					if same[j] && (int(ref) >= len(last) || last[ref] != g[j].series) {
+						t.Fatalf("read %d of %q: sample %d (%s) is the Same as Ref %d of the last body %q", i, body, j, g[j].series, ref, last)
+					}
+				}
+				last = nil
+				if err == nil {
+					for _, s := range all {
+						last = append(last, s.series)
+					}
 				}
 			}
 		}
@@ -139,9 +131,22 @@ func TestMemoServesSuccessiveExpositions(t *testing.T) {
 	bodies := append([][]byte{body, body}, parsetest.Successive(body, 3, 0.7, 2)...)
 	p := &Parser{}
 	for i, body := range bodies {
-		g, err := viaParser(p, body, "")
+		var g []got
+		var ls labels.Labels
+		same := 0
+		err := p.Parse(body, "", func(s *Sample) error {
+			p.Labels(&ls)
+			g = append(g, got{string(s.Name), string(s.Series), ls.String(), string(s.Type), math.Float64bits(s.Value)})
+			if s.Same {
+				same++
+			}
+			return nil
+		})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if i >= 2 && same != len(g) {
+			t.Errorf("read %d: %d of %d samples the Same as in the last exposition", i, same, len(g))
 		}
 		if first, _ := readFresh(string(body), nil); fmt.Sprint(g, err) != first {
 			t.Fatalf("read %d differs from a new parser's", i)
@@ -153,4 +158,39 @@ func TestMemoServesSuccessiveExpositions(t *testing.T) {
 			t.Errorf("read %d: the memo served %d of %d comment lines", i, p.metaHits, comments)
 		}
 	}
+}
+
+// Sample.Same holds only after an exposition read in full: a visit that
+// stopped a read, or a body that failed, leaves the next read's samples
+// not the Same, as what the visit kept is not that of the whole body.
+func TestSameAfterAnIncompleteRead(t *testing.T) {
+	body := []byte("a{x=\"1\"} 1\na{x=\"2\"} 2\na{x=\"3\"} 3\n")
+	stop := errors.New("stop")
+	f := func(name string, reads []string, stopAt []int, want []int) {
+		t.Helper()
+		p := &Parser{}
+		for i, b := range reads {
+			same, n := 0, 0
+			err := p.Parse([]byte(b), "", func(s *Sample) error {
+				n++
+				if s.Same {
+					same++
+				}
+				if n == stopAt[i] {
+					return stop
+				}
+				return nil
+			})
+			if err != nil && !errors.Is(err, stop) && b == string(body) {
+				t.Fatal(err)
+			}
+			if same != want[i] {
+				t.Errorf("%s: read %d: %d samples the Same, want %d", name, i, same, want[i])
+			}
+		}
+	}
+	f("a visit stopped", []string{string(body), string(body), string(body), string(body), string(body)},
+		[]int{0, 0, 2, 0, 0}, []int{0, 0, 2, 0, 3})
+	f("a body failed", []string{string(body), string(body), "a{x=\"1\"} 1\na{x=\"2\"} x\n", string(body), string(body)},
+		[]int{0, 0, 0, 0, 0}, []int{0, 0, 0, 0, 3})
 }

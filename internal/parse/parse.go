@@ -32,6 +32,14 @@ type Sample struct {
 	// model.MetricTypeUnknown when the sample does not belong to the declared family.
 	Type  model.MetricType
 	Value float64
+	// Ref is the sample's ordinal among the exposition's samples, wanted
+	// or not.
+	Ref int32
+	// Same says the series text is that of the sample at Ref in the last
+	// exposition, and that the parser read that exposition in full
+	// (visit called for all its samples without error): whatever visit
+	// keeps by Ref from that read belongs to this series.
+	Same bool
 }
 
 // MaxSeriesBytes bounds the text of one series (name and labels). Label
@@ -68,10 +76,12 @@ type Parser struct {
 	cur     *nameState
 	gen     uint32
 
-	fast  fastState
-	memo  memo
-	quick int // expositions read by the scanner, for tests
-	hits  int // sample lines of the last exposition the memo served, for tests
+	fast fastState
+	memo memo
+	// complete: the last exposition was read in full (Sample.Same)
+	complete bool
+	quick    int // expositions read by the scanner, for tests
+	hits     int // sample lines of the last exposition the memo served, for tests
 	// and its comment lines
 	metaHits int
 }
@@ -221,15 +231,21 @@ func (p *Parser) Parse(body []byte, contentType string, visit func(*Sample) erro
 	if looksBinary(body) {
 		return fmt.Errorf("body: %w (binary data)", ErrNotExposition)
 	}
+	complete := p.complete
+	p.complete = false
 	if format == "text/plain" {
 		p.begin()
-		if p.scan(body) && p.checked() {
+		if p.scan(body, complete) && p.checked() {
 			p.quick++
-			return p.visitScanned(body, visit)
+			err = p.visitScanned(body, visit)
+			p.complete = err == nil
+			return err
 		}
 		p.release()
 	}
-	return p.parse(body, format, visit)
+	err = p.parse(body, format, visit)
+	p.complete = err == nil
+	return err
 }
 
 // parse reads body with Prometheus' parser.
@@ -293,6 +309,7 @@ func (p *Parser) parse(body []byte, format string, visit func(*Sample) error) er
 			}
 			s.Series = series
 			s.Value = v
+			s.Ref, s.Same = int32(p.n-1), false
 			s.Type = model.MetricTypeUnknown
 			if belongs(s.Name, p.family, p.ftype) {
 				s.Type = p.ftype

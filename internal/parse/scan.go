@@ -33,6 +33,8 @@ import (
 type record struct {
 	start, nameEnd, seriesEnd int32 // line start, end of name, end of series
 	typeLine                  int32 // offset of the last # TYPE line before it, -1 none
+	ref                       int32 // Sample.Ref
+	same                      bool  // Sample.Same
 	mtype                     model.MetricType
 	value                     float64
 }
@@ -49,7 +51,10 @@ var recordPool = sync.Pool{New: func() any { return new([]record) }}
 
 // scan validates body and records its wanted samples. False: the body is
 // outside the subset (or invalid); read it with Prometheus' parser.
-func (p *Parser) scan(body []byte) bool {
+//
+// complete says the last exposition was read in full: its sample lines
+// whose series the memo recalls are then the Same as this one's.
+func (p *Parser) scan(body []byte, complete bool) bool {
 	if len(body) > math.MaxInt32 || bytes.IndexByte(body, 0) >= 0 {
 		// Prometheus' lexer ends the exposition at a NUL byte.
 		return false
@@ -166,6 +171,7 @@ func (p *Parser) scan(body []byte) bool {
 			h = hashSeries(line[:seriesEnd])
 		}
 		p.memo.keep(k, h, st, seriesEnd, nameEnd)
+		ref := int32(k)
 		k++
 		p.n++
 		st.fold(h)
@@ -191,7 +197,7 @@ func (p *Parser) scan(body []byte) bool {
 		if belongs(name, family, ftype) {
 			t = ftype
 		}
-		recs = append(recs, record{start: int32(start), nameEnd: int32(start + nameEnd), seriesEnd: int32(start + seriesEnd), typeLine: typeLine, mtype: t, value: v})
+		recs = append(recs, record{start: int32(start), nameEnd: int32(start + nameEnd), seriesEnd: int32(start + seriesEnd), typeLine: typeLine, ref: ref, same: memo && complete, mtype: t, value: v})
 	}
 	p.memo.lines, p.memo.metas = p.memo.lines[:k], p.memo.metas[:km]
 	p.memo.gen = p.gen
@@ -220,6 +226,7 @@ func (p *Parser) visitScanned(body []byte, visit func(*Sample) error) error {
 		s.Series = body[r.start:r.seriesEnd]
 		s.Type = r.mtype
 		s.Value = r.value
+		s.Ref, s.Same = r.ref, r.same
 		if err := visit(&s); err != nil {
 			return err
 		}

@@ -1,5 +1,5 @@
-// Package parsetest makes test expositions for the benchmarks of parse and
-// of its readers.
+// Package parsetest makes test expositions for the tests and benchmarks of
+// parse and of its readers: a target's successive expositions.
 package parsetest
 
 import (
@@ -63,4 +63,39 @@ func pyFloat(v float64) string {
 		return m + "e+0" + strconv.Itoa(dot-1)
 	}
 	return s
+}
+
+// Edit derives a body from a: the bytes of ops say which lines change
+// and how (a value changed, a line removed, repeated, swapped with the
+// next, a byte of its text changed, a malformed line inserted), as a
+// target's next exposition may differ from its last.
+func Edit(a string, ops []byte) string {
+	lines := strings.Split(a, "\n")
+	for len(ops) >= 2 && len(lines) > 0 {
+		op, j := ops[0]%7, int(ops[1])%len(lines)
+		ops = ops[2:]
+		switch op {
+		case 0, 1: // a new value
+			if sp := strings.LastIndexByte(lines[j], ' '); sp > 0 {
+				lines[j] = lines[j][:sp+1] + strconv.Itoa(int(op)*int(j)+len(ops))
+			}
+		case 2:
+			lines = append(lines[:j], lines[j+1:]...)
+		case 3:
+			lines = append(lines[:j+1], lines[j:]...)
+		case 4:
+			if j+1 < len(lines) {
+				lines[j], lines[j+1] = lines[j+1], lines[j]
+			}
+		case 5: // a byte of the text, often of a label value or name
+			if l := lines[j]; len(l) > 0 && len(ops) > 0 {
+				k := int(ops[0]) % len(l)
+				lines[j] = l[:k] + string(rune('0'+ops[0]%75)) + l[k+1:]
+				ops = ops[1:]
+			}
+		case 6:
+			lines = append(lines[:j], append([]string{"a{b=\"c\" 1"}, lines[j:]...)...)
+		}
+	}
+	return strings.Join(lines, "\n")
 }
