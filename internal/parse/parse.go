@@ -224,6 +224,8 @@ func Format(contentType string) (string, error) {
 // every error and every exposition whose series changed are read by
 // Prometheus' parser itself.
 func (p *Parser) Parse(body []byte, contentType string, visit func(*Sample) error) error {
+	complete := p.complete
+	p.complete = false
 	format, err := Format(contentType)
 	if err != nil {
 		return err
@@ -231,8 +233,6 @@ func (p *Parser) Parse(body []byte, contentType string, visit func(*Sample) erro
 	if looksBinary(body) {
 		return fmt.Errorf("body: %w (binary data)", ErrNotExposition)
 	}
-	complete := p.complete
-	p.complete = false
 	if format == "text/plain" {
 		p.begin()
 		if p.scan(body, complete) && p.checked() {

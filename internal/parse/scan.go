@@ -83,7 +83,6 @@ func (p *Parser) scan(body []byte, complete bool) bool {
 			parsed             bool // v is val's value
 			st                 *nameState
 			h                  uint64
-			lm                 lineMemo
 			se                 int
 			memo, ok           bool
 		)
@@ -101,7 +100,7 @@ func (p *Parser) scan(body []byte, complete bool) bool {
 			}
 		}
 		if recall {
-			lm, se, h, memo = p.memo.recall(body, i, k)
+			st, se, h, memo = p.memo.recall(body, i, k)
 		}
 		if memo {
 			// The series of the k-th line of the last exposition, already
@@ -113,7 +112,9 @@ func (p *Parser) scan(body []byte, complete bool) bool {
 				end += se
 			}
 			line, i = body[i:end], end+1
-			nameEnd, seriesEnd = int(lm.nameEnd), int(lm.series)
+			// The scanner takes only names written plainly: the
+			// name is the start of the series.
+			nameEnd, seriesEnd = len(st.name), se-start
 			// Most lines end in one blank and a float of the fast path;
 			// what that path reads is what sampleValue would split off.
 			if v, parsed = exactFloat(line[seriesEnd+1:]); parsed {
@@ -121,7 +122,6 @@ func (p *Parser) scan(body []byte, complete bool) bool {
 			} else if val, ts, ok = sampleValue(line, seriesEnd); !ok || !validTimestamp(ts) {
 				return false
 			}
-			st = p.memo.names[lm.name]
 			p.touch(st)
 			p.cur, last = st, prior{series: line[:seriesEnd], nameEnd: nameEnd}
 			p.hits++
@@ -170,7 +170,7 @@ func (p *Parser) scan(body []byte, complete bool) bool {
 			}
 			h = hashSeries(line[:seriesEnd])
 		}
-		p.memo.keep(k, h, st, seriesEnd, nameEnd)
+		p.memo.keep(k, h, st, seriesEnd)
 		ref := int32(k)
 		k++
 		p.n++
