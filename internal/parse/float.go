@@ -16,29 +16,26 @@ func exactFloat(b []byte) (f float64, ok bool) {
 		neg = b[0] == '-'
 		k++
 	}
+	// Digits wrap the mantissa past 19 of them; such spellings are refused
+	// below, before it is used.
 	var mant uint64
-	digits, frac := 0, 0
-	sawDot := false
-	for ; k < len(b); k++ {
-		c := b[k]
-		switch {
-		case c >= '0' && c <= '9':
-			if digits == 19 {
-				return 0, false // could overflow the mantissa
-			}
-			mant = mant*10 + uint64(c-'0')
-			digits++
-			if sawDot {
-				frac++
-			}
-			continue
-		case c == '.' && !sawDot:
-			sawDot = true
-			continue
-		}
-		break
+	d0 := k
+	for k < len(b) && b[k]-'0' <= 9 {
+		mant = mant*10 + uint64(b[k]-'0')
+		k++
 	}
-	if digits == 0 {
+	digits, frac := k-d0, 0
+	if k < len(b) && b[k] == '.' {
+		k++
+		f0 := k
+		for k < len(b) && b[k]-'0' <= 9 {
+			mant = mant*10 + uint64(b[k]-'0')
+			k++
+		}
+		frac = k - f0
+		digits += frac
+	}
+	if digits == 0 || digits > 19 {
 		return 0, false
 	}
 	exp := 0

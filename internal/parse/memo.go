@@ -91,6 +91,16 @@ var metaTypes = [...]model.MetricType{
 
 func (mm metaMemo) mtype() model.MetricType { return metaTypes[mm.typ] }
 
+// typeIndex returns the index of t in metaTypes.
+func typeIndex(t model.MetricType) uint8 {
+	for i, mt := range metaTypes {
+		if mt == t {
+			return uint8(i)
+		}
+	}
+	return 0
+}
+
 // recallMeta returns the memo of the k-th comment line of the last
 // exposition when the line starting at body[i] is the same text; end is
 // the offset of the line's end.
@@ -115,11 +125,7 @@ func (m *memo) keepMeta(k int, line, name []byte, isType bool, t model.MetricTyp
 	}
 	if isType {
 		off := cap(line) - cap(name) // name is line[off:off+len(name)]
-		for i, mt := range metaTypes {
-			if mt == t {
-				mm.typ = uint8(i)
-			}
-		}
+		mm.typ = typeIndex(t)
 		if off > math.MaxUint16 || len(name) == 0 || len(name) > math.MaxUint16 {
 			mm.len = 0
 		}

@@ -35,7 +35,7 @@ type record struct {
 	typeLine                  int32 // offset of the last # TYPE line before it, -1 none
 	ref                       int32 // Sample.Ref
 	same                      bool  // Sample.Same
-	mtype                     model.MetricType
+	typ                       uint8 // Sample.Type, an index in metaTypes
 	value                     float64
 }
 
@@ -66,6 +66,7 @@ func (p *Parser) scan(body []byte, complete bool) bool {
 	defer func() { *p.fast.recs = recs }()
 	var family []byte
 	ftype := model.MetricTypeUnknown
+	ftyp := uint8(0) // ftype, an index in metaTypes
 	typeLine := int32(-1)
 	var last prior
 	// The memo serves only the exposition right after the one it
@@ -91,7 +92,7 @@ func (p *Parser) scan(body []byte, complete bool) bool {
 				// A comment line of the last exposition, already read.
 				if mm.nameLen > 0 {
 					family = body[i+int(mm.nameOff) : i+int(mm.nameOff)+int(mm.nameLen)]
-					ftype, typeLine = mm.mtype(), int32(i)
+					ftype, ftyp, typeLine = mm.mtype(), mm.typ, int32(i)
 				}
 				i = end + 1
 				km++
@@ -123,7 +124,8 @@ func (p *Parser) scan(body []byte, complete bool) bool {
 				return false
 			}
 			p.touch(st)
-			p.cur, last = st, prior{series: line[:seriesEnd], nameEnd: nameEnd}
+			p.cur = st
+			last.series, last.nameEnd, last.n = line[:seriesEnd], nameEnd, 0
 			p.hits++
 		} else {
 			end := bytes.IndexByte(body[i:], '\n')
@@ -148,7 +150,7 @@ func (p *Parser) scan(body []byte, complete bool) bool {
 					if t, ok = metricType(text); !ok {
 						return false
 					}
-					family, ftype, typeLine = name, t, int32(start)
+					family, ftype, ftyp, typeLine = name, t, typeIndex(t), int32(start)
 				case name != nil && !utf8.Valid(text):
 					return false
 				}
@@ -193,11 +195,11 @@ func (p *Parser) scan(body []byte, complete bool) bool {
 			v = math.Float64frombits(value.NormalNaN)
 		}
 		name := line[:nameEnd]
-		t := model.MetricTypeUnknown
+		typ := uint8(0) // unknown
 		if belongs(name, family, ftype) {
-			t = ftype
+			typ = ftyp
 		}
-		recs = append(recs, record{start: int32(start), nameEnd: int32(start + nameEnd), seriesEnd: int32(start + seriesEnd), typeLine: typeLine, ref: ref, same: memo && complete, mtype: t, value: v})
+		recs = append(recs, record{start: int32(start), nameEnd: int32(start + nameEnd), seriesEnd: int32(start + seriesEnd), typeLine: typeLine, ref: ref, same: memo && complete, typ: typ, value: v})
 	}
 	p.memo.lines, p.memo.metas = p.memo.lines[:k], p.memo.metas[:km]
 	p.memo.gen = p.gen
@@ -224,7 +226,7 @@ func (p *Parser) visitScanned(body []byte, visit func(*Sample) error) error {
 		p.fast.rec = r
 		s.Name = body[r.start:r.nameEnd]
 		s.Series = body[r.start:r.seriesEnd]
-		s.Type = r.mtype
+		s.Type = metaTypes[r.typ]
 		s.Value = r.value
 		s.Ref, s.Same = r.ref, r.same
 		if err := visit(&s); err != nil {
