@@ -10,6 +10,14 @@ package parse
 // gives strconv.ParseFloat's result bit for bit (FuzzExactFloat); ok is
 // false for everything else, which is left to strconv.
 func exactFloat(b []byte) (f float64, ok bool) {
+	f, n, ok := exactFloatPrefix(b)
+	return f, ok && n == len(b)
+}
+
+// exactFloatPrefix is exactFloat for the float that starts b: n is its
+// length, and ok is false when the float there is not one exactFloat
+// reads (what follows it is not looked at).
+func exactFloatPrefix(b []byte) (f float64, n int, ok bool) {
 	k := 0
 	neg := false
 	if len(b) > 0 && (b[0] == '+' || b[0] == '-') {
@@ -36,13 +44,10 @@ func exactFloat(b []byte) (f float64, ok bool) {
 		digits += frac
 	}
 	if digits == 0 || digits > 19 {
-		return 0, false
+		return 0, 0, false
 	}
 	exp := 0
-	if k < len(b) {
-		if b[k] != 'e' && b[k] != 'E' {
-			return 0, false
-		}
+	if k < len(b) && (b[k] == 'e' || b[k] == 'E') {
 		k++
 		eneg := false
 		if k < len(b) && (b[k] == '+' || b[k] == '-') {
@@ -52,12 +57,12 @@ func exactFloat(b []byte) (f float64, ok bool) {
 		e0 := k
 		for ; k < len(b) && b[k] >= '0' && b[k] <= '9'; k++ {
 			if k-e0 == 3 {
-				return 0, false
+				return 0, 0, false
 			}
 			exp = exp*10 + int(b[k]-'0')
 		}
-		if k == e0 || k != len(b) {
-			return 0, false
+		if k == e0 {
+			return 0, 0, false
 		}
 		if eneg {
 			exp = -exp
@@ -65,7 +70,7 @@ func exactFloat(b []byte) (f float64, ok bool) {
 	}
 	exp -= frac
 	if mant>>53 != 0 {
-		return 0, false
+		return 0, 0, false
 	}
 	f = float64(mant)
 	switch {
@@ -76,7 +81,7 @@ func exactFloat(b []byte) (f float64, ok bool) {
 			// while it stays exact.
 			f *= float64pow10[exp-22]
 			if f > 1e15 {
-				return 0, false
+				return 0, 0, false
 			}
 			exp = 22
 		}
@@ -84,12 +89,12 @@ func exactFloat(b []byte) (f float64, ok bool) {
 	case exp < 0 && exp >= -22:
 		f /= float64pow10[-exp]
 	default:
-		return 0, false
+		return 0, 0, false
 	}
 	if neg {
 		f = -f
 	}
-	return f, true
+	return f, k, true
 }
 
 // float64pow10 are the powers of ten float64 holds exactly.

@@ -8,18 +8,25 @@ import (
 )
 
 // FuzzExactFloat: what exactFloat reads, strconv.ParseFloat reads to the
-// same bits; what it leaves, strconv decides.
+// same bits; what it leaves, strconv decides. The same for the prefix
+// exactFloatPrefix reads.
 func FuzzExactFloat(f *testing.F) {
 	for _, s := range []string{
 		"0", "-0", "+0.0", "0.0", "454.0", "1.808791e+06", "2.1474836e+010", "66.06332657727272",
 		"0.5846493559413799", "1.7960881021234567e+09", "9007199254740993", "9007199254740992.0",
 		"1e22", "1e23", "1e37", "9e37", "123456789e30", "1e-22", "1e-23", "0.000001", ".5", "5.", "1.e5",
 		"1e", "e5", "1e+", "--1", "1.2.3", "1e1000", "00000000000000000000001", "1_0", "0x10", "Inf", "NaN",
-		"12345678901234567890", "1234567890123456789", "4.9406564584124654e-324", "1.7976931348623157e308",
+		"12345678901234567890", "1234567890123456789", "4.9406564584124654e-324", "1.7976931348623157e308", "1.5 2", "3\n", "1e5x", "1.0\r", "12.5.1",
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		if got, n, ok := exactFloatPrefix([]byte(s)); ok {
+			want, err := strconv.ParseFloat(s[:n], 64)
+			if err != nil || math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("%q: exactFloatPrefix reads %q as %v, strconv %v %v", s, s[:n], got, want, err)
+			}
+		}
 		got, ok := exactFloat([]byte(s))
 		if !ok {
 			return

@@ -105,23 +105,27 @@ func (p *Parser) scan(body []byte, complete bool) bool {
 		}
 		if memo {
 			// The series of the k-th line of the last exposition, already
-			// validated: only its value is read.
-			end := bytes.IndexByte(body[se:], '\n')
-			if end < 0 {
-				end = len(body)
-			} else {
-				end += se
-			}
-			line, i = body[i:end], end+1
-			// The scanner takes only names written plainly: the
-			// name is the start of the series.
+			// validated: only its value is read. The scanner takes only
+			// names written plainly: the name is the start of the series.
 			nameEnd, seriesEnd = len(st.name), se-start
-			// Most lines end in one blank and a float of the fast path;
-			// what that path reads is what sampleValue would split off.
-			if v, parsed = exactFloat(line[seriesEnd+1:]); parsed {
-				val = line[seriesEnd+1:]
-			} else if val, ts, ok = sampleValue(line, seriesEnd); !ok || !validTimestamp(ts) {
-				return false
+			// Most lines end in one blank and a float of the fast path,
+			// then the newline: what that path reads is what sampleValue
+			// would split off the line, and its end is the line's.
+			f, n, exact := exactFloatPrefix(body[se+1:])
+			if end := se + 1 + n; exact && (end == len(body) || body[end] == '\n') {
+				line, i = body[start:end], end+1
+				val, v, parsed = line[seriesEnd+1:], f, true
+			} else {
+				end := bytes.IndexByte(body[se:], '\n')
+				if end < 0 {
+					end = len(body)
+				} else {
+					end += se
+				}
+				line, i = body[start:end], end+1
+				if val, ts, ok = sampleValue(line, seriesEnd); !ok || !validTimestamp(ts) {
+					return false
+				}
 			}
 			p.touch(st)
 			p.cur = st
