@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/prometheus/model/labels"
@@ -117,6 +118,12 @@ func TestMemoEdges(t *testing.T) {
 	f("a type line removed", nil,
 		"# TYPE a counter\n# TYPE b counter\na 1\nb 2\n", "# TYPE a counter\n# TYPE b counter\na 1\nb 2\n",
 		"# TYPE b counter\na 1\nb 2\n", "# TYPE a counter\n# TYPE b counter\na 1\nb 2\n", "# TYPE a counter\na 1\nb 2\n")
+	// Past the first 512 bytes a NUL is not taken for a binary body: the
+	// scanner leaves it to Prometheus' lexer, which ends the exposition there.
+	pad := "# " + strings.Repeat("x", 600) + "\n"
+	f("a NUL byte", nil, pad+three, pad+three, pad+"a{x=\"1\"} 5\na{x=\"2\"} 6\x00\na{x=\"3\"} 7\n", pad+three,
+		pad+three, pad+"a{x=\"\x00\"} 5\na{x=\"2\"} 6\na{x=\"3\"} 7\n", pad+three,
+		pad+three, pad[:300]+"\x00"+pad[301:]+three, pad+three, pad+three, pad+"# x\x00\n"+three, pad+three, "\x00"+pad+three)
 	f("a name without labels", nil, "a 1\nb 2\n", "a 1\nb 2\n", "a{} 1\nb{} 2\n", "a 1\nb\t2\n", "a 1\nb {} 2\n")
 }
 

@@ -55,8 +55,7 @@ var recordPool = sync.Pool{New: func() any { return new([]record) }}
 // complete says the last exposition was read in full: its sample lines
 // whose series the memo recalls are then the Same as this one's.
 func (p *Parser) scan(body []byte, complete bool) bool {
-	if len(body) > math.MaxInt32 || bytes.IndexByte(body, 0) >= 0 {
-		// Prometheus' lexer ends the exposition at a NUL byte.
+	if len(body) > math.MaxInt32 {
 		return false
 	}
 	if p.fast.recs == nil {
@@ -141,6 +140,12 @@ func (p *Parser) scan(body []byte, complete bool) bool {
 			line, i = body[i:end], end+1
 			if len(line) == 0 {
 				continue
+			}
+			if bytes.IndexByte(line, 0) >= 0 {
+				// Prometheus' lexer ends the exposition at a NUL byte. Lines
+				// the memo recalls have none: their text is that of a line
+				// checked here, and what follows a series is a float.
+				return false
 			}
 			c := line[0]
 			if c == '#' {
