@@ -3,6 +3,7 @@ package parse
 import (
 	"hash/maphash"
 	"math"
+	"slices"
 
 	"github.com/prometheus/common/model"
 )
@@ -136,4 +137,14 @@ func (m *memo) keepMeta(k int, line, name []byte, isType bool, t model.MetricTyp
 		return
 	}
 	m.metas = append(m.metas, mm)
+}
+
+// fit returns s in a slice of about its length: the memo is kept between
+// scrapes, so the room appending left (up to double the lines) or that a
+// longer exposition once needed would cost every target all the time.
+func fit[T any](s []T) []T {
+	if cap(s)-len(s) <= len(s)/8+16 {
+		return s
+	}
+	return slices.Clone(s)
 }

@@ -201,3 +201,29 @@ func TestSameAfterAnIncompleteRead(t *testing.T) {
 	f("a body failed", []string{string(body), string(body), "a{x=\"1\"} 1\na{x=\"2\"} x\n", string(body), string(body)},
 		[]int{0, 0, 0, 0, 0}, []int{0, 0, 0, 0, 3})
 }
+
+// The memo is kept between scrapes: its room follows the exposition, not
+// the largest one a target ever sent.
+func TestMemoFitsTheExposition(t *testing.T) {
+	body, err := os.ReadFile("../engine/testdata/vllm_dp4_1504.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Parser{}
+	f := func(body []byte, lines, comments int) {
+		t.Helper()
+		for range 3 {
+			if _, err := viaParser(p, body, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(p.memo.lines) != lines || cap(p.memo.lines) > lines+lines/8+16 {
+			t.Errorf("%d sample lines: memo of %d, room for %d", lines, len(p.memo.lines), cap(p.memo.lines))
+		}
+		if len(p.memo.metas) != comments || cap(p.memo.metas) > comments+comments/8+16 {
+			t.Errorf("%d comment lines: memo of %d, room for %d", comments, len(p.memo.metas), cap(p.memo.metas))
+		}
+	}
+	f(body, 1504, bytes.Count(body, []byte("\n#"))+1)
+	f([]byte("# TYPE a gauge\na 1\n"), 1, 1)
+}

@@ -210,7 +210,7 @@ func (p *Parser) scan(body []byte, complete bool) bool {
 		}
 		recs = append(recs, record{start: int32(start), nameEnd: int32(start + nameEnd), seriesEnd: int32(start + seriesEnd), typeLine: typeLine, ref: ref, same: memo && complete, typ: typ, value: v})
 	}
-	p.memo.lines, p.memo.metas = p.memo.lines[:k], p.memo.metas[:km]
+	p.memo.lines, p.memo.metas = fit(p.memo.lines[:k]), fit(p.memo.metas[:km])
 	p.memo.gen = p.gen
 	return true
 }
