@@ -285,6 +285,7 @@ func (r *Reader) finish(o *Observation) error {
 	}
 	r.gsum = [NumGauges]float64{}
 	r.gcnt = [NumGauges]int{}
+	nanLE := false // a bucket bound of NaN was added (Histogram.addAt)
 	for _, s := range r.staged {
 		b := s.b
 		if b.fallback && r.primary[b.metric] {
@@ -306,7 +307,8 @@ func (r *Reader) finish(o *Observation) error {
 			h.Present = true
 			switch b.part {
 			case partBucket:
-				h.addAt(b.le, v, &b.bucket)
+				nanLE = nanLE || math.IsNaN(b.le)
+				h.addAt(b.le, v, &b.bucket, !nanLE)
 			case partSum:
 				h.Sum += v
 				h.HasSum = true
@@ -416,9 +418,18 @@ func (h *Histogram) add(le, v float64) int {
 // addAt is add with a hint, where the bucket of le was in the last read:
 // a histogram's buckets come in the same order every read, so the search
 // is needed only when they change.
-func (h *Histogram) addAt(le, v float64, hint *int32) {
-	if i := int(*hint); i < len(h.Buckets) && h.Buckets[i].UpperBound == le {
+//
+// sorted says no NaN bound was added, which add cannot sort.
+func (h *Histogram) addAt(le, v float64, hint *int32, sorted bool) {
+	i, n := int(*hint), len(h.Buckets)
+	switch {
+	case i < n && h.Buckets[i].UpperBound == le:
 		h.Buckets[i].Count += v
+		return
+	case sorted && i == n && (n == 0 || h.Buckets[n-1].UpperBound < le):
+		// The first engine's buckets, in order: the buckets are sorted,
+		// so one past the largest is new.
+		h.Buckets = append(h.Buckets, Bucket{UpperBound: le, Count: v})
 		return
 	}
 	*hint = int32(h.add(le, v))

@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -131,4 +133,25 @@ func ttftBuckets(t *testing.T, body []byte) map[float64]float64 {
 		sums[bound] += v
 	}
 	return sums
+}
+
+// Histogram.addAt, whatever its hints, gives the buckets add gives: the
+// hint only spares the search.
+func TestAddAtAgreesWithAdd(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	bounds := []float64{0.001, 0.01, 0.1, 1, 10, math.Inf(1), math.NaN()}
+	for range 5000 {
+		var viaAdd, viaAddAt Histogram
+		nan := false
+		for range 1 + rng.IntN(12) {
+			le, v := bounds[rng.IntN(len(bounds))], float64(rng.IntN(5))
+			hint := int32(rng.IntN(len(viaAddAt.Buckets) + 2))
+			nan = nan || math.IsNaN(le)
+			viaAdd.add(le, v)
+			viaAddAt.addAt(le, v, &hint, !nan)
+		}
+		if fmt.Sprint(viaAdd.Buckets) != fmt.Sprint(viaAddAt.Buckets) {
+			t.Fatalf("add %v, addAt %v", viaAdd.Buckets, viaAddAt.Buckets)
+		}
+	}
 }
