@@ -69,6 +69,11 @@ func exactFloatPrefix(b []byte) (f float64, n int, ok bool) {
 		}
 	}
 	exp -= frac
+	for exp < 0 && mant != 0 && mant%10 == 0 {
+		// "454.0": the zeros of the fraction cost a division otherwise.
+		mant /= 10
+		exp++
+	}
 	if mant>>53 != 0 {
 		return 0, 0, false
 	}
