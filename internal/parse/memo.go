@@ -16,12 +16,13 @@ import (
 // there, so the scanner skips walking its name and labels and looking up
 // its name, and reads only its value.
 //
-// The series text is identified by a 64-bit keyed hash, as Prometheus
-// identifies a series by the 64-bit hash of its labels
-// (https://github.com/prometheus/prometheus/blob/v3.5.0/model/labels/labels_common.go):
-// the seed is random per process and unknown to the target, so a
-// collision is a 2^-64 chance per line, not something a body can aim at.
-// Keeping the text itself instead would hold every target's last body.
+// The series text is identified by a 64-bit keyed hash, as Prometheus'
+// head finds a series by the 64-bit hash of its labels
+// (https://github.com/prometheus/prometheus/blob/v3.5.0/model/labels/labels_stringlabels.go,
+// Labels.Hash) and as the per-name digests already did: the seed is random
+// per process and unknown to the target, so a collision is a 2^-64 chance
+// per line, not something a body can aim at. Keeping the text itself
+// instead would hold every target's last body.
 type lineMemo struct {
 	// the maphash of the series text with digestSeed, in two halves so
 	// that a line costs 12 bytes, not 16

@@ -82,8 +82,7 @@ type Parser struct {
 	complete bool
 	quick    int // expositions read by the scanner, for tests
 	hits     int // sample lines of the last exposition the memo served, for tests
-	// and its comment lines
-	metaHits int
+	metaHits int // and comment lines
 }
 
 // nameState is what the parser keeps per sample name: whether visit wants
