@@ -1,13 +1,13 @@
 package parse
 
 // exactFloat reads the common spellings of a float in an exposition
-// (integers, "123.0", short decimals, "1.5e+06") when the result is
-// exact in float64 arithmetic: a mantissa of at most 2^53 scaled by a
-// power of ten of at most 10^22, both exactly representable, so one
-// multiplication or division rounds correctly (Clinger's fast path, the
-// one strconv itself tries first:
-// https://github.com/golang/go/blob/go1.26.0/src/strconv/atof.go). It
-// gives strconv.ParseFloat's result bit for bit (FuzzExactFloat); ok is
+// (integers, "123.0", short decimals, "1.5e+06") when the result is exact
+// in float64 arithmetic: a mantissa below 2^53 scaled by a power of ten of
+// at most 10^22, both exactly representable, so one multiplication or
+// division rounds correctly. This is Clinger's fast path, the one strconv
+// itself tries first (atof64exact in
+// https://github.com/golang/go/blob/go1.26.0/src/internal/strconv/atof.go).
+// It gives strconv.ParseFloat's result bit for bit (FuzzExactFloat); ok is
 // false for everything else, which is left to strconv.
 func exactFloat(b []byte) (f float64, ok bool) {
 	f, n, ok := exactFloatPrefix(b)
