@@ -33,11 +33,14 @@ func exactFloatPrefix(b []byte) (f float64, n int, ok bool) {
 		k++
 	}
 	digits, frac := k-d0, 0
+	intMant, fracDigits := mant, byte(0) // fracDigits: the fraction's digits or-ed
 	if k < len(b) && b[k] == '.' {
 		k++
 		f0 := k
 		for k < len(b) && b[k]-'0' <= 9 {
-			mant = mant*10 + uint64(b[k]-'0')
+			d := b[k] - '0'
+			mant = mant*10 + uint64(d)
+			fracDigits |= d
 			k++
 		}
 		frac = k - f0
@@ -68,16 +71,15 @@ func exactFloatPrefix(b []byte) (f float64, n int, ok bool) {
 			exp = -exp
 		}
 	}
-	exp -= frac
-	for exp < 0 && mant != 0 && mant%10 == 0 {
-		// "454.0": the zeros of the fraction cost a division otherwise.
-		mant /= 10
-		exp++
+	if fracDigits == 0 {
+		// "454.0": a fraction of zeros would cost a division.
+		mant, frac = intMant, 0
 	}
+	exp -= frac
 	if mant>>53 != 0 {
 		return 0, 0, false
 	}
-	f = float64(mant)
+	f = float64(int64(mant)) // below 2^53: a signed conversion, one instruction
 	switch {
 	case mant == 0 || exp == 0:
 	case exp > 0 && exp <= 22+15:
