@@ -76,6 +76,17 @@ func (m *memo) keep(k int, h uint64, st *nameState, seriesLen int) {
 	m.lines = append(m.lines, lm)
 }
 
+// renamed updates the k-th line's memo, recalled for this exposition, to
+// the index its name has in this exposition's names.
+func (m *memo) renamed(k int, st *nameState) {
+	if lm := &m.lines[k]; uint32(lm.name) != st.idx {
+		if st.idx > math.MaxUint16 {
+			lm.series = 0
+		}
+		lm.name = uint16(st.idx)
+	}
+}
+
 // metaMemo is what the scanner keeps of one comment line (# HELP, # TYPE
 // or another comment) of the last exposition it accepted, by the line's
 // ordinal among the comment lines: the same text is read the same way.

@@ -127,6 +127,7 @@ func (p *Parser) scan(body []byte, complete bool) bool {
 				}
 			}
 			p.touch(st)
+			p.memo.renamed(k, st)
 			p.cur = st
 			last.series, last.nameEnd, last.n = line[:seriesEnd], nameEnd, 0
 			p.hits++
@@ -180,8 +181,8 @@ func (p *Parser) scan(body []byte, complete bool) bool {
 				st = p.name(line[:nameEnd])
 			}
 			h = hashSeries(line[:seriesEnd])
+			p.memo.keep(k, h, st, seriesEnd)
 		}
-		p.memo.keep(k, h, st, seriesEnd)
 		ref := int32(k)
 		k++
 		p.n++
