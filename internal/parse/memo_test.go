@@ -227,3 +227,24 @@ func TestMemoFitsTheExposition(t *testing.T) {
 	f(body, 1504, bytes.Count(body, []byte("\n#"))+1)
 	f([]byte("# TYPE a gauge\na 1\n"), 1, 1)
 }
+
+// A line the memo recalls whose name comes first at another place than in
+// the last exposition (an earlier line changed) is recalled with its name
+// from then on: the steady reads are the scanner's, every line recalled.
+func TestMemoFollowsNamesThatMove(t *testing.T) {
+	p := &Parser{}
+	// Each name has the series it had, so the second body needs no
+	// duplicate check; only which name comes first changed.
+	a := "a{x=\"1\"} 1\nb{x=\"1\"} 1\na{x=\"2\"} 1\n"
+	b := "b{x=\"1\"} 1\na{x=\"1\"} 1\na{x=\"2\"} 1\n"
+	for i, body := range []string{a, a, b, b, b} {
+		quick := p.quick
+		g, err := viaParser(p, []byte(body), "")
+		if first, _ := readFresh(body, nil); fmt.Sprint(g, err) != first {
+			t.Fatalf("read %d differs from a new parser's", i)
+		}
+		if i >= 2 && p.quick != quick+1 || i >= 3 && p.hits != 3 {
+			t.Errorf("read %d: by the scanner %v, %d of 3 lines recalled", i, p.quick != quick, p.hits)
+		}
+	}
+}
