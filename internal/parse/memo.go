@@ -12,27 +12,28 @@ import (
 // exposition it accepted, by the line's ordinal among the sample lines.
 // Expositions of one target list the same series in the same order from
 // scrape to scrape, only the values change; a line whose series text
-// hashes to the memo's at its ordinal is the series already validated
-// there, so the scanner skips walking its name and labels and looking up
-// its name, and reads only its value.
+// hashes to the memo's at its ordinal is taken for the series already
+// validated there, so the scanner skips walking its name and labels and
+// looking up its name, and reads only its value.
 //
-// The series text is identified by a 64-bit keyed hash, as Prometheus'
-// head finds a series by the 64-bit hash of its labels
-// (https://github.com/prometheus/prometheus/blob/v3.5.0/model/labels/labels_stringlabels.go,
-// Labels.Hash) and as the per-name digests already did: the seed is random
-// per process and unknown to the target, so a collision is a 2^-64 chance
-// per line, not something a body can aim at. Keeping the text itself
-// instead would hold every target's last body.
+// The memo keeps 32 bits of the series' 64-bit hash: a line it takes for
+// the wrong series is still folded into its name's digest with its own
+// 64-bit hash, so the digests differ from the checked ones and the body
+// is read by Prometheus' parser (Parse). Those digests identify series by
+// a 64-bit keyed hash, as Prometheus' head does by the 64-bit hash of the
+// labels (Labels.Hash in
+// https://github.com/prometheus/prometheus/blob/v3.5.0/model/labels/labels_stringlabels.go):
+// the seed is random per process and unknown to the target, so a
+// collision is a 2^-64 chance per line, not something a body can aim at.
+// Keeping the text itself instead would hold every target's last body.
 type lineMemo struct {
-	// the maphash of the series text with digestSeed, in two halves so
-	// that a line costs 12 bytes, not 16
-	hashLo, hashHi uint32
-	series         uint16 // length of the series text; 0: not memoized
-	name           uint16 // index of the name's state in the last exposition's names
+	hash   uint32 // the low half of the series text's hashSeries
+	series uint16 // length of the series text; 0: not memoized
+	name   uint16 // index of the name's state in the last exposition's names
 }
 
 // memo is the scanner's memory of the last exposition it accepted. It
-// costs 12 bytes per sample line of a target and 24 per comment line.
+// costs 8 bytes per sample line of a target and 24 per comment line.
 type memo struct {
 	lines []lineMemo
 	metas []metaMemo   // the comment lines, by ordinal among them
@@ -57,7 +58,7 @@ func (m *memo) recall(body []byte, i, k int) (st *nameState, end int, h uint64, 
 		return nil, 0, 0, false
 	}
 	h = hashSeries(body[i:end])
-	if h != uint64(lm.hashHi)<<32|uint64(lm.hashLo) {
+	if uint32(h) != lm.hash {
 		return nil, 0, 0, false
 	}
 	return m.names[lm.name], end, h, true
@@ -65,7 +66,7 @@ func (m *memo) recall(body []byte, i, k int) (st *nameState, end int, h uint64, 
 
 // keep records the k-th sample line of the exposition being scanned.
 func (m *memo) keep(k int, h uint64, st *nameState, seriesLen int) {
-	lm := lineMemo{hashLo: uint32(h), hashHi: uint32(h >> 32)}
+	lm := lineMemo{hash: uint32(h)}
 	if seriesLen <= math.MaxUint16 && st.idx <= math.MaxUint16 {
 		lm.series, lm.name = uint16(seriesLen), uint16(st.idx)
 	}
@@ -90,6 +91,7 @@ func (m *memo) renamed(k int, st *nameState) {
 // metaMemo is what the scanner keeps of one comment line (# HELP, # TYPE
 // or another comment) of the last exposition it accepted, by the line's
 // ordinal among the comment lines: the same text is read the same way.
+// It keeps the whole 64-bit hash: no digest checks a comment line.
 type metaMemo struct {
 	hash             uint64 // maphash of the whole line
 	len              uint32 // its length; 0: not memoized
