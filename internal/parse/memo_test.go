@@ -256,7 +256,7 @@ func TestMemoFollowsNamesThatMove(t *testing.T) {
 func TestMemoCollision(t *testing.T) {
 	a := "a{x=\"1\"} 1\na{x=\"2\"} 2\na{x=\"3\"} 3\nc 4\n"
 	for _, b := range []string{
-		"a{x=1\"2} 5\na{x=\"2\"} 6\na{x=\"3\"} 7\nc 8\n", // an invalid series
+		"a{x=1\"2} 5\na{x=\"2\"} 6\na{x=\"3\"} 7\nc 8\n",  // an invalid series
 		"a{x=\"1\"} 5\nb{x=\"2\"} 6\na{x=\"3\"} 7\nc 8\n", // another name
 		"a{x=\"1\"} 5\na{x=\"1\"} 6\na{x=\"3\"} 7\nc 8\n", // a duplicate
 		"a{x=\"1\"} 5\na{x=\"2\"} 6\na{x=\"3\"} 7\nd 8\n", // a name wanted or not
