@@ -61,8 +61,14 @@ func (p *Parser) scan(body []byte, complete bool) bool {
 	if p.fast.recs == nil {
 		p.fast.recs = recordPool.Get().(*[]record)
 	}
-	recs := (*p.fast.recs)[:0]
-	defer func() { *p.fast.recs = recs }()
+	recs, ok := p.scanLines(body, (*p.fast.recs)[:0], complete)
+	*p.fast.recs = recs
+	return ok
+}
+
+// scanLines is scan's loop over the lines, appending the records to recs.
+// (A slice the loop appends to stays in registers, not in a closure.)
+func (p *Parser) scanLines(body []byte, recs []record, complete bool) ([]record, bool) {
 	var family []byte
 	ftype := model.MetricTypeUnknown
 	ftyp := uint8(0) // ftype, an index in metaTypes
@@ -123,7 +129,7 @@ func (p *Parser) scan(body []byte, complete bool) bool {
 				}
 				line, i = body[start:end], end+1
 				if val, ts, ok = sampleValue(line, seriesEnd); !ok || !validTimestamp(ts) {
-					return false
+					return recs, false
 				}
 			}
 			p.touch(st)
@@ -146,35 +152,35 @@ func (p *Parser) scan(body []byte, complete bool) bool {
 				// Prometheus' lexer ends the exposition at a NUL byte. Lines
 				// the memo recalls have none: their text is that of a line
 				// checked here, and what follows a series is a float.
-				return false
+				return recs, false
 			}
 			c := line[0]
 			if c == '#' {
 				name, text, isType, ok := meta(line)
 				if !ok {
-					return false
+					return recs, false
 				}
 				t := model.MetricTypeUnknown
 				switch {
 				case isType:
 					if t, ok = metricType(text); !ok {
-						return false
+						return recs, false
 					}
 					family, ftype, ftyp, typeLine = name, t, typeIndex(t), int32(start)
 				case name != nil && !utf8.Valid(text):
-					return false
+					return recs, false
 				}
 				p.memo.keepMeta(km, line, name, isType, t)
 				km++
 				continue
 			}
 			if !isNameStart(c) {
-				return false
+				return recs, false
 			}
 			var sameName bool
 			nameEnd, seriesEnd, val, ts, sameName, ok = sampleLine(line, &last)
 			if !ok || seriesEnd > MaxSeriesBytes || !validTimestamp(ts) {
-				return false
+				return recs, false
 			}
 			st = p.cur
 			if !sameName || st == nil {
@@ -190,7 +196,7 @@ func (p *Parser) scan(body []byte, complete bool) bool {
 		if !st.wanted {
 			if !parsed && !simpleFloat(val) {
 				if _, err := parseFloat(val); err != nil {
-					return false
+					return recs, false
 				}
 			}
 			continue
@@ -198,7 +204,7 @@ func (p *Parser) scan(body []byte, complete bool) bool {
 		if !parsed {
 			var err error
 			if v, err = parseFloat(val); err != nil {
-				return false
+				return recs, false
 			}
 		}
 		if math.IsNaN(v) {
@@ -213,7 +219,7 @@ func (p *Parser) scan(body []byte, complete bool) bool {
 	}
 	p.memo.lines, p.memo.metas = fit(p.memo.lines[:k]), fit(p.memo.metas[:km])
 	p.memo.gen = p.gen
-	return true
+	return recs, true
 }
 
 // release gives the records back to the pool: they are needed only while
