@@ -38,8 +38,8 @@ type Reader struct {
 
 	parser  parse.Parser
 	cache   map[string]*entry
-	order   []*entry // the entry of the i-th sample (parse.Sample.Ref) of the last read
-	pos     int      // after the Ref of the sample visited last
+	order   []*entry // the entry of the i-th visited sample of the last read
+	pos     int      // samples visited in this read
 	touched int      // cache entries seen in this read
 	gen     uint32
 	staged  []staged
@@ -196,13 +196,13 @@ func (r *Reader) visit(s *parse.Sample) error {
 }
 
 // lookup finds the binding of a sample: first where the same position
-// (the sample's ordinal in the exposition) held it in the last read;
-// expositions list their series in the same order every time, so this is
-// at most one comparison of the series text, none when the parser knows
-// the series to be the Same. Else by the series text in the cache.
+// held it in the last read; expositions list their series in the same
+// order every time, so this is at most one comparison of the series text,
+// none when the parser knows the series to be the Same. Else by the
+// series text in the cache.
 func (r *Reader) lookup(s *parse.Sample) *entry {
-	i := int(s.Ref)
-	r.pos = i + 1
+	i := r.pos
+	r.pos++
 	if i < len(r.order) {
 		if b := r.order[i]; b != nil && (s.Same || b.key == string(s.Series)) {
 			return b

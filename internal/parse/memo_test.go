@@ -38,16 +38,15 @@ func FuzzMemoAgreesWithFreshParser(f *testing.F) {
 		c := parsetest.Edit(b, append(ops[min(len(ops), 2):], 1, 2))
 		for _, wanted := range []func(string) bool{nil, oddName} {
 			p := &Parser{Wanted: wanted}
-			var last []string // the series of the last body read in full, by Ref
+			var last []string // the series the last body read in full visited, in order
 			for i, body := range []string{a, a, b, b, c, a, b} {
 				var g []got
 				var ls labels.Labels
-				var refs []int32
 				var same []bool
 				err := p.Parse([]byte(body), "", func(s *Sample) error {
 					p.Labels(&ls)
 					g = append(g, got{string(s.Name), string(s.Series), ls.String(), string(s.Type), math.Float64bits(s.Value)})
-					refs, same = append(refs, s.Ref), append(same, s.Same)
+					same = append(same, s.Same)
 					return nil
 				})
 				got := fmt.Sprint(g, err)
@@ -58,18 +57,14 @@ func FuzzMemoAgreesWithFreshParser(f *testing.F) {
 				if first != second {
 					t.Fatalf("a new parser reads %q twice differently:\n %s\n %s", body, first, second)
 				}
-				all, _ := viaParser(&Parser{}, []byte(body), "")
-				for j, ref := range refs {
-					if int(ref) >= len(all) || all[ref].series != g[j].series {
-						t.Fatalf("read %d of %q: sample %d (%s) has Ref %d", i, body, j, g[j].series, ref)
-					}
-					if same[j] && (int(ref) >= len(last) || last[ref] != g[j].series) {
-						t.Fatalf("read %d of %q: sample %d (%s) is the Same as Ref %d of the last body %q", i, body, j, g[j].series, ref, last)
+				for j := range same {
+					if same[j] && (j >= len(last) || last[j] != g[j].series) {
+						t.Fatalf("read %d of %q: sample %d (%s) is the Same as the last body's %q", i, body, j, g[j].series, last)
 					}
 				}
 				last = nil
 				if err == nil {
-					for _, s := range all {
+					for _, s := range g {
 						last = append(last, s.series)
 					}
 				}
@@ -279,6 +274,27 @@ func TestMemoCollision(t *testing.T) {
 			if first, _ := readFresh(b, wanted); fmt.Sprint(g, err) != first {
 				t.Errorf("%q:\n got   %s\n fresh %s", b, fmt.Sprint(g, err), first)
 			}
+		}
+	}
+}
+
+// A recalled line after one that was not is visited at another place when
+// the lines before it changed which of them are wanted: it is not the Same.
+func TestSameFollowsThePlace(t *testing.T) {
+	p := &Parser{Wanted: oddName}
+	a, b := "uu 1\nx 2\nw 3\n", "w 3\nx 2\nuu 1\n" // each name keeps its one series
+	for i, body := range []string{a, a, b, b} {
+		var visited []string
+		var same []bool
+		if err := p.Parse([]byte(body), "", func(s *Sample) error {
+			visited, same = append(visited, string(s.Series)), append(same, s.Same)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		want := map[int][]bool{2: {false, false}, 3: {true, true}}[i]
+		if want != nil && fmt.Sprint(same) != fmt.Sprint(want) {
+			t.Errorf("read %d visits %v, the Same %v, want %v", i, visited, same, want)
 		}
 	}
 }

@@ -32,13 +32,11 @@ type Sample struct {
 	// model.MetricTypeUnknown when the sample does not belong to the declared family.
 	Type  model.MetricType
 	Value float64
-	// Ref is the sample's ordinal among the exposition's samples, wanted
-	// or not.
-	Ref int32
-	// Same says the series text is that of the sample at Ref in the last
-	// exposition, and that the parser read that exposition in full
-	// (visit called for all its samples without error): whatever visit
-	// keeps by Ref from that read belongs to this series.
+	// Same says the series text is that of the sample visited at the same
+	// place (the same count of visits before it) in the last exposition,
+	// and that the parser read that exposition in full (visit called for
+	// all its samples without error): whatever visit keeps by place from
+	// that read belongs to this series.
 	Same bool
 }
 
@@ -308,7 +306,7 @@ func (p *Parser) parse(body []byte, format string, visit func(*Sample) error) er
 			}
 			s.Series = series
 			s.Value = v
-			s.Ref, s.Same = int32(p.n-1), false
+			s.Same = false
 			s.Type = model.MetricTypeUnknown
 			if belongs(s.Name, p.family, p.ftype) {
 				s.Type = p.ftype

@@ -33,7 +33,6 @@ import (
 type record struct {
 	start, nameEnd, seriesEnd int32 // line start, end of name, end of series
 	typeLine                  int32 // offset of the last # TYPE line before it, -1 none
-	ref                       int32 // Sample.Ref
 	same                      bool  // Sample.Same
 	typ                       uint8 // Sample.Type, an index in metaTypes
 	value                     float64
@@ -53,7 +52,8 @@ var recordPool = sync.Pool{New: func() any { return new([]record) }}
 // outside the subset (or invalid); read it with Prometheus' parser.
 //
 // complete says the last exposition was read in full: its sample lines
-// whose series the memo recalls are then the Same as this one's.
+// whose series the memo recalls, every one before them too, are then the
+// Same as this one's.
 func (p *Parser) scan(body []byte, complete bool) bool {
 	if len(body) > math.MaxInt32 {
 		return false
@@ -79,6 +79,10 @@ func (p *Parser) scanLines(body []byte, recs []record, complete bool) ([]record,
 	recall := p.memo.gen != 0 && p.memo.gen == p.gen-1
 	p.memo.gen, p.hits, p.metaHits = 0, 0, 0
 	k, km := 0, 0 // sample lines and comment lines so far
+	// aligned: every sample line so far was recalled, so the same names
+	// came in the same order and the wanted ones are visited at the places
+	// they were in the last exposition (Sample.Same)
+	aligned := complete
 	for i := 0; i < len(body); {
 		start := i
 		var (
@@ -188,8 +192,8 @@ func (p *Parser) scanLines(body []byte, recs []record, complete bool) ([]record,
 			}
 			h = hashSeries(line[:seriesEnd])
 			p.memo.keep(k, h, st, seriesEnd)
+			aligned = false
 		}
-		ref := int32(k)
 		k++
 		p.n++
 		st.fold(h)
@@ -215,7 +219,7 @@ func (p *Parser) scanLines(body []byte, recs []record, complete bool) ([]record,
 		if belongs(name, family, ftype) {
 			typ = ftyp
 		}
-		recs = append(recs, record{start: int32(start), nameEnd: int32(start + nameEnd), seriesEnd: int32(start + seriesEnd), typeLine: typeLine, ref: ref, same: memo && complete, typ: typ, value: v})
+		recs = append(recs, record{start: int32(start), nameEnd: int32(start + nameEnd), seriesEnd: int32(start + seriesEnd), typeLine: typeLine, same: memo && aligned, typ: typ, value: v})
 	}
 	p.memo.lines, p.memo.metas = fit(p.memo.lines[:k]), fit(p.memo.metas[:km])
 	p.memo.gen = p.gen
@@ -244,7 +248,7 @@ func (p *Parser) visitScanned(body []byte, visit func(*Sample) error) error {
 		s.Series = body[r.start:r.seriesEnd]
 		s.Type = metaTypes[r.typ]
 		s.Value = r.value
-		s.Ref, s.Same = r.ref, r.same
+		s.Same = r.same
 		if err := visit(&s); err != nil {
 			return err
 		}
