@@ -110,6 +110,8 @@ func TestMemoEdges(t *testing.T) {
 	f("a help text changed", nil,
 		"# HELP a x\n# TYPE a gauge\na 1\n", "# HELP a x\n# TYPE a gauge\na 1\n", "# HELP a \xff\n# TYPE a gauge\na 2\n",
 		"# HELP a x\n# TYPE a gauge\na 1\n", "# HELP a y\n# TYPE a gauge\na 1\n", "# HELP a x\n# HELP a gauge\na 1\n")
+	twoTypes := "# TYPE a counter\na 1\n# TYPE a gauge\na{x=\"1\"} 2\n# TYPE b gauge\na{x=\"2\"} 3\n"
+	f("type lines between one name's samples", nil, twoTypes, twoTypes, twoTypes, twoTypes)
 	f("a type line removed", nil,
 		"# TYPE a counter\n# TYPE b counter\na 1\nb 2\n", "# TYPE a counter\n# TYPE b counter\na 1\nb 2\n",
 		"# TYPE b counter\na 1\nb 2\n", "# TYPE a counter\n# TYPE b counter\na 1\nb 2\n", "# TYPE a counter\na 1\nb 2\n")

@@ -78,7 +78,12 @@ func (p *Parser) scanLines(body []byte, recs []record, complete bool) ([]record,
 	// describes: the name states it points to are those of that read.
 	recall := p.memo.gen != 0 && p.memo.gen == p.gen-1
 	p.memo.gen, p.hits, p.metaHits = 0, 0, 0
-	k, km := 0, 0 // sample lines and comment lines so far
+	k, km := 0, 0      // sample lines and comment lines so far
+	var typed struct { // the type of the last wanted sample
+		st   *nameState
+		line int32 // its # TYPE line
+		typ  uint8
+	}
 	// aligned: every sample line so far was recalled, so the same names
 	// came in the same order and the wanted ones are visited at the places
 	// they were in the last exposition (Sample.Same)
@@ -214,11 +219,15 @@ func (p *Parser) scanLines(body []byte, recs []record, complete bool) ([]record,
 		if math.IsNaN(v) {
 			v = math.Float64frombits(value.NormalNaN)
 		}
-		name := line[:nameEnd]
-		typ := uint8(0) // unknown
-		if belongs(name, family, ftype) {
-			typ = ftyp
+		// The type depends on the name and the # TYPE line in force only:
+		// a run of lines of one name under one type line has one type.
+		if st != typed.st || typeLine != typed.line {
+			typed.st, typed.line, typed.typ = st, typeLine, 0 // unknown
+			if belongs(line[:nameEnd], family, ftype) {
+				typed.typ = ftyp
+			}
 		}
+		typ := typed.typ
 		recs = append(recs, record{start: int32(start), nameEnd: int32(start + nameEnd), seriesEnd: int32(start + seriesEnd), typeLine: typeLine, same: memo && aligned, typ: typ, value: v})
 	}
 	p.memo.lines, p.memo.metas = fit(p.memo.lines[:k]), fit(p.memo.metas[:km])
