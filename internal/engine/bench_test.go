@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
+
+	"github.com/ptdmon/ptdmon/internal/parse/parsetest"
 )
 
 // bigVLLM builds a realistic vLLM exposition: the prefill and decode
@@ -229,6 +231,34 @@ func BenchmarkReadVLLMDP4(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := r.Read(body, ""); err != nil {
+			b.Fatal(err)
+		}
+		r.Evict(4)
+	}
+	b.ReportMetric(float64(n), "samples/op")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/sample")
+}
+
+// BenchmarkReadVLLMDP4Successive reads successive expositions of the
+// server of BenchmarkReadVLLMDP4, about 70% of the values changed from one
+// to the next as between two scrapes 1 s apart; the expositions are made
+// before the timer starts.
+func BenchmarkReadVLLMDP4Successive(b *testing.B) {
+	body, err := os.ReadFile("testdata/vllm_dp4_1504.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	bodies := parsetest.Successive(body, 16, 0.7, 1)
+	n := countSamples(body)
+	r := NewReader(EngineAuto, Prefill, KVAuto)
+	if _, err := r.Read(body, ""); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := r.Read(bodies[i%len(bodies)], ""); err != nil {
 			b.Fatal(err)
 		}
 		r.Evict(4)

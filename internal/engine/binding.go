@@ -55,7 +55,8 @@ type binding struct {
 // last had it. A cached series costs a target a few words, not its text.
 type entry struct {
 	*meaning
-	gen uint32 // last read that saw the series, for eviction
+	gen    uint32 // last read that saw the series, for eviction
+	bucket int32  // a bucket's index in its histogram in the last read (Histogram.addAt)
 }
 
 // meaning is what one series text means: the fields that differ from

@@ -195,15 +195,16 @@ func (r *Reader) visit(s *parse.Sample) error {
 	return nil
 }
 
-// lookup finds the binding of a sample: first where the same position held
-// it in the last read (expositions list their series in the same order
-// every time, so this is one comparison of the series text), else by the
+// lookup finds the binding of a sample: first where the same position
+// held it in the last read; expositions list their series in the same
+// order every time, so this is at most one comparison of the series text,
+// none when the parser knows the series to be the Same. Else by the
 // series text in the cache.
 func (r *Reader) lookup(s *parse.Sample) *entry {
 	i := r.pos
 	r.pos++
 	if i < len(r.order) {
-		if b := r.order[i]; b != nil && b.key == string(s.Series) {
+		if b := r.order[i]; b != nil && (s.Same || b.key == string(s.Series)) {
 			return b
 		}
 	}
@@ -284,6 +285,7 @@ func (r *Reader) finish(o *Observation) error {
 	}
 	r.gsum = [NumGauges]float64{}
 	r.gcnt = [NumGauges]int{}
+	nanLE := false // a bucket bound of NaN was added (Histogram.addAt)
 	for _, s := range r.staged {
 		b := s.b
 		if b.fallback && r.primary[b.metric] {
@@ -305,7 +307,8 @@ func (r *Reader) finish(o *Observation) error {
 			h.Present = true
 			switch b.part {
 			case partBucket:
-				h.add(b.le, v)
+				nanLE = nanLE || math.IsNaN(b.le)
+				h.addAt(b.le, v, &b.bucket, !nanLE)
 			case partSum:
 				h.Sum += v
 				h.HasSum = true
@@ -395,18 +398,41 @@ func (r *Reader) addNote(n string) {
 	r.obs.Notes = append(r.obs.Notes, n)
 }
 
-func (h *Histogram) add(le, v float64) {
+// add adds v to the bucket of le and returns the bucket's index.
+func (h *Histogram) add(le, v float64) int {
 	for i := range h.Buckets {
 		if h.Buckets[i].UpperBound == le {
 			h.Buckets[i].Count += v
-			return
+			return i
 		}
 	}
 	h.Buckets = append(h.Buckets, Bucket{UpperBound: le, Count: v})
 	// Keep the buckets sorted; exposition order is ascending, so this is rare.
-	for i := len(h.Buckets) - 1; i > 0 && h.Buckets[i].UpperBound < h.Buckets[i-1].UpperBound; i-- {
+	i := len(h.Buckets) - 1
+	for ; i > 0 && h.Buckets[i].UpperBound < h.Buckets[i-1].UpperBound; i-- {
 		h.Buckets[i], h.Buckets[i-1] = h.Buckets[i-1], h.Buckets[i]
 	}
+	return i
+}
+
+// addAt is add with a hint, where the bucket of le was in the last read:
+// a histogram's buckets come in the same order every read, so the search
+// is needed only when they change.
+//
+// sorted says no NaN bound was added, which add cannot sort.
+func (h *Histogram) addAt(le, v float64, hint *int32, sorted bool) {
+	i, n := int(*hint), len(h.Buckets)
+	switch {
+	case i < n && h.Buckets[i].UpperBound == le:
+		h.Buckets[i].Count += v
+		return
+	case sorted && i == n && (n == 0 || h.Buckets[n-1].UpperBound < le):
+		// The first engine's buckets, in order: the buckets are sorted,
+		// so one past the largest is new.
+		h.Buckets = append(h.Buckets, Bucket{UpperBound: le, Count: v})
+		return
+	}
+	*hint = int32(h.add(le, v))
 }
 
 func (r *Reader) fillIgnored(o *Observation) {

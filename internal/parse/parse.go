@@ -32,6 +32,12 @@ type Sample struct {
 	// model.MetricTypeUnknown when the sample does not belong to the declared family.
 	Type  model.MetricType
 	Value float64
+	// Same says the series text is that of the sample visited at the same
+	// place (the same count of visits before it) in the last exposition,
+	// and that the parser read that exposition in full (visit called for
+	// all its samples without error): whatever visit keeps by place from
+	// that read belongs to this series.
+	Same bool
 }
 
 // MaxSeriesBytes bounds the text of one series (name and labels). Label
@@ -68,8 +74,13 @@ type Parser struct {
 	cur     *nameState
 	gen     uint32
 
-	fast  fastState
-	quick int // expositions read by the scanner, for tests
+	fast fastState
+	memo memo
+	// complete: the last exposition was read in full (Sample.Same)
+	complete bool
+	quick    int // expositions read by the scanner, for tests
+	hits     int // sample lines of the last exposition the memo served, for tests
+	metaHits int // and comment lines
 }
 
 // nameState is what the parser keeps per sample name: whether visit wants
@@ -85,6 +96,7 @@ type nameState struct {
 	verN     int    // and their number, -1 none
 	repeat   bool   // a series repeated (with one value): never verified
 	gen      uint32 // last exposition with the name
+	idx      uint32 // its index in that exposition's names (Parser.touched)
 }
 
 // Samples returns the number of float samples in the last exposition
@@ -101,20 +113,29 @@ func (p *Parser) name(n []byte) *nameState {
 		st = &nameState{name: string(n), wanted: p.Wanted == nil || p.Wanted(string(n)), verN: -1}
 		p.names[st.name] = st
 	}
-	if st.gen != p.gen {
-		st.gen, st.digest, st.n, st.repeat = p.gen, 0, 0, false
-		p.touched = append(p.touched, st)
-	}
+	p.touch(st)
 	p.cur = st
 	return st
+}
+
+// touch marks a name as used in the exposition being read.
+func (p *Parser) touch(st *nameState) {
+	if st.gen != p.gen {
+		st.gen, st.digest, st.n, st.repeat = p.gen, 0, 0, false
+		st.idx = uint32(len(p.touched))
+		p.touched = append(p.touched, st)
+	}
 }
 
 // digestSeed: digests are compared only within one process.
 var digestSeed = maphash.MakeSeed()
 
 // add folds one series into its name's digest.
-func (st *nameState) add(series []byte) {
-	st.digest = (st.digest ^ maphash.Bytes(digestSeed, series)) * 0x9e3779b97f4a7c15
+func (st *nameState) add(series []byte) { st.fold(hashSeries(series)) }
+
+// fold folds the hash of one series into its name's digest.
+func (st *nameState) fold(h uint64) {
+	st.digest = (st.digest ^ h) * 0x9e3779b97f4a7c15
 	st.n++
 }
 
@@ -124,7 +145,8 @@ func (p *Parser) begin() {
 		p.names = make(map[string]*nameState)
 	}
 	p.gen++
-	p.touched = p.touched[:0]
+	// The names of the last exposition stay with the memo of its lines.
+	p.touched, p.memo.names = p.memo.names[:0], p.touched
 	p.cur = nil
 	p.n = 0
 	if p.gen%16 == 0 {
@@ -199,6 +221,8 @@ func Format(contentType string) (string, error) {
 // every error and every exposition whose series changed are read by
 // Prometheus' parser itself.
 func (p *Parser) Parse(body []byte, contentType string, visit func(*Sample) error) error {
+	complete := p.complete
+	p.complete = false
 	format, err := Format(contentType)
 	if err != nil {
 		return err
@@ -208,13 +232,17 @@ func (p *Parser) Parse(body []byte, contentType string, visit func(*Sample) erro
 	}
 	if format == "text/plain" {
 		p.begin()
-		if p.scan(body) && p.checked() {
+		if p.scan(body, complete) && p.checked() {
 			p.quick++
-			return p.visitScanned(body, visit)
+			err = p.visitScanned(body, visit)
+			p.complete = err == nil
+			return err
 		}
 		p.release()
 	}
-	return p.parse(body, format, visit)
+	err = p.parse(body, format, visit)
+	p.complete = err == nil
+	return err
 }
 
 // parse reads body with Prometheus' parser.
@@ -278,6 +306,7 @@ func (p *Parser) parse(body []byte, format string, visit func(*Sample) error) er
 			}
 			s.Series = series
 			s.Value = v
+			s.Same = false
 			s.Type = model.MetricTypeUnknown
 			if belongs(s.Name, p.family, p.ftype) {
 				s.Type = p.ftype
@@ -305,7 +334,8 @@ func (p *Parser) Labels(l *labels.Labels) {
 // quoted UTF-8 form ({"name",...}) are returned with their quotes removed.
 func seriesName(series []byte) []byte {
 	if len(series) > 0 && series[0] == '{' {
-		rest := series[1:]
+		// Prometheus' lexer allows blanks after the brace.
+		rest := bytes.TrimLeft(series[1:], " \t")
 		if len(rest) > 0 && rest[0] == '"' {
 			if end := bytes.IndexByte(rest[1:], '"'); end >= 0 {
 				return rest[1 : end+1]

@@ -33,7 +33,8 @@ import (
 type record struct {
 	start, nameEnd, seriesEnd int32 // line start, end of name, end of series
 	typeLine                  int32 // offset of the last # TYPE line before it, -1 none
-	mtype                     model.MetricType
+	same                      bool  // Sample.Same
+	typ                       uint8 // Sample.Type, an index in metaTypes
 	value                     float64
 }
 
@@ -49,91 +50,189 @@ var recordPool = sync.Pool{New: func() any { return new([]record) }}
 
 // scan validates body and records its wanted samples. False: the body is
 // outside the subset (or invalid); read it with Prometheus' parser.
-func (p *Parser) scan(body []byte) bool {
-	if len(body) > math.MaxInt32 || bytes.IndexByte(body, 0) >= 0 {
-		// Prometheus' lexer ends the exposition at a NUL byte.
+//
+// complete says the last exposition was read in full: its sample lines
+// whose series the memo recalls, every one before them too, are then the
+// Same as this one's.
+func (p *Parser) scan(body []byte, complete bool) bool {
+	if len(body) > math.MaxInt32 {
 		return false
 	}
 	if p.fast.recs == nil {
 		p.fast.recs = recordPool.Get().(*[]record)
 	}
-	recs := (*p.fast.recs)[:0]
-	defer func() { *p.fast.recs = recs }()
+	recs, ok := p.scanLines(body, (*p.fast.recs)[:0], complete)
+	*p.fast.recs = recs
+	return ok
+}
+
+// scanLines is scan's loop over the lines, appending the records to recs.
+// (A slice the loop appends to stays in registers, not in a closure.)
+func (p *Parser) scanLines(body []byte, recs []record, complete bool) ([]record, bool) {
 	var family []byte
 	ftype := model.MetricTypeUnknown
+	ftyp := uint8(0) // ftype, an index in metaTypes
 	typeLine := int32(-1)
 	var last prior
+	// The memo serves only the exposition right after the one it
+	// describes: the name states it points to are those of that read.
+	recall := p.memo.gen != 0 && p.memo.gen == p.gen-1
+	p.memo.gen, p.hits, p.metaHits = 0, 0, 0
+	k, km := 0, 0      // sample lines and comment lines so far
+	var typed struct { // the type of the last wanted sample
+		st   *nameState
+		line int32 // its # TYPE line
+		typ  uint8
+	}
+	// aligned: every sample line so far was recalled, so the same names
+	// came in the same order and the wanted ones are visited at the places
+	// they were in the last exposition (Sample.Same)
+	aligned := complete
 	for i := 0; i < len(body); {
-		end := bytes.IndexByte(body[i:], '\n')
-		if end < 0 {
-			end = len(body)
-		} else {
-			end += i
-		}
-		line := body[i:end]
 		start := i
-		i = end + 1
-		if len(line) == 0 {
-			continue
-		}
-		c := line[0]
-		if c == '#' {
-			name, text, isType, ok := meta(line)
-			if !ok {
-				return false
-			}
-			if name == nil {
-				continue // a comment
-			}
-			if !isType {
-				if !utf8.Valid(text) {
-					return false
+		var (
+			line               []byte
+			nameEnd, seriesEnd int
+			val, ts            []byte
+			v                  float64
+			parsed             bool // v is val's value
+			st                 *nameState
+			h                  uint64
+			se                 int
+			memo, ok           bool
+		)
+		if recall && body[i] == '#' {
+			if mm, end, ok := p.memo.recallMeta(body, i, km); ok {
+				// A comment line of the last exposition, already read.
+				if mm.nameLen > 0 {
+					family = body[i+int(mm.nameOff) : i+int(mm.nameOff)+int(mm.nameLen)]
+					ftype, ftyp, typeLine = mm.mtype(), mm.typ, int32(i)
 				}
+				i = end + 1
+				km++
+				p.metaHits++
 				continue
 			}
-			t, ok := metricType(text)
-			if !ok {
-				return false
+		}
+		if recall {
+			st, se, h, memo = p.memo.recall(body, i, k)
+		}
+		if memo {
+			// The series of the k-th line of the last exposition, already
+			// validated: only its value is read. The scanner takes only
+			// names written plainly: the name is the start of the series.
+			nameEnd, seriesEnd = len(st.name), se-start
+			// Most lines end in one blank and a float of the fast path,
+			// then the newline: what that path reads is what sampleValue
+			// would split off the line, and its end is the line's.
+			f, n, exact := exactFloatPrefix(body[se+1:])
+			if end := se + 1 + n; exact && (end == len(body) || body[end] == '\n') {
+				line, i = body[start:end], end+1
+				val, v, parsed = line[seriesEnd+1:], f, true
+			} else {
+				end := bytes.IndexByte(body[se:], '\n')
+				if end < 0 {
+					end = len(body)
+				} else {
+					end += se
+				}
+				line, i = body[start:end], end+1
+				if val, ts, ok = sampleValue(line, seriesEnd); !ok || !validTimestamp(ts) {
+					return recs, false
+				}
 			}
-			family, ftype, typeLine = name, t, int32(start)
-			continue
+			p.touch(st)
+			p.memo.renamed(k, st)
+			p.cur = st
+			last.series, last.nameEnd, last.n = line[:seriesEnd], nameEnd, 0
+			p.hits++
+		} else {
+			end := bytes.IndexByte(body[i:], '\n')
+			if end < 0 {
+				end = len(body)
+			} else {
+				end += i
+			}
+			line, i = body[i:end], end+1
+			if len(line) == 0 {
+				continue
+			}
+			if bytes.IndexByte(line, 0) >= 0 {
+				// Prometheus' lexer ends the exposition at a NUL byte. Lines
+				// the memo recalls have none: their text is that of a line
+				// checked here, and what follows a series is a float.
+				return recs, false
+			}
+			c := line[0]
+			if c == '#' {
+				name, text, isType, ok := meta(line)
+				if !ok {
+					return recs, false
+				}
+				t := model.MetricTypeUnknown
+				switch {
+				case isType:
+					if t, ok = metricType(text); !ok {
+						return recs, false
+					}
+					family, ftype, ftyp, typeLine = name, t, typeIndex(t), int32(start)
+				case name != nil && !utf8.Valid(text):
+					return recs, false
+				}
+				p.memo.keepMeta(km, line, name, isType, t)
+				km++
+				continue
+			}
+			if !isNameStart(c) {
+				return recs, false
+			}
+			var sameName bool
+			nameEnd, seriesEnd, val, ts, sameName, ok = sampleLine(line, &last)
+			if !ok || seriesEnd > MaxSeriesBytes || !validTimestamp(ts) {
+				return recs, false
+			}
+			st = p.cur
+			if !sameName || st == nil {
+				st = p.name(line[:nameEnd])
+			}
+			h = hashSeries(line[:seriesEnd])
+			p.memo.keep(k, h, st, seriesEnd)
+			aligned = false
 		}
-		if !isNameStart(c) {
-			return false
-		}
-		nameEnd, seriesEnd, val, ts, sameName, ok := sampleLine(line, &last)
-		if !ok || seriesEnd > MaxSeriesBytes || !validTimestamp(ts) {
-			return false
-		}
-		name, series := line[:nameEnd], line[:seriesEnd]
+		k++
 		p.n++
-		st := p.cur
-		if !sameName || st == nil {
-			st = p.name(name)
-		}
-		st.add(series)
+		st.fold(h)
 		if !st.wanted {
-			if !simpleFloat(val) {
+			if !parsed && !simpleFloat(val) {
 				if _, err := parseFloat(val); err != nil {
-					return false
+					return recs, false
 				}
 			}
 			continue
 		}
-		v, err := parseFloat(val)
-		if err != nil {
-			return false
+		if !parsed {
+			var err error
+			if v, err = parseFloat(val); err != nil {
+				return recs, false
+			}
 		}
 		if math.IsNaN(v) {
 			v = math.Float64frombits(value.NormalNaN)
 		}
-		t := model.MetricTypeUnknown
-		if belongs(name, family, ftype) {
-			t = ftype
+		// The type depends on the name and the # TYPE line in force only:
+		// a run of lines of one name under one type line has one type.
+		if st != typed.st || typeLine != typed.line {
+			typed.st, typed.line, typed.typ = st, typeLine, 0 // unknown
+			if belongs(line[:nameEnd], family, ftype) {
+				typed.typ = ftyp
+			}
 		}
-		recs = append(recs, record{start: int32(start), nameEnd: int32(start + nameEnd), seriesEnd: int32(start + seriesEnd), typeLine: typeLine, mtype: t, value: v})
+		typ := typed.typ
+		recs = append(recs, record{start: int32(start), nameEnd: int32(start + nameEnd), seriesEnd: int32(start + seriesEnd), typeLine: typeLine, same: memo && aligned, typ: typ, value: v})
 	}
-	return true
+	p.memo.lines, p.memo.metas = fit(p.memo.lines[:k]), fit(p.memo.metas[:km])
+	p.memo.gen = p.gen
+	return recs, true
 }
 
 // release gives the records back to the pool: they are needed only while
@@ -156,8 +255,9 @@ func (p *Parser) visitScanned(body []byte, visit func(*Sample) error) error {
 		p.fast.rec = r
 		s.Name = body[r.start:r.nameEnd]
 		s.Series = body[r.start:r.seriesEnd]
-		s.Type = r.mtype
+		s.Type = metaTypes[r.typ]
 		s.Value = r.value
+		s.Same = r.same
 		if err := visit(&s); err != nil {
 			return err
 		}
@@ -289,31 +389,38 @@ func sampleLine(line []byte, last *prior) (nameEnd, seriesEnd int, val, ts []byt
 		}
 	}
 	seriesEnd = k
+	if val, ts, ok = sampleValue(line, k); !ok {
+		return 0, 0, nil, nil, false, false
+	}
+	cur.series, cur.nameEnd = line[:seriesEnd], nameEnd
+	*last = cur
+	return nameEnd, seriesEnd, val, ts, sameName, true
+}
+
+// sampleValue splits the rest of a sample line after its series at k: the
+// value and the timestamp, if any.
+func sampleValue(line []byte, k int) (val, ts []byte, ok bool) {
 	k = skipBlanks(line, k)
 	vs := k
 	for k < len(line) && line[k] != ' ' && line[k] != '\t' && line[k] != '{' {
 		k++
 	}
 	if k == vs || k < len(line) && line[k] == '{' {
-		return 0, 0, nil, nil, false, false
+		return nil, nil, false
 	}
 	val = line[vs:k]
 	k = skipBlanks(line, k)
 	if k == len(line) {
-		cur.series, cur.nameEnd = line[:seriesEnd], nameEnd
-		*last = cur
-		return nameEnd, seriesEnd, val, nil, sameName, true
+		return val, nil, true
 	}
 	ts0 := k
 	for k < len(line) && line[k] >= '0' && line[k] <= '9' {
 		k++
 	}
 	if k == ts0 || skipBlanks(line, k) != len(line) {
-		return 0, 0, nil, nil, false, false
+		return nil, nil, false
 	}
-	cur.series, cur.nameEnd = line[:seriesEnd], nameEnd
-	*last = cur
-	return nameEnd, seriesEnd, val, line[ts0:k], sameName, true
+	return val, line[ts0:k], true
 }
 
 // labelSet reads the labels after '{' and returns the offset after '}'.
@@ -503,6 +610,9 @@ func simpleFloat(b []byte) bool {
 // parseFloat is Prometheus' textparse.parseFloat: Go's ParseFloat without
 // the spellings Go added in 1.13 (hex mantissas' p exponents, underscores).
 func parseFloat(b []byte) (float64, error) {
+	if f, ok := exactFloat(b); ok {
+		return f, nil
+	}
 	s := unsafeString(b)
 	if !simpleFloat(b) && strings.ContainsAny(s, "pP_") {
 		return 0, errUnsupportedFloat

@@ -67,3 +67,40 @@ func TestReadFromContentLength(t *testing.T) {
 	f(1<<40, 1<<20, nil, 0) // an absurd claim is not believed
 	f(int64(len(data)), 1000, errTooLarge, 0)
 }
+
+// One Fetcher's requests share their header: a change of timeout or URL
+// is sent from the next fetch on, and what the client adds to one request
+// (a URL's credentials) is not sent with the next.
+func TestFetchHeadersFollowTheFetcher(t *testing.T) {
+	var got http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		io.WriteString(w, "up 1\n")
+	}))
+	defer srv.Close()
+	fe := &Fetcher{URL: srv.URL, Client: NewClient(1), Timeout: time.Second}
+	f := func(url string, timeout time.Duration, wantTimeout, wantAuth string) {
+		t.Helper()
+		fe.URL, fe.Timeout = url, timeout
+		if _, err := fe.Fetch(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		fe.Release()
+		if v := got.Get("X-Prometheus-Scrape-Timeout-Seconds"); v != wantTimeout {
+			t.Errorf("%s, timeout %v: timeout header %q, want %q", url, timeout, v, wantTimeout)
+		}
+		if v := got.Get("Authorization"); v != wantAuth {
+			t.Errorf("%s: Authorization %q, want %q", url, v, wantAuth)
+		}
+		if got.Get("Accept") != Accept || got.Get("User-Agent") != buildinfo.UserAgent() {
+			t.Errorf("%s: Accept %q, User-Agent %q", url, got.Get("Accept"), got.Get("User-Agent"))
+		}
+	}
+	withUser := strings.Replace(srv.URL, "http://", "http://u:p@", 1)
+	f(srv.URL, time.Second, "1", "")
+	f(srv.URL, time.Second, "1", "")
+	f(srv.URL, 2*time.Second, "2", "")
+	f(withUser, 2*time.Second, "2", "Basic dTpw")
+	f(srv.URL, 2*time.Second, "2", "")
+	f(srv.URL, 0, "", "")
+}

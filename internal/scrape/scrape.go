@@ -47,6 +47,33 @@ type Fetcher struct {
 	// bodies in flight beyond FreeBytes each are drawn from it.
 	Budget *Budget
 	body   body
+	prep   prepared
+}
+
+// prepared is what a Fetcher's requests repeat from fetch to fetch: made
+// once, not per scrape, as canonicalizing header keys and parsing the URL
+// for its redacted form cost as much as a small body's read.
+type prepared struct {
+	url, shown string
+	timeout    time.Duration
+	// header is shared by the requests and never changed: Client and
+	// Transport do not modify a request's header (http.RoundTripper).
+	header http.Header
+}
+
+// prepare returns the parts of the next request, made again only when the
+// URL or the timeout changed.
+func (f *Fetcher) prepare() *prepared {
+	if p := &f.prep; p.header != nil && p.url == f.URL && p.timeout == f.Timeout {
+		return p
+	}
+	h := http.Header{"Accept": {Accept}, "User-Agent": {buildinfo.UserAgent()}}
+	if f.Timeout > 0 {
+		// As Prometheus sends it, so an exporter can bound its own work.
+		h["X-Prometheus-Scrape-Timeout-Seconds"] = []string{strconv.FormatFloat(f.Timeout.Seconds(), 'f', -1, 64)}
+	}
+	f.prep = prepared{url: f.URL, shown: Redact(f.URL), timeout: f.Timeout, header: h}
+	return &f.prep
 }
 
 // Fetch performs one scrape. Errors are *Error; their texts name the URL
@@ -63,17 +90,13 @@ func (f *Fetcher) Fetch(ctx context.Context) (Result, error) {
 		ctx, cancel = context.WithTimeout(ctx, f.Timeout)
 		defer cancel()
 	}
-	shown := Redact(f.URL)
+	prep := f.prepare()
+	shown := prep.shown
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.URL, nil)
 	if err != nil {
 		return Result{}, &Error{ReasonConnect, fmt.Errorf("build request for %s: %w", shown, err)}
 	}
-	req.Header.Set("Accept", Accept)
-	req.Header.Set("User-Agent", buildinfo.UserAgent())
-	if f.Timeout > 0 {
-		// As Prometheus sends it, so an exporter can bound its own work.
-		req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", strconv.FormatFloat(f.Timeout.Seconds(), 'f', -1, 64))
-	}
+	req.Header = prep.header
 	start := time.Now()
 	resp, err := f.Client.Do(req)
 	if err != nil {
