@@ -77,7 +77,7 @@ func Edit(a string, ops []byte) string {
 		switch op {
 		case 0, 1: // a new value
 			if sp := strings.LastIndexByte(lines[j], ' '); sp > 0 {
-				lines[j] = lines[j][:sp+1] + strconv.Itoa(int(op)*int(j)+len(ops))
+				lines[j] = lines[j][:sp+1] + strconv.Itoa(int(op)*j+len(ops))
 			}
 		case 2:
 			lines = append(lines[:j], lines[j+1:]...)
