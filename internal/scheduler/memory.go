@@ -22,9 +22,13 @@ const (
 	memoryFloor     = 128 << 20 // a few targets with large bodies are not squeezed
 )
 
-func setMemoryLimit(targets int) {
+// setMemoryLimit sizes the limit for targets, each of which costs extra
+// bytes more elsewhere in the process (Options.ExtraMemoryPerTarget: a
+// recording's TSDB head): a limit that left them out would have the
+// collector run without end to keep the heap under it.
+func setMemoryLimit(targets int, extra int64) {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set || targets == 0 {
 		return
 	}
-	debug.SetMemoryLimit(max(memoryFloor, memoryBase+int64(targets)*memoryPerTarget))
+	debug.SetMemoryLimit(max(memoryFloor, memoryBase+int64(targets)*(memoryPerTarget+extra)))
 }

@@ -31,6 +31,10 @@ type Options struct {
 	KVSource        engine.KVSource
 	Client          *http.Client
 	Logger          *slog.Logger
+	// ExtraMemoryPerTarget is what each target costs beyond the scrape
+	// and the ledger (a recording's TSDB head), added to the soft memory
+	// limit (memory.go).
+	ExtraMemoryPerTarget int64
 }
 
 // Scheduler owns the scrape loops.
@@ -66,7 +70,7 @@ func New(l *ledger.Ledger, opts Options) *Scheduler {
 // targets that are gone.
 func (c *Scheduler) SetTargets(ctx context.Context, targets []engine.Target) {
 	c.ledger.SetTargets(targets)
-	setMemoryLimit(len(targets))
+	setMemoryLimit(len(targets), c.opts.ExtraMemoryPerTarget)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -178,15 +178,20 @@ func newPipeline(ctx context.Context, cfg *config.Config, targets []engine.Targe
 	})
 	resume(opts.Recorder, l, log)
 	kv, _ := engine.ParseKVSource(cfg.KVSource)
+	var extra int64
+	if opts.Recorder != nil {
+		extra = record.HeadBytesPerTarget
+	}
 	col := scheduler.New(l, scheduler.Options{
-		Interval:        cfg.Interval.Duration,
-		Timeout:         cfg.Timeout.Duration,
-		MaxBodyBytes:    cfg.MaxBodyBytes,
-		BodyBudget:      cfg.BodyBudgetBytes,
-		FollowRedirects: cfg.FollowRedirects,
-		KVSource:        kv,
-		Client:          opts.Client,
-		Logger:          log,
+		Interval:             cfg.Interval.Duration,
+		Timeout:              cfg.Timeout.Duration,
+		MaxBodyBytes:         cfg.MaxBodyBytes,
+		BodyBudget:           cfg.BodyBudgetBytes,
+		FollowRedirects:      cfg.FollowRedirects,
+		KVSource:             kv,
+		Client:               opts.Client,
+		Logger:               log,
+		ExtraMemoryPerTarget: extra,
 	})
 	col.SetTargets(ctx, targets)
 	return &pipeline{cfg: cfg, targets: targets, ledger: l, sched: col, kv: kv, log: log}
