@@ -221,22 +221,7 @@ func BenchmarkReadVLLMDP4(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	n := countSamples(body)
-	r := NewReader(EngineAuto, Prefill, KVAuto)
-	if _, err := r.Read(body, ""); err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := r.Read(body, ""); err != nil {
-			b.Fatal(err)
-		}
-		r.Evict(4)
-	}
-	b.ReportMetric(float64(n), "samples/op")
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/sample")
+	benchReadDP4(b, body, [][]byte{body})
 }
 
 // BenchmarkReadVLLMDP4Successive reads successive expositions of the
@@ -248,7 +233,12 @@ func BenchmarkReadVLLMDP4Successive(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	bodies := parsetest.Successive(body, 16, 0.7, 1)
+	benchReadDP4(b, body, parsetest.Successive(body, 16, 0.7, 1))
+}
+
+// benchReadDP4 reads bodies in turn after a first read of body, evicting
+// stale series after every read as the collector does.
+func benchReadDP4(b *testing.B, body []byte, bodies [][]byte) {
 	n := countSamples(body)
 	r := NewReader(EngineAuto, Prefill, KVAuto)
 	if _, err := r.Read(body, ""); err != nil {
