@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/record"
 	"github.com/ptdmon/ptdmon/internal/sim"
@@ -452,14 +453,12 @@ func TestReportOfARecording(t *testing.T) {
 
 // The histograms a report reads from a recording count what the
 // completion counters count: over a span, the decode instances' E2E
-// observations are the requests the decode rate says completed.
+// observations are the increase of their completion counters between the
+// same two recorded reads (the windowed rates' first and last samples).
 func TestRecordedBucketsCountTheCompletions(t *testing.T) {
 	cfg := recordingSimConfig(t, "balanced")
 	dir := filepath.Join(t.TempDir(), "round1")
-	var o, e strings.Builder
-	if code := dispatch([]string{"record", "-config", cfg, "-o", dir, "-settle", "250ms", "--", "sleep", "15"}, &o, &e); code != 0 {
-		t.Fatalf("record exited %d: %s", code, e.String())
-	}
+	recordRound(t, cfg, dir, "15")
 	in, err := recordingInput(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -469,8 +468,7 @@ func TestRecordedBucketsCountTheCompletions(t *testing.T) {
 		t.Fatalf("%d points", len(pts))
 	}
 	// The last 7 s: decode completes requests by then.
-	first := len(pts) - 28
-	from, to := pts[first].Time, pts[len(pts)-1].Time
+	from, to := pts[len(pts)-28].Time, pts[len(pts)-1].Time
 	b, ok := in.Buckets(from, to)
 	if !ok {
 		t.Fatal("no histograms over the span")
@@ -479,14 +477,36 @@ func TestRecordedBucketsCountTheCompletions(t *testing.T) {
 	for _, h := range b.Decode.E2E {
 		observed += h.Count
 	}
-	var counted float64 // completions by the counters: Σ instant rate × Δt
-	for i := first + 1; i < len(pts); i++ {
-		if r := pts[i].Decode.Instant; r.OK() {
-			counted += r.V * pts[i].Time.Sub(pts[i-1].Time).Seconds()
-		}
+	// The counters' side: the same recording fed to a ledger whose window
+	// is the span, each decode instance's windowed rate times the real
+	// time between the reads it was computed from.
+	run, err := record.Open(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if counted < 5 || math.Abs(observed-counted) > 0.25*counted+2 {
-		t.Errorf("over %v: E2E histograms observed %.1f requests, the completion counters %.1f", to.Sub(from), observed, counted)
+	defer run.Close()
+	lc := run.LedgerConfig(1)
+	lc.Window = to.Sub(from)
+	l := ledger.New(lc)
+	if _, err := run.Feed(l, to, nil); err != nil {
+		t.Fatal(err)
+	}
+	last, ok := l.Latest()
+	if !ok {
+		t.Fatal("no point at the span's end")
+	}
+	var counted float64
+	var instances int
+	for _, ip := range last.Instances {
+		if ip.Role != string(engine.Decode) || !ip.Window.OK() {
+			continue
+		}
+		instances++
+		counted += ip.Window.V * ip.WindowTo.Sub(ip.WindowFrom).Seconds()
+	}
+	if instances != len(b.Decode.E2E) || counted < 5 || math.Abs(observed-counted) > 1e-6*counted+1e-9 {
+		t.Errorf("over %v: E2E histograms of %d decode instances observed %.3f requests, the completion counters of %d counted %.3f",
+			to.Sub(from), len(b.Decode.E2E), observed, instances, counted)
 	}
 }
 
