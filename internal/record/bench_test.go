@@ -292,3 +292,60 @@ func dirSize(dir string) int64 {
 	})
 	return n
 }
+
+// BenchmarkAppendSuccessive appends the reads of 200 targets tick after
+// tick, each target reading a vLLM engine of the balanced scenario a
+// second later than at its previous read (counters and buckets move as a
+// loaded engine's do), committing once a tick. A read of changes writes
+// only what moved; ns/sample is per canonical value read.
+func BenchmarkAppendSuccessive(b *testing.B) {
+	sc, err := sim.LoadScenario("balanced")
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := sim.NewModel(sc, 1, epoch)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const reads = 120
+	obs := make([]engine.Observation, reads)
+	n := 0
+	for k := range obs {
+		m.AdvanceTo(time.Duration(30+k) * time.Second)
+		body, f, err := m.Exposition("vllm-d0", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		o, err := engine.NewReader("vllm", engine.Decode, engine.KVAuto).Read(body, f.ContentType())
+		if err != nil {
+			b.Fatal(err)
+		}
+		copyObs(&obs[k], o)
+		n += samplesOf(o)
+	}
+	n /= reads
+	db := openBenchDB(b)
+	w := newAppender(db, 5*time.Second)
+	targets := make([]string, 200)
+	for i := range targets {
+		targets[i] = fmt.Sprintf("vllm-%03d", i)
+	}
+	b.SetBytes(int64(16 * n))
+	b.ReportAllocs()
+	b.ResetTimer()
+	var e event
+	for i := 0; i < b.N; i++ {
+		tick, t := i/len(targets), i%len(targets)
+		e = event{ok: true, obs: obs[(tick+t)%reads], scrape: ledger.Scrape{Target: targets[t], Duration: time.Millisecond, Bytes: 60_000, Samples: 1504,
+			Time: epoch.Add(time.Duration(tick) * time.Second)}}
+		if err := w.scrape(&e); err != nil {
+			b.Fatal(err)
+		}
+		if t == len(targets)-1 {
+			if err := w.commit(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/sample")
+}

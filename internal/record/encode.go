@@ -2,6 +2,7 @@ package record
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
@@ -71,9 +72,19 @@ func (w *appender) scrape(e *event) error {
 	put(seriesKey{target: tgt, name: nameBytes}, func() labels.Labels { return lbls(nameBytes, labelTarget, tgt) }, float64(s.Bytes))
 	put(seriesKey{target: tgt, name: nameSamples}, func() labels.Labels { return lbls(nameSamples, labelTarget, tgt) }, float64(s.Samples))
 	if !e.ok {
+		if tr := w.targets[tgt]; tr != nil {
+			tr.reads.complete = 0 // the next read holds every value again
+		}
 		return err
 	}
 	tr := w.target(tgt)
+	changes := tr.reads.begin(ts)
+	if changes {
+		put(seriesKey{target: tgt, name: nameChanges}, func() labels.Labels { return lbls(nameChanges, labelTarget, tgt) }, 1)
+	}
+	if err != nil {
+		return err
+	}
 	for _, c := range o.Counters {
 		k := counterKey{c.Metric, c.Series}
 		r := tr.counters[k]
@@ -81,7 +92,7 @@ func (w *appender) scrape(e *event) error {
 			r = &ref{ls: lbls(counterName(c.Metric), labelTarget, tgt, labelSeries, seriesID(c.Series))}
 			tr.counters[k] = r
 		}
-		if err = w.put(r, ts, c.Value); err != nil {
+		if err = w.value(r, &tr.reads, changes, ts, c.Value); err != nil {
 			return err
 		}
 	}
@@ -93,7 +104,7 @@ func (w *appender) scrape(e *event) error {
 		if r.ls.IsEmpty() {
 			r.ls = lbls(gaugeName(engine.GaugeAt(i)), labelTarget, tgt)
 		}
-		if err = w.put(r, ts, o.Gauges[i]); err != nil {
+		if err = w.value(r, &tr.reads, changes, ts, o.Gauges[i]); err != nil {
 			return err
 		}
 	}
@@ -102,26 +113,39 @@ func (w *appender) scrape(e *event) error {
 		if !h.Present || len(h.Buckets) == 0 {
 			continue // the ledger takes such a histogram for absent
 		}
-		if err = w.histogram(&tr.hists[i], tgt, engine.HistogramAt(i), h, ts); err != nil {
+		if err = w.histogram(&tr.hists[i], tr, changes, tgt, engine.HistogramAt(i), h, ts); err != nil {
 			return err
 		}
 	}
-	return err
+	return w.sweep(tr, ts)
 }
 
 // histogram appends one histogram's buckets, sum and count.
-func (w *appender) histogram(hr *histRefs, tgt string, m engine.Metric, h *engine.Histogram, ts int64) error {
+func (w *appender) histogram(hr *histRefs, tr *targetRefs, changes bool, tgt string, m engine.Metric, h *engine.Histogram, ts int64) error {
 	base := prefixRead + m.String()
 	if !sameLEs(hr.les, h.Buckets) {
-		hr.les = hr.les[:0]
-		hr.buckets = make([]ref, len(h.Buckets))
+		// Other bounds: a bucket of a bound kept is the same series; the
+		// others are gone.
+		buckets := make([]ref, len(h.Buckets))
 		for i, b := range h.Buckets {
+			if j := slices.Index(hr.les, b.UpperBound); j >= 0 && !hr.buckets[j].ls.IsEmpty() {
+				buckets[i], hr.buckets[j] = hr.buckets[j], ref{}
+				continue
+			}
+			buckets[i].ls = lbls(base+suffixBucket, labelTarget, tgt, "le", formatLE(b.UpperBound))
+		}
+		for i := range hr.buckets {
+			if err := w.stale(&hr.buckets[i], ts); err != nil {
+				return err
+			}
+		}
+		hr.buckets, hr.les = buckets, hr.les[:0]
+		for _, b := range h.Buckets {
 			hr.les = append(hr.les, b.UpperBound)
-			hr.buckets[i].ls = lbls(base+suffixBucket, labelTarget, tgt, "le", formatLE(b.UpperBound))
 		}
 	}
 	for i, b := range h.Buckets {
-		if err := w.put(&hr.buckets[i], ts, b.Count); err != nil {
+		if err := w.value(&hr.buckets[i], &tr.reads, changes, ts, b.Count); err != nil {
 			return err
 		}
 	}
@@ -129,10 +153,10 @@ func (w *appender) histogram(hr *histRefs, tgt string, m engine.Metric, h *engin
 		hr.sum.ls = lbls(base+suffixSum, labelTarget, tgt)
 		hr.count.ls = lbls(base+suffixCount, labelTarget, tgt)
 	}
-	if err := w.put(&hr.sum, ts, h.Sum); err != nil {
+	if err := w.value(&hr.sum, &tr.reads, changes, ts, h.Sum); err != nil {
 		return err
 	}
-	return w.put(&hr.count, ts, h.Count)
+	return w.value(&hr.count, &tr.reads, changes, ts, h.Count)
 }
 
 func sameLEs(les []float64, bs []engine.Bucket) bool {

@@ -57,6 +57,11 @@ type Meta struct {
 	// ErrorTextsCut is when ErrorsFile filled up: failures from then on
 	// are recorded with their class but not their text.
 	ErrorTextsCut time.Time `json:"error_texts_cut,omitzero"`
+	// CompleteEvery is how often at most a target's read is recorded with
+	// every value it read; the reads between hold only the values that
+	// changed (changes.go). Zero: every read is complete (runs of earlier
+	// versions).
+	CompleteEvery Duration `json:"complete_read_every,omitempty"`
 }
 
 // TargetMeta is one target of the run.

@@ -15,7 +15,7 @@ import (
 // before the span a feed starts at. The live ledger still held that read —
 // its counters' totals in the global KV counter, its place in the stages
 // it was read in — so a feed cut at mint sends it first.
-func lastReads(q storage.Queryable, lo, mint, maxt int64, texts *errorTexts) ([]replayEvent, error) {
+func lastReads(q storage.Queryable, lo, mint, maxt int64, texts *errorTexts, look int64) ([]replayEvent, error) {
 	before, err := readTimes(q, lo, mint-1)
 	if err != nil {
 		return nil, err
@@ -46,7 +46,7 @@ func lastReads(q storage.Queryable, lo, mint, maxt int64, texts *errorTexts) ([]
 		for _, n := range needs[i:j] {
 			want[n.target] = n.t
 		}
-		evs, err := readSlice(q, needs[i].t, needs[j-1].t, texts)
+		evs, err := readSlice(q, needs[i].t, needs[j-1].t, texts, look)
 		if err != nil {
 			return nil, err
 		}

@@ -302,7 +302,7 @@ func feed(q storage.Queryable, m Meta, texts *errorTexts, l *ledger.Ledger, to, 
 		}
 	}
 	if start := tickTimes[0] - sliceSpan.Milliseconds(); mint > start {
-		primes, err := lastReads(q, start, mint, maxt, texts)
+		primes, err := lastReads(q, start, mint, maxt, texts, lookBack(m))
 		if err != nil {
 			return 0, last, err
 		}
@@ -357,7 +357,7 @@ func feed(q storage.Queryable, m Meta, texts *errorTexts, l *ledger.Ledger, to, 
 			go func() {
 				defer wg.Done()
 				defer func() { <-busy }()
-				evs, err := readSlice(q, lo, hi, texts)
+				evs, err := readSlice(q, lo, hi, texts, lookBack(m))
 				if err == nil {
 					slices.SortStableFunc(evs, cmpEvents)
 				}
@@ -471,15 +471,18 @@ func cmpEvents(a, b replayEvent) int {
 // first the ticks and the scrapes' markers, which give each target's reads
 // in time order, then every other series, whose samples walk that order
 // with a cursor (a series has at most one sample per read): no lookup per
-// sample, the bulk of a resume's decoding.
-func readSlice(q storage.Queryable, lo, hi int64, texts *errorTexts) ([]replayEvent, error) {
-	qr, err := q.Querier(lo, hi)
+// sample, the bulk of a resume's decoding. The reads of the look ms before
+// lo are decoded too, for the values the reads of changes in the span
+// carry from them (changes.go), and not returned.
+func readSlice(q storage.Queryable, lo, hi int64, texts *errorTexts, look int64) ([]replayEvent, error) {
+	from := lo - look
+	qr, err := q.Querier(from, hi)
 	if err != nil {
 		return nil, fmt.Errorf("query recording: %w", err)
 	}
 	defer qr.Close()
 	ctx := context.Background()
-	markers := nameTick + "|" + nameScrape + "|" + nameFailed
+	markers := nameTick + "|" + nameScrape + "|" + nameFailed + "|" + nameChanges
 	type mark struct {
 		t    int64
 		v    float64
@@ -510,7 +513,7 @@ func readSlice(q storage.Queryable, lo, hi int64, texts *errorTexts) ([]replayEv
 		target := ls.Get(labelTarget)
 		ms := marks[target]
 		for it.Next() == chunkenc.ValFloat {
-			if t, v := it.At(); t >= lo && t <= hi {
+			if t, v := it.At(); t >= from && t <= hi {
 				ms = append(ms, mark{t, v, take})
 			}
 		}
@@ -558,17 +561,23 @@ func readSlice(q storage.Queryable, lo, hi int64, texts *errorTexts) ([]replayEv
 		}
 		it = s.Iterator(it)
 		c := 0
+		var cv carried
 		for it.Next() == chunkenc.ValFloat {
 			t, v := it.At()
 			for c < len(tr.times) && tr.times[c] < t {
+				cv.at(&tr.reads[c], false, 0, take)
 				c++
 			}
 			if c == len(tr.times) {
 				break
 			}
 			if tr.times[c] == t {
-				take(&tr.reads[c], v)
+				cv.at(&tr.reads[c], true, v, take)
+				c++
 			}
+		}
+		for ; c < len(tr.times); c++ {
+			cv.at(&tr.reads[c], false, 0, take)
 		}
 		if err := it.Err(); err != nil {
 			return nil, fmt.Errorf("read recording: %w", err)
@@ -580,6 +589,9 @@ func readSlice(q storage.Queryable, lo, hi int64, texts *errorTexts) ([]replayEv
 	evs := ticks
 	for target, tr := range reads {
 		for i, t := range tr.times {
+			if t < lo {
+				continue
+			}
 			if ev, ok := tr.reads[i].event(target, t, texts); ok {
 				evs = append(evs, ev)
 			}
@@ -624,6 +636,7 @@ func (r *read) event(target string, ms int64, texts *errorTexts) (replayEvent, b
 type read struct {
 	marked   bool
 	ok       bool
+	changes  bool // only the values that changed were recorded
 	failed   string
 	errText  string
 	subMilli float64
@@ -651,6 +664,8 @@ func decoder(name string, ls labels.Labels) (func(r *read, v float64), error) {
 			reason = "unknown"
 		}
 		return func(r *read, v float64) { r.marked, r.failed, r.errText, r.subMilli = true, reason, msg, v }, nil
+	case nameChanges:
+		return func(r *read, _ float64) { r.changes = true }, nil
 	case nameOrder:
 		return func(r *read, v float64) { r.order = v }, nil
 	case nameDuration:

@@ -138,6 +138,7 @@ func merge(old, m Meta, now time.Time) Meta {
 	out.TargetSets = old.TargetSets
 	out.Annotations = old.Annotations
 	out.ErrorTextsCut = old.ErrorTextsCut
+	out.CompleteEvery = max(old.CompleteEvery, Duration(completeEvery))
 	out.Processes = append(old.Processes, Process{Start: now})
 	return out
 }
@@ -541,6 +542,10 @@ type appender struct {
 type ref struct {
 	ls  labels.Labels
 	ref storage.SeriesRef
+	// last is the value last written, kept the target's read that wrote
+	// or carried it (changes.go); 0: no reader holds a value.
+	last uint64
+	kept uint32
 }
 
 // seriesKey names one series of a tick or a scrape marker.
@@ -553,6 +558,7 @@ type seriesKey struct {
 
 // targetRefs are one target's series of canonical values.
 type targetRefs struct {
+	reads    reads
 	counters map[counterKey]*ref
 	gauges   [engine.NumGauges]ref
 	hists    [engine.NumHistograms]histRefs
@@ -589,23 +595,25 @@ func (w *appender) add(k seriesKey, mk func() labels.Labels, t int64, v float64)
 		r = &ref{ls: mk()}
 		w.refs[k] = r
 	}
-	return w.put(r, t, v)
+	_, err := w.put(r, t, v)
+	return err
 }
 
-// put appends to r, whose labels are set.
-func (w *appender) put(r *ref, t int64, v float64) error {
+// put appends to r, whose labels are set, and reports whether the sample
+// was written.
+func (w *appender) put(r *ref, t int64, v float64) (bool, error) {
 	if w.app == nil {
 		w.app = w.db.Appender(context.Background())
 	}
 	nr, err := w.app.Append(r.ref, r.ls, t, v)
 	if err != nil {
 		if errors.Is(err, storage.ErrOutOfOrderSample) || errors.Is(err, storage.ErrDuplicateSampleForTimestamp) || errors.Is(err, storage.ErrTooOldSample) {
-			return nil // a clock stepped back: keep the recording going
+			return false, nil // a clock stepped back: keep the recording going
 		}
-		return fmt.Errorf("append %s: %w", r.ls.Get(labels.MetricName), err)
+		return false, fmt.Errorf("append %s: %w", r.ls.Get(labels.MetricName), err)
 	}
 	r.ref = nr
-	return nil
+	return true, nil
 }
 
 // forget drops every reference: after a failed commit they may name
