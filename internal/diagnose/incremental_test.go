@@ -250,6 +250,9 @@ func TestStreamIsDiagnose(t *testing.T) {
 	held := map[string]int{}
 	for ri, tr := range runs {
 		for mi, mu := range mutations {
+			if raceDetector && mi != 0 && mi != 1+ri%(len(mutations)-1) {
+				continue // a sample: each run as recorded and edited one way
+			}
 			t.Run(tr.name+"/"+mu.name, func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(uint64(ri), uint64(mi)))
 				pts := mu.apply(rng, tr.pts)
