@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
@@ -70,4 +71,77 @@ func BenchmarkDiagnose5000(b *testing.B) {
 			b.Fatal(v.Evidence)
 		}
 	}
+}
+
+// points200 is a minute and a half of ticks of one vLLM pool of 100
+// prefill and 100 decode instances, after its first half minute, with the
+// targets' metadata at the last tick and the pool's B_request: the fleet
+// of docs/performance.md's recording figures.
+func points200(b *testing.B) ([]ledger.Point, diagnose.Config) {
+	b.Helper()
+	sc, err := sim.LoadScenario("balanced")
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := sc.Groups[0]
+	g.Prefill.Instances, g.Decode.Instances = 100, 100
+	g.Rate *= 50
+	sc.Groups = []sim.Group{g}
+	own := map[string]kvsize.Request{sc.Model: {Bytes: sc.KVBytesPerRequest}}
+	var pts []ledger.Point
+	var meta map[string]ledger.TargetMeta
+	r := run{sc: sc, seed: 1, duration: 120 * time.Second, keep: &pts, pools: own,
+		tick: func(_ ledger.Point, m map[string]ledger.TargetMeta) { meta = m }}
+	if err := r.do(); err != nil {
+		b.Fatal(err)
+	}
+	cfg := diagnose.Config{Window: diagnose.DefaultWindow}.ByPool(meta, own, kvsize.Request{})
+	return pts[30:], cfg
+}
+
+// BenchmarkTick200 is the verdict of one tick as the recorder takes it at
+// 200 instances: the tick's point joins the last two windows and an
+// interval of points (61), and the verdict is computed over them, by
+// Diagnose from scratch or by a Stream that has the older points' group
+// sums already.
+func BenchmarkTick200(b *testing.B) {
+	src, cfg := points200(b)
+	keep := 2*diagnose.DefaultWindow + time.Second
+	feed := func(b *testing.B, tick func(p ledger.Point) diagnose.Verdict) {
+		at := src[len(src)-1].Time
+		next := func(i int) ledger.Point {
+			p := src[i%len(src)]
+			p.Time = at.Add(time.Duration(i) * time.Second)
+			return p
+		}
+		for i := 0; i < 61; i++ {
+			tick(next(i))
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if v := tick(next(61 + i)); v.Class == diagnose.Insufficient {
+				b.Fatal(v.Evidence)
+			}
+		}
+	}
+	b.Run("Diagnose", func(b *testing.B) {
+		var recent []ledger.Point
+		feed(b, func(p ledger.Point) diagnose.Verdict {
+			recent = append(recent, p)
+			cut := 0
+			for cut < len(recent) && !recent[cut].Time.After(p.Time.Add(-keep)) {
+				cut++
+			}
+			recent = append(recent[:0], recent[cut:]...)
+			return diagnose.Diagnose(recent, cfg)
+		})
+	})
+	b.Run("Stream", func(b *testing.B) {
+		s := diagnose.NewStream(cfg, keep)
+		feed(b, func(p ledger.Point) diagnose.Verdict {
+			s.Observe(p)
+			return s.Verdict()
+		})
+	})
 }

@@ -183,24 +183,45 @@ func Diagnose(pts []ledger.Point, cfg Config) Verdict {
 	if len(pts) == 0 {
 		return Verdict{Class: Insufficient, Headline: Headline(Insufficient), Evidence: []string{"no points yet"}}
 	}
+	first := windowStart(pts, cfg.Window)
+	w := pts[first:]
+	return diagnoseGroups(pts, first, cfg, groupNames(w, cfg.GroupOf),
+		func(name string) []ledger.Point { return groupPoints(w, name, cfg) },
+		func(string) bool { return true })
+}
+
+// windowStart is the index of the oldest of pts within window of the
+// newest, counting back from it.
+func windowStart(pts []ledger.Point, window time.Duration) int {
 	newest := pts[len(pts)-1].Time
 	first := len(pts) - 1
-	for first > 0 && newest.Sub(pts[first-1].Time) <= cfg.Window {
+	for first > 0 && newest.Sub(pts[first-1].Time) <= window {
 		first--
 	}
+	return first
+}
+
+// diagnoseGroups is Diagnose over the window pts[first:] (cfg with its
+// defaults), given the groups present in it (names, sorted), each group's
+// stage sums over it (points) and whether a restart may hold a group's
+// verdict (mayHold false only where holdAcrossRestart would find none):
+// what Diagnose computes and a Stream keeps share the rest.
+func diagnoseGroups(pts []ledger.Point, first int, cfg Config, names []string, points func(name string) []ledger.Point, mayHold func(name string) bool) Verdict {
 	w := pts[first:]
-	names := groupNames(w, cfg.GroupOf)
+	newest := w[len(w)-1].Time
 	if len(names) == 0 {
 		return judge(w, cfg, deploymentFacts(w, cfg))
 	}
 	facts := deploymentFacts(w, cfg)
 	var groups []GroupVerdict
 	for _, name := range names {
-		gw := groupPoints(w, name, cfg)
+		gw := points(name)
 		gf := groupFacts(name, newest, cfg, facts)
 		v := judge(gw, cfg, gf)
-		if held, ok := holdAcrossRestart(pts, first, name, v, cfg, gf); ok {
-			v = held
+		if mayHold(name) {
+			if held, ok := holdAcrossRestart(pts, first, name, v, cfg, gf); ok {
+				v = held
+			}
 		}
 		last := gw[len(gw)-1]
 		groups = append(groups, GroupVerdict{

@@ -81,108 +81,120 @@ func GroupPoints(w []ledger.Point, name string, of GroupOf, bytesOf func(group s
 	exports := map[string]bool{}
 	for i := range w {
 		for j := range w[i].Instances {
-			if ip := &w[i].Instances[j]; of(ip) == name && (ip.KVBytes.OK() || ip.KVBytesW.OK()) {
+			if ip := &w[i].Instances[j]; of(ip) == name && exportsKV(ip) {
 				exports[ip.Target] = true
 			}
 		}
 	}
 	out := make([]ledger.Point, len(w))
 	for i := range w {
-		p := &w[i]
-		g := &out[i]
-		g.Time = p.Time
-		g.Instances = groupInstances(p.Instances, name, of)
-		g.Router = p.RouterOf(name)
-		// The group's own pool values, shared with the point, not copied.
-		for k := range p.Pools {
-			if p.Pools[k].Name == name {
-				g.Pools = p.Pools[k : k+1 : k+1]
-			}
-		}
-		var st [2]struct {
-			rate, rateW, running, waiting, usage sumN
-			prompt, gen                          sumN
-			q                                    [4]sumN
-			n, up                                int
-			missing                              []string
-		}
-		var kvB, kvBW sumN
-		kvN, kvUp := 0, 0
-		for j := range p.Instances {
-			ip := &p.Instances[j]
-			if of(ip) != name {
-				continue
-			}
-			if exports[ip.Target] {
-				kvN++
-				if ip.KVBytesW.OK() {
-					kvUp++
-				}
-				kvB.add(ip.KVBytes)
-				kvBW.add(ip.KVBytesW)
-			}
-			si := -1
-			switch ip.Role {
-			case "prefill":
-				si = 0
-			case "decode":
-				si = 1
-			}
-			if si < 0 {
-				continue
-			}
-			s := &st[si]
-			s.n++
-			if ip.Up {
-				s.up++
-			}
-			if !ip.Window.OK() {
-				s.missing = append(s.missing, ip.Target)
-			}
-			s.rate.add(ip.Instant)
-			s.rateW.add(ip.Window)
-			s.running.add(ip.Running)
-			s.waiting.add(ip.Waiting)
-			s.usage.add(ip.KVUsage)
-			s.prompt.add(ip.PromptTPS)
-			s.gen.add(ip.GenTPS)
-			for k, q := range []ledger.Num{ip.Queues.Bootstrap, ip.Queues.Inflight, ip.Queues.Prealloc, ip.Queues.Transfer} {
-				s.q[k].add(q)
-			}
-		}
-		for k, sp := range []*ledger.StagePoint{&g.Prefill, &g.Decode} {
-			s := &st[k]
-			sp.Instances, sp.Up, sp.Missing = s.n, s.up, s.missing
-			sp.Partial = s.rateW.n > 0 && len(s.missing) > 0
-			sp.Instant, sp.Window = s.rate.num(), s.rateW.num()
-			sp.Running, sp.Waiting = s.running.num(), s.waiting.num()
-			sp.KVUsage = s.usage.mean()
-			sp.PromptTPS, sp.GenTPS = s.prompt.num(), s.gen.num()
-			none := ledger.Absent(whyDeploymentOnly)
-			sp.TTFT, sp.ITL, sp.E2E = ledger.Quant{P50: none, P90: none, P99: none}, ledger.Quant{P50: none, P90: none, P99: none}, ledger.Quant{P50: none, P90: none, P99: none}
-			sp.Queues = ledger.Queues{Bootstrap: s.q[0].num(), Inflight: s.q[1].num(), Prealloc: s.q[2].num(), Transfer: s.q[3].num()}
-		}
-		g.KV.Instances, g.KV.Up = kvN, kvUp
-		// The copy time is the deployment's: the ledger keeps no
-		// per-instance histograms in its points.
-		g.KV.XferTime = p.KV.XferTime
-		g.KV.Transfers, g.KV.Failures = ledger.Absent(whyDeploymentOnly), ledger.Absent(whyDeploymentOnly)
-		g.KV.Partial = kvUp > 0 && kvUp < kvN
-		g.KV.BytesInstant, g.KV.BytesWindow = kvB.num(), kvBW.num()
-		perReq := func(b ledger.Num) ledger.Num {
-			switch {
-			case kvN == 0:
-				return ledger.Absent("no instance of the group exports KV bytes")
-			case !b.OK():
-				return b
-			case bytesPerRequest <= 0:
-				return ledger.Absent(whyNot)
-			}
-			return ledger.Val(b.V / bytesPerRequest)
-		}
-		g.KV.Instant, g.KV.Window = perReq(g.KV.BytesInstant), perReq(g.KV.BytesWindow)
+		groupPoint(&out[i], &w[i], name, of, exports, bytesPerRequest, whyNot)
 	}
 	return out
+}
+
+// exportsKV says the instance's KV rate is present at its point: an
+// instance that does so anywhere in a window is one of its group's KV
+// exporters over that window.
+func exportsKV(ip *ledger.InstancePoint) bool {
+	return ip.KVBytes.OK() || ip.KVBytesW.OK()
+}
+
+// groupPoint sets g to the stage sums of group name at p, with exports the
+// group's KV exporters over the window p is judged in and bytesPerRequest
+// (or whyNot) its B_request.
+func groupPoint(g, p *ledger.Point, name string, of GroupOf, exports map[string]bool, bytesPerRequest float64, whyNot string) {
+	*g = ledger.Point{Time: p.Time}
+	g.Instances = groupInstances(p.Instances, name, of)
+	g.Router = p.RouterOf(name)
+	// The group's own pool values, shared with the point, not copied.
+	for k := range p.Pools {
+		if p.Pools[k].Name == name {
+			g.Pools = p.Pools[k : k+1 : k+1]
+		}
+	}
+	var st [2]struct {
+		rate, rateW, running, waiting, usage sumN
+		prompt, gen                          sumN
+		q                                    [4]sumN
+		n, up                                int
+		missing                              []string
+	}
+	var kvB, kvBW sumN
+	kvN, kvUp := 0, 0
+	for j := range p.Instances {
+		ip := &p.Instances[j]
+		if of(ip) != name {
+			continue
+		}
+		if exports[ip.Target] {
+			kvN++
+			if ip.KVBytesW.OK() {
+				kvUp++
+			}
+			kvB.add(ip.KVBytes)
+			kvBW.add(ip.KVBytesW)
+		}
+		si := -1
+		switch ip.Role {
+		case "prefill":
+			si = 0
+		case "decode":
+			si = 1
+		}
+		if si < 0 {
+			continue
+		}
+		s := &st[si]
+		s.n++
+		if ip.Up {
+			s.up++
+		}
+		if !ip.Window.OK() {
+			s.missing = append(s.missing, ip.Target)
+		}
+		s.rate.add(ip.Instant)
+		s.rateW.add(ip.Window)
+		s.running.add(ip.Running)
+		s.waiting.add(ip.Waiting)
+		s.usage.add(ip.KVUsage)
+		s.prompt.add(ip.PromptTPS)
+		s.gen.add(ip.GenTPS)
+		for k, q := range []ledger.Num{ip.Queues.Bootstrap, ip.Queues.Inflight, ip.Queues.Prealloc, ip.Queues.Transfer} {
+			s.q[k].add(q)
+		}
+	}
+	for k, sp := range []*ledger.StagePoint{&g.Prefill, &g.Decode} {
+		s := &st[k]
+		sp.Instances, sp.Up, sp.Missing = s.n, s.up, s.missing
+		sp.Partial = s.rateW.n > 0 && len(s.missing) > 0
+		sp.Instant, sp.Window = s.rate.num(), s.rateW.num()
+		sp.Running, sp.Waiting = s.running.num(), s.waiting.num()
+		sp.KVUsage = s.usage.mean()
+		sp.PromptTPS, sp.GenTPS = s.prompt.num(), s.gen.num()
+		none := ledger.Absent(whyDeploymentOnly)
+		sp.TTFT, sp.ITL, sp.E2E = ledger.Quant{P50: none, P90: none, P99: none}, ledger.Quant{P50: none, P90: none, P99: none}, ledger.Quant{P50: none, P90: none, P99: none}
+		sp.Queues = ledger.Queues{Bootstrap: s.q[0].num(), Inflight: s.q[1].num(), Prealloc: s.q[2].num(), Transfer: s.q[3].num()}
+	}
+	g.KV.Instances, g.KV.Up = kvN, kvUp
+	// The copy time is the deployment's: the ledger keeps no
+	// per-instance histograms in its points.
+	g.KV.XferTime = p.KV.XferTime
+	g.KV.Transfers, g.KV.Failures = ledger.Absent(whyDeploymentOnly), ledger.Absent(whyDeploymentOnly)
+	g.KV.Partial = kvUp > 0 && kvUp < kvN
+	g.KV.BytesInstant, g.KV.BytesWindow = kvB.num(), kvBW.num()
+	perReq := func(b ledger.Num) ledger.Num {
+		switch {
+		case kvN == 0:
+			return ledger.Absent("no instance of the group exports KV bytes")
+		case !b.OK():
+			return b
+		case bytesPerRequest <= 0:
+			return ledger.Absent(whyNot)
+		}
+		return ledger.Val(b.V / bytesPerRequest)
+	}
+	g.KV.Instant, g.KV.Window = perReq(g.KV.BytesInstant), perReq(g.KV.BytesWindow)
 }
 
 // whyDeploymentOnly is the reason of a group's value that the ledger keeps

@@ -39,6 +39,9 @@ type run struct {
 	pools map[string]kvsize.Request
 	// model, when set, receives the model at the end (its truth).
 	model **sim.Model
+	// tick, when set, receives every point the ledger's tick returns,
+	// with the targets' metadata at that tick.
+	tick func(p ledger.Point, meta map[string]ledger.TargetMeta)
 }
 
 type checkpoint struct {
@@ -135,7 +138,10 @@ func (r run) do() error {
 		}
 		now := sec + time.Second
 		m.AdvanceTo(now)
-		led.Tick(epoch.Add(now))
+		p := led.Tick(epoch.Add(now))
+		if r.tick != nil {
+			r.tick(p, led.Meta())
+		}
 		if r.check != nil && now >= r.warmUp && (now-r.warmUp)%r.every == 0 {
 			pts := led.Since(epoch.Add(now - 2*diagnose.DefaultWindow - time.Second))
 			if r.pools != nil {

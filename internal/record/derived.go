@@ -26,11 +26,12 @@ const (
 // ledger.PoolRequest gives it. A replay does not read them back: it
 // computes them again from the points.
 type verdicts struct {
-	own     map[string]kvsize.Request // the pools' own B_request
-	dep     kvsize.Request            // the deployment's
-	cfg     diagnose.Config
-	keep    time.Duration
-	recent  []ledger.Point
+	own map[string]kvsize.Request // the pools' own B_request
+	dep kvsize.Request            // the deployment's
+	cfg diagnose.Config
+	// stream keeps the recent points and gives Diagnose's verdict over
+	// them without summing every group at every point of them each tick.
+	stream  *diagnose.Stream
 	learner *advice.Learner
 }
 
@@ -44,7 +45,8 @@ func newVerdicts(m Meta) *verdicts {
 	dc = dc.ByPool(nil, m.PoolRequests, m.KVRequest)
 	// The points the API diagnoses from: two verdict windows and one
 	// interval (internal/api's history).
-	return &verdicts{own: m.PoolRequests, dep: m.KVRequest, cfg: dc, keep: 2*dc.Window + time.Duration(m.Interval), learner: advice.NewLearner(advice.Options{Window: time.Duration(m.Window)})}
+	keep := 2*dc.Window + time.Duration(m.Interval)
+	return &verdicts{own: m.PoolRequests, dep: m.KVRequest, cfg: dc, stream: diagnose.NewStream(dc, keep), learner: advice.NewLearner(advice.Options{Window: time.Duration(m.Window)})}
 }
 
 // observe takes the tick's point, and the targets' metadata when it
@@ -52,16 +54,12 @@ func newVerdicts(m Meta) *verdicts {
 func (v *verdicts) observe(w *appender, p *ledger.Point, meta map[string]ledger.TargetMeta) error {
 	if meta != nil {
 		v.cfg = v.cfg.ByPool(meta, v.own, v.dep)
+		v.stream.SetConfig(v.cfg)
 	}
-	v.recent = append(v.recent, *p)
-	cut := 0
-	for cut < len(v.recent) && !v.recent[cut].Time.After(p.Time.Add(-v.keep)) {
-		cut++
-	}
-	v.recent = append(v.recent[:0], v.recent[cut:]...)
+	v.stream.Observe(*p)
 	v.learner.Observe(*p)
 	ts := p.Time.UnixMilli()
-	verdict := diagnose.Diagnose(v.recent, v.cfg)
+	verdict := v.stream.Verdict()
 	for _, c := range diagnose.Classes {
 		val := 0.0
 		if c == verdict.Class {
