@@ -71,6 +71,7 @@ func New(l *ledger.Ledger, opts Options) *Scheduler {
 func (c *Scheduler) SetTargets(ctx context.Context, targets []engine.Target) {
 	c.ledger.SetTargets(targets)
 	setMemoryLimit(len(targets), c.opts.ExtraMemoryPerTarget)
+	processors.setTargets(len(targets), c.opts.Interval)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -103,8 +104,12 @@ func (c *Scheduler) SetTargets(ctx context.Context, targets []engine.Target) {
 func (c *Scheduler) Run(ctx context.Context) {
 	tk := time.NewTicker(c.opts.Interval)
 	defer tk.Stop()
+	looks := time.NewTicker(procsEvery)
+	defer looks.Stop()
 	for {
 		select {
+		case now := <-looks.C:
+			processors.look(now)
 		case <-ctx.Done():
 			c.mu.Lock()
 			for _, lp := range c.loops {
