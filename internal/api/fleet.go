@@ -230,11 +230,7 @@ func RankInstances(p *ledger.Point, meta map[string]ledger.TargetMeta, groupOf d
 	for i := range p.Instances {
 		ip := &p.Instances[i]
 		m := meta[ip.Target]
-		model := m.ModelLabel
-		if model == "" {
-			model = m.Model
-		}
-		ins[i] = inst{Standing: &standings[i], p: ip, model: model, lastErr: m.LastError}
+		ins[i] = inst{Standing: &standings[i], p: ip, model: m.ShownModel(), lastErr: m.LastError}
 		if s := ins[i].Status; s != StatusOK {
 			t.Counts[s]++
 		}

@@ -79,11 +79,7 @@ func (pl pooling) pools(p *ledger.Point) []Pool {
 		name := pl.of(ip)
 		count[name]++
 		if model[name] == "" {
-			m := pl.meta[ip.Target]
-			model[name] = m.ModelLabel
-			if model[name] == "" {
-				model[name] = m.Model
-			}
+			model[name] = pl.meta[ip.Target].ShownModel()
 		}
 	}
 	names := make([]string, 0, len(count))

@@ -129,6 +129,15 @@ type TargetMeta struct {
 	Router bool
 }
 
+// ShownModel is the model a table names the target by: its configured
+// label, else the one its exposition carries.
+func (m TargetMeta) ShownModel() string {
+	if m.ModelLabel != "" {
+		return m.ModelLabel
+	}
+	return m.Model
+}
+
 // Meta returns every target's TargetMeta by name.
 func (l *Ledger) Meta() map[string]TargetMeta {
 	l.mu.Lock()

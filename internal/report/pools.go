@@ -104,10 +104,8 @@ func poolModel(meta map[string]ledger.TargetMeta, pool string, of diagnose.Group
 				continue
 			}
 			seen[ip.Target] = true
-			if tm := meta[ip.Target]; tm.ModelLabel != "" {
-				return tm.ModelLabel
-			} else if tm.Model != "" {
-				return tm.Model
+			if m := meta[ip.Target].ShownModel(); m != "" {
+				return m
 			}
 		}
 		if len(seen) > 0 {
