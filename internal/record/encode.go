@@ -48,39 +48,44 @@ func (w *appender) scrape(e *event) error {
 	if !e.after.IsZero() {
 		order = float64(s.Time.Sub(e.after))
 	}
+	tr := w.target(tgt)
 	var err error
-	put := func(k seriesKey, mk func() labels.Labels, v float64) {
-		if err == nil {
-			err = w.add(k, mk, ts, v)
+	// A read's own series, kept per target: no lookup by their labels.
+	put := func(r *ref, name string, v float64) {
+		if err != nil {
+			return
 		}
+		if r.ls.IsEmpty() {
+			r.ls = lbls(name, labelTarget, tgt)
+		}
+		_, err = w.put(r, ts, v)
 	}
 	o := &e.obs
 	if e.ok {
-		put(seriesKey{target: tgt, name: nameScrape, a: string(o.Engine), b: string(o.Role), c: o.Model + "\x00" + o.SchedulerMode}, func() labels.Labels {
-			return lbls(nameScrape, labelTarget, tgt, labelEngine, string(o.Engine), labelRole, string(o.Role), labelModel, o.Model, labelMode, o.SchedulerMode)
-		}, subMilli(s.Time))
+		m := &tr.marker
+		if mk := (markerKey{o.Engine, o.Role, o.Model, o.SchedulerMode}); m.ls.IsEmpty() || mk != tr.markerKey {
+			*m, tr.markerKey = ref{ls: lbls(nameScrape, labelTarget, tgt, labelEngine, string(o.Engine), labelRole, string(o.Role), labelModel, o.Model, labelMode, o.SchedulerMode)}, mk
+		}
+		_, err = w.put(m, ts, subMilli(s.Time))
 	} else {
 		// The series is the failure's class, a fixed set; its text, which
 		// varies without bound, goes to ErrorsFile (errtext.go).
 		reason := string(failureClass(s))
-		put(seriesKey{target: tgt, name: nameFailed, a: reason}, func() labels.Labels {
+		err = w.add(seriesKey{target: tgt, name: nameFailed, a: reason}, func() labels.Labels {
 			return lbls(nameFailed, labelTarget, tgt, labelReason, reason)
-		}, subMilli(s.Time))
+		}, ts, subMilli(s.Time))
 	}
-	put(seriesKey{target: tgt, name: nameOrder}, func() labels.Labels { return lbls(nameOrder, labelTarget, tgt) }, order)
-	put(seriesKey{target: tgt, name: nameDuration}, func() labels.Labels { return lbls(nameDuration, labelTarget, tgt) }, s.Duration.Seconds())
-	put(seriesKey{target: tgt, name: nameBytes}, func() labels.Labels { return lbls(nameBytes, labelTarget, tgt) }, float64(s.Bytes))
-	put(seriesKey{target: tgt, name: nameSamples}, func() labels.Labels { return lbls(nameSamples, labelTarget, tgt) }, float64(s.Samples))
+	put(&tr.order, nameOrder, order)
+	put(&tr.duration, nameDuration, s.Duration.Seconds())
+	put(&tr.bytes, nameBytes, float64(s.Bytes))
+	put(&tr.samples, nameSamples, float64(s.Samples))
 	if !e.ok {
-		if tr := w.targets[tgt]; tr != nil {
-			tr.reads.complete = 0 // the next read holds every value again
-		}
+		tr.reads.complete = 0 // the next read holds every value again
 		return err
 	}
-	tr := w.target(tgt)
 	changes := tr.reads.begin(ts)
 	if changes {
-		put(seriesKey{target: tgt, name: nameChanges}, func() labels.Labels { return lbls(nameChanges, labelTarget, tgt) }, 1)
+		put(&tr.changes, nameChanges, 1)
 	}
 	if err != nil {
 		return err

@@ -571,10 +571,21 @@ type seriesKey struct {
 
 // targetRefs are one target's series of canonical values.
 type targetRefs struct {
-	reads    reads
-	counters map[counterKey]*ref
-	gauges   [engine.NumGauges]ref
-	hists    [engine.NumHistograms]histRefs
+	reads reads
+	// The read's marker (its labels name the engine, role and model the
+	// read found), place, cost and kind.
+	marker                                   ref
+	markerKey                                markerKey
+	order, duration, bytes, samples, changes ref
+	counters                                 map[counterKey]*ref
+	gauges                                   [engine.NumGauges]ref
+	hists                                    [engine.NumHistograms]histRefs
+}
+
+type markerKey struct {
+	engine      engine.Engine
+	role        engine.Role
+	model, mode string
 }
 
 type counterKey struct {
