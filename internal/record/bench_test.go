@@ -29,6 +29,12 @@ func vllmDecodeObservation(b *testing.B) *engine.Observation {
 // simObservation is what the vLLM adapter reads from one instance of the
 // balanced scenario 30 s in.
 func simObservation(b *testing.B, instance string, role engine.Role) *engine.Observation {
+	return &simObservations(b, instance, role, 1)[0]
+}
+
+// simObservations are the reads of one instance of the balanced scenario
+// at 30 s and each second after, n of them.
+func simObservations(b *testing.B, instance string, role engine.Role, n int) []engine.Observation {
 	b.Helper()
 	sc, err := sim.LoadScenario("balanced")
 	if err != nil {
@@ -38,18 +44,21 @@ func simObservation(b *testing.B, instance string, role engine.Role) *engine.Obs
 	if err != nil {
 		b.Fatal(err)
 	}
-	m.AdvanceTo(30 * time.Second)
-	body, f, err := m.Exposition(instance, nil)
-	if err != nil {
-		b.Fatal(err)
+	out := make([]engine.Observation, n)
+	r := engine.NewReader("vllm", role, engine.KVAuto)
+	for k := range out {
+		m.AdvanceTo(time.Duration(30+k) * time.Second)
+		body, f, err := m.Exposition(instance, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		obs, err := r.Read(body, f.ContentType())
+		if err != nil {
+			b.Fatal(err)
+		}
+		copyObs(&out[k], obs)
 	}
-	obs, err := engine.NewReader("vllm", role, engine.KVAuto).Read(body, f.ContentType())
-	if err != nil {
-		b.Fatal(err)
-	}
-	var o engine.Observation
-	copyObs(&o, obs)
-	return &o
+	return out
 }
 
 func samplesOf(o *engine.Observation) int {
@@ -299,29 +308,11 @@ func dirSize(dir string) int64 {
 // loaded engine's do), committing once a tick. A read of changes writes
 // only what moved; ns/sample is per canonical value read.
 func BenchmarkAppendSuccessive(b *testing.B) {
-	sc, err := sim.LoadScenario("balanced")
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := sim.NewModel(sc, 1, epoch)
-	if err != nil {
-		b.Fatal(err)
-	}
 	const reads = 120
-	obs := make([]engine.Observation, reads)
+	obs := simObservations(b, "vllm-d0", engine.Decode, reads)
 	n := 0
 	for k := range obs {
-		m.AdvanceTo(time.Duration(30+k) * time.Second)
-		body, f, err := m.Exposition("vllm-d0", nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		o, err := engine.NewReader("vllm", engine.Decode, engine.KVAuto).Read(body, f.ContentType())
-		if err != nil {
-			b.Fatal(err)
-		}
-		copyObs(&obs[k], o)
-		n += samplesOf(o)
+		n += samplesOf(&obs[k])
 	}
 	n /= reads
 	db := openBenchDB(b)
