@@ -561,12 +561,11 @@ type ref struct {
 	kept uint32
 }
 
-// seriesKey names one series of a tick or a scrape marker.
+// seriesKey names one series of a tick, or the marker of a failed read.
 type seriesKey struct {
 	target string
 	name   string
-	a, b   string // stage, window, queue, reason, error, engine, role
-	c      string
+	a, b   string // stage, window, queue, pool, reason
 }
 
 // targetRefs are one target's series of canonical values.
