@@ -32,12 +32,17 @@ type reads struct {
 	n        uint32 // the target's reads begun; a ref whose kept is n holds this read's value
 	complete int64  // ms of its last complete read; 0: the next read is complete
 	last     int64  // ms of its last read
+	// kept counts the refs this read holds, prior those the previous one
+	// held, again those of prior this one holds too: a read that holds
+	// again every series the previous one held leaves none to sweep.
+	kept, prior, again int
 }
 
 // begin starts the read at ts and reports whether it is one of changes
 // only.
 func (s *reads) begin(ts int64) (changes bool) {
 	s.n++
+	s.prior, s.kept, s.again = s.kept, 0, 0
 	gap := ts - s.last
 	s.last = ts
 	every := completeEvery.Milliseconds()
@@ -52,16 +57,27 @@ func (s *reads) begin(ts int64) (changes bool) {
 // from the target's previous read.
 func (w *appender) value(r *ref, s *reads, changes bool, ts int64, v float64) error {
 	bits := math.Float64bits(v)
-	if changes && r.kept != 0 && r.kept == s.n-1 && r.last == bits {
-		r.kept = s.n
+	held := r.kept != 0 && r.kept == s.n-1
+	if changes && held && r.last == bits {
+		s.keep(r, held)
 		return nil
 	}
 	written, err := w.put(r, ts, v)
 	r.kept = 0
 	if written {
-		r.last, r.kept = bits, s.n
+		r.last = bits
+		s.keep(r, held)
 	}
 	return err
+}
+
+// keep counts r as held by this read.
+func (s *reads) keep(r *ref, held bool) {
+	r.kept = s.n
+	s.kept++
+	if held {
+		s.again++
+	}
 }
 
 // stale marks r's series gone at ts if a reader holds a value of it.
@@ -76,6 +92,9 @@ func (w *appender) stale(r *ref, ts int64) error {
 
 // sweep marks stale every series of the target its read at ts left out.
 func (w *appender) sweep(tr *targetRefs, ts int64) error {
+	if tr.reads.again == tr.reads.prior {
+		return nil // every series the previous read held is held again
+	}
 	n := tr.reads.n
 	var err error
 	gone := func(r *ref) {
