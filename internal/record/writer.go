@@ -100,6 +100,12 @@ func Create(opts Options) (*Recorder, error) {
 		to.RetentionDuration = opts.Retention.Milliseconds()
 	}
 	to.MaxBytes = opts.MaxBytes
+	// Nothing queries the head while it is written: a replay or a report
+	// opens the directory read-only, and a resume reads before the first
+	// append. Isolation, which lets a query running beside the appends see
+	// whole commits only, would cost every sample an append ID kept on its
+	// series, for no reader.
+	to.IsolationDisabled = true
 	// Blocks of 2 h, as Prometheus cuts them; compaction runs in the DB's
 	// own goroutine, off the scrape path.
 	// The TSDB's own progress lines (WAL replay, compactions) are
@@ -413,7 +419,7 @@ func (r *Recorder) loop() {
 				r.fail(err)
 			}
 			if e.ok {
-				r.noteModel(e.scrape.Target, &e.obs)
+				r.noteModelOnce(w.target(e.scrape.Target), e.scrape.Target, &e.obs)
 			} else {
 				r.noteError(&e.scrape)
 			}
@@ -483,13 +489,26 @@ func (r *Recorder) targetIndex(name string) int {
 	return -1
 }
 
+// noteModelOnce notes what a target's read says it is when it says
+// something else than the read noted last: reads repeat it, and noting
+// takes the run's lock and a walk of its targets.
+func (r *Recorder) noteModelOnce(tr *targetRefs, target string, o *engine.Observation) {
+	if tr.noted && tr.notedKey == tr.markerKey {
+		return
+	}
+	if r.noteModel(target, o) {
+		tr.noted, tr.notedKey = true, tr.markerKey
+	}
+}
+
 // noteModel keeps what a target's reads say it is: role, engine, model.
-func (r *Recorder) noteModel(target string, o *engine.Observation) {
+// It reports whether the run lists the target.
+func (r *Recorder) noteModel(target string, o *engine.Observation) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	i := r.targetIndex(target)
 	if i < 0 {
-		return
+		return false
 	}
 	t := &r.meta.Targets[i]
 	changed := false
@@ -508,6 +527,7 @@ func (r *Recorder) noteModel(target string, o *engine.Observation) {
 	if changed {
 		r.writeMetaLogged()
 	}
+	return true
 }
 
 func (r *Recorder) writeMetaLogged() {
@@ -573,8 +593,11 @@ type targetRefs struct {
 	reads reads
 	// The read's marker (its labels name the engine, role and model the
 	// read found), place, cost and kind.
-	marker                                   ref
-	markerKey                                markerKey
+	marker    ref
+	markerKey markerKey
+	// notedKey is the marker whose engine, role and model run.json holds.
+	notedKey                                 markerKey
+	noted                                    bool
 	order, duration, bytes, samples, changes ref
 	counters                                 map[counterKey]*ref
 	gauges                                   [engine.NumGauges]ref

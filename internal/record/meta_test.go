@@ -1,0 +1,67 @@
+package record
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/ledger"
+)
+
+// TestRunSaysWhatTheTargetsRead: run.json names each target's engine and
+// model as its reads say, and every model the run served, also when a
+// target's model changes mid-run (a restart with another model) and when
+// a failed read comes between.
+func TestRunSaysWhatTheTargetsRead(t *testing.T) {
+	dir := t.TempDir()
+	rec, err := Create(Options{Dir: dir, Meta: Meta{Version: "test", Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, History: 100, Tap: rec})
+	// The configuration names neither engine nor model.
+	l.SetTargets([]engine.Target{{Name: "p0", Role: engine.Prefill}, {Name: "d0", Role: engine.Decode}})
+	t0 := time.Unix(1_800_000_000, 0)
+	for s := 1; s <= 30; s++ {
+		at := t0.Add(time.Duration(s) * time.Second)
+		for _, target := range []string{"p0", "d0"} {
+			sc := ledger.Scrape{Target: target, Time: at.Add(-200 * time.Millisecond), Duration: 10 * time.Millisecond}
+			o := &engine.Observation{Engine: engine.SGLang, Role: engine.Prefill, Model: "llama"}
+			if target == "d0" {
+				o.Role = engine.Decode
+				if s > 15 {
+					o.Model = "qwen"
+				}
+			}
+			if target == "p0" && s == 10 {
+				sc.Err = errors.New("connection refused")
+			} else {
+				sc.Obs = o
+			}
+			l.Record(sc)
+		}
+		l.Tick(at)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := readMeta(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"p0": "llama", "d0": "qwen"}
+	for _, tm := range m.Targets {
+		if tm.Engine != string(engine.SGLang) || tm.Model != want[tm.Name] {
+			t.Errorf("run.json says %s is %s serving %q; its reads say %s serving %q", tm.Name, tm.Engine, tm.Model, engine.SGLang, want[tm.Name])
+		}
+		delete(want, tm.Name)
+	}
+	if len(want) != 0 {
+		t.Errorf("run.json leaves out %v", want)
+	}
+	if !slices.Equal(m.Models, []string{"llama", "qwen"}) {
+		t.Errorf("run.json lists the models %v; the run served llama, then qwen too", m.Models)
+	}
+}
