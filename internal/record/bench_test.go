@@ -167,7 +167,7 @@ func blockStats(b *testing.B, dir string) (size, samples int64) {
 }
 
 func openBenchDB(b *testing.B) *tsdb.DB {
-	db, err := tsdb.Open(b.TempDir(), nil, nil, tsdb.DefaultOptions(), nil)
+	db, err := tsdb.Open(b.TempDir(), nil, nil, tsdbOptions(Options{}), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -95,19 +95,7 @@ func Create(opts Options) (*Recorder, error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("recording directory: %w", err)
 	}
-	to := tsdb.DefaultOptions()
-	if opts.Retention > 0 {
-		to.RetentionDuration = opts.Retention.Milliseconds()
-	}
-	to.MaxBytes = opts.MaxBytes
-	// Nothing queries the head while it is written: a replay or a report
-	// opens the directory read-only, and a resume reads before the first
-	// append. Isolation, which lets a query running beside the appends see
-	// whole commits only, would cost every sample an append ID kept on its
-	// series, for no reader.
-	to.IsolationDisabled = true
-	// Blocks of 2 h, as Prometheus cuts them; compaction runs in the DB's
-	// own goroutine, off the scrape path.
+	to := tsdbOptions(opts)
 	// The TSDB's own progress lines (WAL replay, compactions) are
 	// Prometheus's business; its warnings and errors are ptdmon's.
 	tlog := slog.New(warnOnly{opts.Logger.Handler()}).With("component", "record")
@@ -134,6 +122,25 @@ func Create(opts Options) (*Recorder, error) {
 	r.live.Store(true)
 	go r.loop()
 	return r, nil
+}
+
+// tsdbOptions are the recording's TSDB options: Prometheus' defaults,
+// bounded as opts says.
+func tsdbOptions(opts Options) *tsdb.Options {
+	// Blocks of 2 h, as Prometheus cuts them; compaction runs in the DB's
+	// own goroutine, off the scrape path.
+	to := tsdb.DefaultOptions()
+	if opts.Retention > 0 {
+		to.RetentionDuration = opts.Retention.Milliseconds()
+	}
+	to.MaxBytes = opts.MaxBytes
+	// Nothing queries the head while it is written: a replay or a report
+	// opens the directory read-only, and a resume reads before the first
+	// append. Isolation, which lets a query running beside the appends see
+	// whole commits only, would cost every sample an append ID kept on its
+	// series, for no reader.
+	to.IsolationDisabled = true
+	return to
 }
 
 // merge adds a process, described by m, to the run old describes.
