@@ -91,10 +91,7 @@ func TestChangesReplayAsRead(t *testing.T) {
 	// Two processes: the second starts 5 s after the first stopped,
 	// without the series that vanished in between.
 	for _, span := range [][2]int{{1, 150}, {156, 200}} {
-		rec, err := Create(Options{Dir: dir, Meta: Meta{Version: "test", Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		rec := testRecording(t, dir)
 		l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, History: 1000, Tap: rec})
 		l.SetTargets([]engine.Target{{Name: "p0", Role: engine.Prefill, Engine: engine.VLLM}, {Name: "d0", Role: engine.Decode, Engine: engine.VLLM}})
 		for s := span[0]; s <= span[1]; s++ {

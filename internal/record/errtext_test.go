@@ -22,10 +22,7 @@ import (
 // set, runs on the recorder before the first input.
 func failingRun(t *testing.T, dir string, n int, before func(*Recorder)) (*Recorder, []ledger.Point) {
 	t.Helper()
-	rec, err := Create(Options{Dir: dir, Meta: Meta{Version: "test", Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := testRecording(t, dir)
 	if before != nil {
 		before(rec)
 	}

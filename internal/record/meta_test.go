@@ -16,10 +16,7 @@ import (
 // a failed read comes between.
 func TestRunSaysWhatTheTargetsRead(t *testing.T) {
 	dir := t.TempDir()
-	rec, err := Create(Options{Dir: dir, Meta: Meta{Version: "test", Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := testRecording(t, dir)
 	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, History: 100, Tap: rec})
 	// The configuration names neither engine nor model.
 	l.SetTargets([]engine.Target{{Name: "p0", Role: engine.Prefill}, {Name: "d0", Role: engine.Decode}})
@@ -64,4 +61,15 @@ func TestRunSaysWhatTheTargetsRead(t *testing.T) {
 	if !slices.Equal(m.Models, []string{"llama", "qwen"}) {
 		t.Errorf("run.json lists the models %v; the run served llama, then qwen too", m.Models)
 	}
+}
+
+// testRecording creates a recording in dir as serve does at a 1 s
+// interval and W = 5 s.
+func testRecording(t *testing.T, dir string) *Recorder {
+	t.Helper()
+	rec, err := Create(Options{Dir: dir, Meta: Meta{Version: "test", Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
 }

@@ -15,10 +15,7 @@ import (
 // spike, and the points before it equal the live ones.
 func TestReplayKeepsEachTargetsReadsInOrder(t *testing.T) {
 	dir := t.TempDir()
-	rec, err := Create(Options{Dir: dir, Meta: Meta{Version: "test", Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := testRecording(t, dir)
 	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, History: 100, Tap: rec})
 	l.SetTargets([]engine.Target{{Name: "p0", Role: engine.Prefill, Engine: engine.VLLM}})
 	obs := func(n float64) *engine.Observation {

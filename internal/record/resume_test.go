@@ -18,10 +18,7 @@ func TestResumeBringsTheHistoryBack(t *testing.T) {
 	dir := t.TempDir()
 	live := liveRun(t, dir, "kv-bound", 40)
 	kv := live0KV(t, dir)
-	rec, err := Create(Options{Dir: dir, Meta: Meta{Version: "test", Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := testRecording(t, dir)
 	defer rec.Close()
 	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, History: 100, KVRequest: kv, Tap: rec})
 	n, err := rec.Resume(l)
@@ -61,10 +58,7 @@ func TestResumeReadsWhatTheLedgerKeeps(t *testing.T) {
 	dir := t.TempDir()
 	live := liveRun(t, dir, "kv-bound", 150)
 	kv := live0KV(t, dir)
-	rec, err := Create(Options{Dir: dir, Meta: Meta{Version: "test", Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := testRecording(t, dir)
 	defer rec.Close()
 	const keep = 40
 	cfg := ledger.Config{Interval: time.Second, Window: 5 * time.Second, History: keep, KVRequest: kv, Tap: rec}
