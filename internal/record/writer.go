@@ -500,11 +500,11 @@ func (r *Recorder) targetIndex(name string) int {
 // something else than the read noted last: reads repeat it, and noting
 // takes the run's lock and a walk of its targets.
 func (r *Recorder) noteModelOnce(tr *targetRefs, target string, o *engine.Observation) {
-	if tr.noted && tr.notedKey == tr.markerKey {
-		return
+	if tr.notedKey == tr.markerKey {
+		return // a marker with nothing to note (all empty) is noted already
 	}
 	if r.noteModel(target, o) {
-		tr.noted, tr.notedKey = true, tr.markerKey
+		tr.notedKey = tr.markerKey
 	}
 }
 
@@ -604,7 +604,6 @@ type targetRefs struct {
 	markerKey markerKey
 	// notedKey is the marker whose engine, role and model run.json holds.
 	notedKey                                 markerKey
-	noted                                    bool
 	order, duration, bytes, samples, changes ref
 	counters                                 map[counterKey]*ref
 	gauges                                   [engine.NumGauges]ref
