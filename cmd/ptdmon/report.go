@@ -212,7 +212,7 @@ func readSource(source string, from, to time.Time, interval, window time.Duratio
 		return report.Input{}, fmt.Errorf("read %s: %w", base, err)
 	}
 	in := report.Input{Points: rng.Points, Meta: report.Meta{BRequest: breq, Version: cli.Version(),
-		Interval: interval, Window: window, TargetPools: l.Meta(),
+		Interval: interval, Window: window,
 		Annotations: []report.Annotation{{Time: from, Text: "read from " + base}}}}
 	for _, t := range rng.Targets {
 		in.Meta.Targets = append(in.Meta.Targets, report.Target{Name: t.Name, Role: string(t.Role), Engine: string(t.Engine)})

@@ -66,7 +66,7 @@ func recordedBuckets(dir string, targets int) func(from, to time.Time) (ledger.B
 func reportMeta(m record.Meta) report.Meta {
 	out := report.Meta{BRequest: m.KVRequest, ConfigHash: m.ConfigHash, Version: m.Version,
 		Interval: time.Duration(m.Interval), Window: time.Duration(m.Window),
-		TargetPools: m.LedgerMeta(), PoolRequests: m.PoolRequests}
+		PoolRequests: m.PoolRequests}
 	for _, t := range m.Targets {
 		out.Targets = append(out.Targets, report.Target{Name: t.Name, Role: t.Role, Engine: t.Engine, Model: t.Model})
 	}

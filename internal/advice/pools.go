@@ -8,11 +8,6 @@ import (
 	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
-// Split turns a run of the deployment's points (oldest first) into each
-// pool's points: the same times, each pool's stage sums and instances
-// (docs/pools.md).
-type Split func(w []ledger.Point) map[string][]ledger.Point
-
 // PoolAdvice is the advice of one pool: its own capacities, learned while
 // its own stages were saturated, and its own arrival rate.
 type PoolAdvice struct {
@@ -25,16 +20,15 @@ type PoolAdvice struct {
 // instances only, so that two pools limited by different stages are sized
 // each for its own limit. It is safe for concurrent use.
 type PoolTracker struct {
-	src   *ledger.Ledger
-	split Split
-	mu    sync.Mutex
-	ls    map[string]*Learner
-	last  time.Time
+	src  *ledger.Ledger
+	mu   sync.Mutex
+	ls   map[string]*Learner
+	last time.Time
 }
 
-// NewPoolTracker returns a tracker of src's pools as split makes them.
-func NewPoolTracker(src *ledger.Ledger, split Split) *PoolTracker {
-	return &PoolTracker{src: src, split: split, ls: map[string]*Learner{}}
+// NewPoolTracker returns a tracker of src's pools (ledger.SplitPools).
+func NewPoolTracker(src *ledger.Ledger) *PoolTracker {
+	return &PoolTracker{src: src, ls: map[string]*Learner{}}
 }
 
 // Advise catches every pool's learner up with the ledger and sizes each
@@ -52,7 +46,7 @@ func (t *PoolTracker) Advise(q Query) ([]PoolAdvice, error) {
 	}
 	t.mu.Lock()
 	if fresh := t.src.Since(t.last); len(fresh) > 0 {
-		for pool, pts := range t.split(fresh) {
+		for pool, pts := range ledger.SplitPools(fresh) {
 			l := t.ls[pool]
 			if l == nil {
 				l = NewLearner(Options{Window: t.src.Config().Window})
@@ -70,7 +64,7 @@ func (t *PoolTracker) Advise(q Query) ([]PoolAdvice, error) {
 	}
 	end := t.last
 	t.mu.Unlock()
-	recent := t.split(t.src.Since(end.Add(-q.Lookback)))
+	recent := ledger.SplitPools(t.src.Since(end.Add(-q.Lookback)))
 	names := make([]string, 0, len(recent))
 	for pool := range recent {
 		if caps[pool] != nil {

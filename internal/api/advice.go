@@ -34,7 +34,7 @@ const noThresholds = "no SLO threshold set: slo.ttft, slo.itl or slo.e2e in ptdm
 func (s *Server) registerAdvice(mux *http.ServeMux, reg *prometheus.Registry) {
 	t := advice.NewTracker(s.Ledger)
 	reg.MustRegister(&metrics.AdviceCollector{Tracker: t, Logger: s.Logger, Headroom: s.headroom()})
-	pt := advice.NewPoolTracker(s.Ledger, s.splitPools)
+	pt := advice.NewPoolTracker(s.Ledger)
 	mux.HandleFunc("GET /api/v1/advice", func(w http.ResponseWriter, r *http.Request) { s.advice(w, r, t, pt) })
 }
 

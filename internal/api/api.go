@@ -141,10 +141,9 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 		snap.Targets = s.Ledger.Targets(time.Now())
 	}
 	if p, ok := s.Ledger.Latest(); ok {
-		pl := newPooling(s.Ledger.Meta(), cfg, s.diagnoseConfig(cfg).BytesPerRequest)
-		snap.Pools = pl.pools(&p)
-		poolKV(s.Ledger, s.Diagnose.Thresholds, &p, pl.of, snap.Pools)
-		if err := poolSLO(s.Ledger, s.SLO, &p, pl.of, snap.Pools); err != nil {
+		snap.Verdict = s.verdictAt(p.Time)
+		snap.Pools = pools(&p, snap.Verdict)
+		if err := poolSLO(s.Ledger, s.SLO, snap.Pools); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
@@ -152,7 +151,6 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 			p.Instances = nil
 		}
 		snap.Point = &p
-		snap.Verdict = s.verdictAt(p.Time)
 		snap.VerdictExamples = s.snapshotExamples(snap.Verdict)
 	}
 	s.writeJSON(w, snap)

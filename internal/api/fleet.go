@@ -214,9 +214,9 @@ type inst struct {
 // RankInstances builds the instance table of p: every instance classified
 // against its peers by diagnose.ClassifyInstances, grouped by q.By,
 // filtered, sorted and paged. meta gives each target's model and last
-// error; groupOf is the verdict's grouping (nil: diagnose.ByEngine). It reads
+// error; each instance's group is its pool. It reads
 // p only and runs in O(n log n) of p's instances.
-func RankInstances(p *ledger.Point, meta map[string]ledger.TargetMeta, groupOf diagnose.GroupOf, window float64, q InstanceQuery) InstanceTable {
+func RankInstances(p *ledger.Point, meta map[string]ledger.TargetMeta, window float64, q InstanceQuery) InstanceTable {
 	t := InstanceTable{Window: window, Counts: map[string]int{StatusDown: 0, StatusStalled: 0, StatusQueued: 0, StatusSlow: 0},
 		Groups: []InstanceGroup{}, Rows: []InstanceRow{}}
 	if p == nil {
@@ -225,7 +225,7 @@ func RankInstances(p *ledger.Point, meta map[string]ledger.TargetMeta, groupOf d
 	ms := p.Time.UnixMilli()
 	t.T = &ms
 	lastError := func(target string) string { return meta[target].LastError }
-	standings := diagnose.ClassifyInstances(p.Instances, groupOf, window, lastError)
+	standings := diagnose.ClassifyInstances(p.Instances, window, lastError)
 	ins := make([]inst, len(p.Instances))
 	for i := range p.Instances {
 		ip := &p.Instances[i]

@@ -45,7 +45,7 @@ func rank(t *testing.T, p *ledger.Point, meta map[string]ledger.TargetMeta, quer
 	if err != nil {
 		t.Fatal(err)
 	}
-	return RankInstances(p, meta, nil, 5, q)
+	return RankInstances(p, meta, 5, q)
 }
 
 // fleet is one outlier of each kind among ok instances, in two groups.
@@ -193,7 +193,7 @@ func TestInstanceGroups(t *testing.T) {
 	if !slices.Equal(names(byEngine), names(tb)) || fmt.Sprint(byEngine.Counts) != fmt.Sprint(tb.Counts) || len(byEngine.Groups) != 2 {
 		t.Errorf("by=engine: %v %v %d groups", names(byEngine), byEngine.Counts, len(byEngine.Groups))
 	}
-	if empty := RankInstances(nil, nil, nil, 5, InstanceQuery{Limit: 50}); empty.T != nil || empty.Total != 0 || empty.Rows == nil {
+	if empty := RankInstances(nil, nil, 5, InstanceQuery{Limit: 50}); empty.T != nil || empty.Total != 0 || empty.Rows == nil {
 		t.Errorf("no point: %+v", empty)
 	}
 }
@@ -235,7 +235,7 @@ func BenchmarkRankInstances5000(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		tb := RankInstances(p, meta, nil, 5, q)
+		tb := RankInstances(p, meta, 5, q)
 		if len(tb.Rows) != 50 || tb.Counts[StatusDown] == 0 {
 			b.Fatalf("%d rows, counts %v", len(tb.Rows), tb.Counts)
 		}

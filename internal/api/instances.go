@@ -28,7 +28,7 @@ func (s *Server) instances(w http.ResponseWriter, r *http.Request) {
 	if p, ok := s.Ledger.Latest(); ok {
 		pp = &p
 	}
-	t := RankInstances(pp, s.Ledger.Meta(), s.diagnoseConfig(cfg).GroupOf, cfg.Window.Seconds(), q)
+	t := RankInstances(pp, s.Ledger.Meta(), cfg.Window.Seconds(), q)
 	for i := range t.Rows {
 		row := &t.Rows[i]
 		vals, why, err := instanceValues(row.Point)

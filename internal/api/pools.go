@@ -1,7 +1,7 @@
 package api
 
 import (
-	"sort"
+	"fmt"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/advice"
@@ -42,74 +42,43 @@ type Pool struct {
 	Reasons map[string]string `json:"reasons,omitempty"`
 }
 
-// pooling is how instances fall into pools and what each pool's B_request
-// is, from the targets' metadata and the ledger's configuration.
-type pooling struct {
-	meta map[string]ledger.TargetMeta
-	of   diagnose.GroupOf
-	own  map[string]kvsize.Request
-	dep  kvsize.Request
-}
-
-func newPooling(meta map[string]ledger.TargetMeta, cfg ledger.Config, deployment float64) pooling {
-	pl := pooling{meta: meta, of: ledger.PoolOf(meta), own: cfg.PoolRequests, dep: cfg.KVRequest}
-	if deployment > 0 && float64(pl.dep.Bytes) != deployment {
-		pl.dep = kvsize.Request{Bytes: int64(deployment), Basis: kvsize.BasisConfig}
-	}
-	return pl
-}
-
-// request is a pool's B_request and, without one, why.
-func (pl pooling) request(pool string) (kvsize.Request, string) {
-	return ledger.PoolRequest(pool, pl.own, pl.dep)
-}
-
-// bytesOf is request in the form diagnose.Config.BytesOf takes.
-func (pl pooling) bytesOf(pool string) (float64, string) {
-	r, why := pl.request(pool)
-	return float64(r.Bytes), why
-}
-
-// pools sums p's instances pool by pool, in name order.
-func (pl pooling) pools(p *ledger.Point) []Pool {
-	count := map[string]int{}
-	model := map[string]string{}
-	for i := range p.Instances {
-		ip := &p.Instances[i]
-		name := pl.of(ip)
-		count[name]++
-		if model[name] == "" {
-			model[name] = pl.meta[ip.Target].ShownModel()
-		}
-	}
-	names := make([]string, 0, len(count))
-	for n := range count {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	out := make([]Pool, 0, len(names))
-	for _, name := range names {
-		g := diagnose.GroupPoints([]ledger.Point{*p}, name, pl.of, pl.bytesOf)[0]
-		r, why := pl.request(name)
-		pool := Pool{Name: name, Model: model[name], KVRequest: r, Prefill: g.Prefill, KV: g.KV, Decode: g.Decode, Router: p.RouterOf(name), Instances: count[name]}
-		pool.KVFailures, pool.TTFTPhases = poolFailures(p, name)
+// pools is p's pools as the snapshot serves them, with each pool's verdict
+// facts from v (nil: none yet): the ledger's pool points, in name order.
+func pools(p *ledger.Point, v *diagnose.Verdict) []Pool {
+	out := make([]Pool, 0, len(p.Pools))
+	for i := range p.Pools {
+		pp := &p.Pools[i]
+		pool := Pool{Name: pp.Name, Model: pp.Model, KVRequest: pp.KVRequest, Prefill: pp.Prefill, KV: pp.KV, Decode: pp.Decode,
+			Router: pp.Router, Instances: pp.Instances, KVFailures: &pp.Failures, TTFTPhases: &pp.Phases}
 		if pool.Model == "" {
 			pool.Reasons = map[string]string{"model": whyNoModel}
 		}
-		if why != "" {
+		if pp.KVRequestWhy != "" {
 			if pool.Reasons == nil {
 				pool.Reasons = map[string]string{}
 			}
-			pool.Reasons["kv_request_bytes"] = why
+			pool.Reasons["kv_request_bytes"] = pp.KVRequestWhy
+		}
+		if g := groupOf(v, pp.Name); g != nil && g.BytesSkew {
+			pool.KVNote = fmt.Sprintf("one KV transfer carries %.3g GB on average, %+.0f%% off B_request: KV req/s is KV bytes ÷ B_request, not a request count; transfers/s counts the transfers",
+				g.BytesPerTransfer/1e9, 100*(g.BytesPerTransfer/float64(pp.KVRequest.Bytes)-1))
 		}
 		out = append(out, pool)
 	}
 	return out
 }
 
-// splitPools is each pool's points over w, as the verdict groups them.
-func (s *Server) splitPools(w []ledger.Point) map[string][]ledger.Point {
-	return s.diagnoseConfig(s.Ledger.Config()).Split(w)
+// groupOf is pool's verdict in v, nil where v has none.
+func groupOf(v *diagnose.Verdict, pool string) *diagnose.GroupVerdict {
+	if v == nil {
+		return nil
+	}
+	for i := range v.Groups {
+		if v.Groups[i].Group == pool {
+			return &v.Groups[i]
+		}
+	}
+	return nil
 }
 
 // poolStages is each pool's verdict stage now, for ptd_pool_bottleneck_stage.
@@ -121,6 +90,20 @@ func (s *Server) poolStages() map[string]string {
 	out := make(map[string]string, len(v.Groups))
 	for _, g := range v.Groups {
 		out[g.Group] = string(g.Class)
+	}
+	return out
+}
+
+// targetPools is the pool of each target whose pool a label names, for
+// ptd_target_pool: the generated rules of the ptdmon path read it there,
+// since ptdmon's per-instance series name the model only, and otherwise
+// name the pool by the model as the engines path does.
+func (s *Server) targetPools() map[string]string {
+	out := map[string]string{}
+	for target, m := range s.Ledger.Meta() {
+		if m.PoolLabelled && m.Pool != "" {
+			out[target] = m.Pool
+		}
 	}
 	return out
 }

@@ -10,7 +10,7 @@ import (
 // deployment's computation (advice.Attainment, docs/advisor.md#slo-attainment)
 // over the histograms of the pool's own instances only, so a pool that
 // misses its SLO is not averaged away by another that meets its own.
-func poolSLO(l *ledger.Ledger, th slo.Thresholds, p *ledger.Point, of func(ip *ledger.InstancePoint) string, pools []Pool) error {
+func poolSLO(l *ledger.Ledger, th slo.Thresholds, pools []Pool) error {
 	if len(pools) == 0 {
 		return nil
 	}
@@ -20,13 +20,8 @@ func poolSLO(l *ledger.Ledger, th slo.Thresholds, p *ledger.Point, of func(ip *l
 		}
 		return nil
 	}
-	poolOf := make(map[string]string, len(p.Instances))
-	for i := range p.Instances {
-		poolOf[p.Instances[i].Target] = of(&p.Instances[i])
-	}
 	for i := range pools {
-		name := pools[i].Name
-		b, ok := l.BucketsOf(func(target string) bool { return poolOf[target] == name })
+		b, ok := l.PoolBuckets(pools[i].Name)
 		if !ok {
 			pools[i].SLOAbsent = "no point yet: the first scrapes are still under way"
 			continue

@@ -89,7 +89,7 @@ func (s *Server) timeline(pts []ledger.Point) []VerdictSpan {
 	// time and let go once behind the verdict's window: cold points are
 	// rebuilt on read, and the whole hour at once would be hundreds of MB.
 	var hist []ledger.Point
-	pending, from, started := true, pts[0].Time.Add(-history(dc, cfg)), false
+	pending, from, started := true, pts[0].Time.Add(-dc.Lookback(cfg.Interval)), false
 	lo := 0
 	var out []VerdictSpan
 	for i := range pts {
@@ -117,7 +117,7 @@ func (s *Server) timeline(pts []ledger.Point) []VerdictSpan {
 			for hi < len(hist) && !hist[hi].Time.After(t) {
 				hi++
 			}
-			for lo < hi && t.Sub(hist[lo].Time) > history(dc, cfg) {
+			for lo < hi && t.Sub(hist[lo].Time) > dc.Lookback(cfg.Interval) {
 				lo++
 			}
 			v := diagnose.Diagnose(hist[lo:hi], dc)

@@ -16,33 +16,11 @@ type verdictCache struct {
 	v  diagnose.Verdict
 }
 
-// diagnoseConfig is the verdict's window: at least diagnose's default and
-// never shorter than the rate window W; its groups are the pools, each
-// with its own B_request (docs/pools.md).
+// diagnoseConfig is the verdict's configuration as every reader of it
+// takes it (diagnose.Config.ForRates): the configured one, its window never
+// shorter than the rate window W.
 func (s *Server) diagnoseConfig(cfg ledger.Config) diagnose.Config {
-	d := s.Diagnose
-	if d.Window <= 0 {
-		d.Window = diagnose.DefaultWindow
-	}
-	if d.Window < cfg.Window {
-		d.Window = cfg.Window
-	}
-	if d.BytesPerRequest <= 0 {
-		d.BytesPerRequest = float64(cfg.KVRequest.Bytes)
-	}
-	if d.GroupOf == nil || d.BytesOf == nil {
-		pl := newPooling(s.Ledger.Meta(), cfg, d.BytesPerRequest)
-		if d.GroupOf == nil {
-			d.GroupOf = pl.of
-		}
-		if d.BytesOf == nil {
-			d.BytesOf = pl.bytesOf
-		}
-		if d.KVPerTransfer == nil && len(cfg.PoolRequests) > 0 {
-			d.KVPerTransfer = pl.kvPerTransfer(s.Ledger)
-		}
-	}
-	return d
+	return s.Diagnose.ForRates(cfg.Window)
 }
 
 // verdictAt returns the verdict at the point stamped t (the newest point
@@ -64,7 +42,7 @@ func (s *Server) verdictAt(t time.Time) *diagnose.Verdict {
 	}
 	cfg := s.Ledger.Config()
 	dc := s.diagnoseConfig(cfg)
-	pts := s.Ledger.Since(t.Add(-history(dc, cfg)))
+	pts := s.Ledger.Since(t.Add(-dc.Lookback(cfg.Interval)))
 	for len(pts) > 0 && pts[len(pts)-1].Time.After(t) {
 		pts = pts[:len(pts)-1]
 	}
@@ -95,10 +73,4 @@ func briefGroups(gs []diagnose.GroupVerdict) []diagnose.GroupVerdict {
 		out[i] = g
 	}
 	return out
-}
-
-// history is how far back the verdict reads: two windows, so that a
-// verdict can be held across a restart inside the newest one.
-func history(dc diagnose.Config, cfg ledger.Config) time.Duration {
-	return 2*dc.Window + cfg.Interval
 }

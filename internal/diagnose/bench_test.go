@@ -27,7 +27,7 @@ func BenchmarkDiagnose(b *testing.B) {
 		b.Fatal(err)
 	}
 	pts = pts[len(pts)-60:]
-	cfg := diagnose.Config{BytesPerRequest: float64(sc.KVBytesPerRequest)}
+	cfg := diagnose.Config{}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -63,7 +63,7 @@ func BenchmarkDiagnose5000(b *testing.B) {
 		slices.SortStableFunc(big, func(x, y ledger.InstancePoint) int { return strings.Compare(x.Engine, y.Engine) })
 		pts[i].Instances = big
 	}
-	cfg := diagnose.Config{BytesPerRequest: float64(sc.KVBytesPerRequest)}
+	cfg := diagnose.Config{}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -75,9 +75,9 @@ func BenchmarkDiagnose5000(b *testing.B) {
 
 // points200 is a minute and a half of ticks of one vLLM pool of 100
 // prefill and 100 decode instances, after its first half minute, with the
-// targets' metadata at the last tick and the pool's B_request: the fleet
-// of docs/performance.md's recording figures.
-func points200(b *testing.B) ([]ledger.Point, diagnose.Config) {
+// pool's own B_request: the fleet of docs/performance.md's recording
+// figures.
+func points200(b *testing.B) []ledger.Point {
 	b.Helper()
 	sc, err := sim.LoadScenario("balanced")
 	if err != nil {
@@ -89,24 +89,20 @@ func points200(b *testing.B) ([]ledger.Point, diagnose.Config) {
 	sc.Groups = []sim.Group{g}
 	own := map[string]kvsize.Request{sc.Model: {Bytes: sc.KVBytesPerRequest}}
 	var pts []ledger.Point
-	var meta map[string]ledger.TargetMeta
-	r := run{sc: sc, seed: 1, duration: 120 * time.Second, keep: &pts, pools: own,
-		tick: func(_ ledger.Point, m map[string]ledger.TargetMeta) { meta = m }}
+	r := run{sc: sc, seed: 1, duration: 120 * time.Second, keep: &pts, pools: own}
 	if err := r.do(); err != nil {
 		b.Fatal(err)
 	}
-	cfg := diagnose.Config{Window: diagnose.DefaultWindow}.ByPool(meta, own, kvsize.Request{})
-	return pts[30:], cfg
+	return pts[30:]
 }
 
 // BenchmarkTick200 is the verdict of one tick as the recorder takes it at
 // 200 instances: the tick's point joins the last two windows and an
-// interval of points (61), and the verdict is computed over them, by
-// Diagnose from scratch or by a Stream that has the older points' group
-// sums already.
+// interval of points (61), and the verdict is computed over them.
 func BenchmarkTick200(b *testing.B) {
-	src, cfg := points200(b)
-	keep := 2*diagnose.DefaultWindow + time.Second
+	src := points200(b)
+	cfg := diagnose.Config{}.ForRates(5 * time.Second)
+	keep := cfg.Lookback(time.Second)
 	feed := func(b *testing.B, tick func(p ledger.Point) diagnose.Verdict) {
 		at := src[len(src)-1].Time
 		next := func(i int) ledger.Point {
@@ -135,13 +131,6 @@ func BenchmarkTick200(b *testing.B) {
 			}
 			recent = append(recent[:0], recent[cut:]...)
 			return diagnose.Diagnose(recent, cfg)
-		})
-	})
-	b.Run("Stream", func(b *testing.B) {
-		s := diagnose.NewStream(cfg, keep)
-		feed(b, func(p ledger.Point) diagnose.Verdict {
-			s.Observe(p)
-			return s.Verdict()
 		})
 	})
 }

@@ -92,32 +92,7 @@ type Config struct {
 	// verdict needs (default 10).
 	MinSamples int
 	Thresholds Thresholds
-	// BytesPerRequest is B_request, to turn a group's KV bytes into
-	// requests; 0 leaves group KV req/s absent.
-	BytesPerRequest float64
-	// BytesOf is a group's own B_request, or 0 and why it has none
-	// (docs/pools.md); nil gives every group BytesPerRequest.
-	BytesOf func(group string) (bytes float64, why string)
-	// GroupOf assigns instances to groups (default ByEngine).
-	GroupOf GroupOf
-	// KVPerTransfer, if set, is the mean bytes of one KV transfer of a
-	// group's instances at a time, false where none of them counts its
-	// transfers: each group's bytes per transfer is then set against its
-	// own B_request (facts.go), not the deployment's mixture of pools
-	// against the deployment's. Nil, or false, leaves the deployment's.
-	KVPerTransfer func(group string, at time.Time) (float64, bool)
 }
-
-// bytesFor is group's B_request and, when it is 0, the reason.
-func (c Config) bytesFor(group string) (float64, string) {
-	if c.BytesOf != nil {
-		return c.BytesOf(group)
-	}
-	return c.BytesPerRequest, whyNoBytes
-}
-
-// whyNoBytes is the reason of an absent KV req/s without B_request.
-const whyNoBytes = "B_request is not set"
 
 // DefaultWindow is the verdict's window unless configured.
 const DefaultWindow = 30 * time.Second
@@ -146,10 +121,29 @@ func (c Config) withDefaults() Config {
 	def(&t.BytesSkew, 0.1)
 	def(&t.KVRise, 0.1)
 	def(&t.MinGrowth, 0.08)
-	if c.GroupOf == nil {
-		c.GroupOf = ByEngine
-	}
 	return c
+}
+
+// ForRates is c as every reader of the verdict configures it (the live
+// API, the recorder, the report): its window, or DefaultWindow, never
+// shorter than the rate window w, so that a recorded or reported verdict
+// is the live one.
+func (c Config) ForRates(w time.Duration) Config {
+	if c.Window <= 0 {
+		c.Window = DefaultWindow
+	}
+	c.Window = max(c.Window, w)
+	return c
+}
+
+// Lookback is how far back of a point the verdict at it reads: two
+// windows and one scrape interval, so that a verdict can be held across a
+// restart inside the newest window (holdAcrossRestart).
+func (c Config) Lookback(interval time.Duration) time.Duration {
+	if c.Window <= 0 {
+		c.Window = DefaultWindow
+	}
+	return 2*c.Window + interval
 }
 
 // Headline returns the one-line name of a verdict's class.
@@ -173,9 +167,9 @@ func Headline(c Class) string {
 }
 
 // Diagnose returns the verdict at the newest of pts (oldest first), looking
-// back over the configured window: one verdict per group of instances (see
-// Config.GroupOf) and a deployment summary. Points without per-instance
-// entries are judged as one group. Points older than the window are used
+// back over the configured window: one verdict per pool the points hold
+// (ledger.PoolPoint) and a deployment summary. Points without pools are
+// judged as one group. Points older than the window are used
 // only to hold a verdict across a restart inside it (see
 // holdAcrossRestart): pass two windows of points for that.
 func Diagnose(pts []ledger.Point, cfg Config) Verdict {
@@ -185,9 +179,7 @@ func Diagnose(pts []ledger.Point, cfg Config) Verdict {
 	}
 	first := windowStart(pts, cfg.Window)
 	w := pts[first:]
-	return diagnoseGroups(pts, first, cfg, groupNames(w, cfg.GroupOf),
-		func(name string) []ledger.Point { return groupPoints(w, name, cfg) },
-		func(string) bool { return true })
+	return diagnoseGroups(pts, first, cfg, groupNames(w))
 }
 
 // windowStart is the index of the oldest of pts within window of the
@@ -202,32 +194,26 @@ func windowStart(pts []ledger.Point, window time.Duration) int {
 }
 
 // diagnoseGroups is Diagnose over the window pts[first:] (cfg with its
-// defaults), given the groups present in it (names, sorted), each group's
-// stage sums over it (points) and whether a restart may hold a group's
-// verdict (mayHold false only where holdAcrossRestart would find none):
-// what Diagnose computes and a Stream keeps share the rest.
-func diagnoseGroups(pts []ledger.Point, first int, cfg Config, names []string, points func(name string) []ledger.Point, mayHold func(name string) bool) Verdict {
+// defaults), given the pools that serve in it (names, sorted).
+func diagnoseGroups(pts []ledger.Point, first int, cfg Config, names []string) Verdict {
 	w := pts[first:]
-	newest := w[len(w)-1].Time
 	if len(names) == 0 {
-		return judge(w, cfg, deploymentFacts(w, cfg))
+		return judge(w, cfg, kvFacts(w, cfg.Thresholds))
 	}
-	facts := deploymentFacts(w, cfg)
 	var groups []GroupVerdict
 	for _, name := range names {
-		gw := points(name)
-		gf := groupFacts(name, newest, cfg, facts)
-		v := judge(gw, cfg, gf)
-		if mayHold(name) {
-			if held, ok := holdAcrossRestart(pts, first, name, v, cfg, gf); ok {
-				v = held
-			}
+		gw := groupPoints(w, name)
+		facts := kvFacts(gw, cfg.Thresholds)
+		v := judge(gw, cfg, facts)
+		if held, ok := holdAcrossRestart(pts, first, name, v, cfg); ok {
+			v = held
 		}
 		last := gw[len(gw)-1]
 		groups = append(groups, GroupVerdict{
 			Group: name, Class: v.Class, Headline: v.Headline, Evidence: v.Evidence, Notes: v.Notes, Traffic: v.Traffic,
 			Prefill: last.Prefill.Instances, Decode: last.Decode.Instances, KV: last.KV.Instances,
 			HasKV: last.KV.Instances > 0, Samples: v.Samples,
+			BytesPerTransfer: facts.bytesPerXfer, BytesSkew: facts.bytesSkew,
 		})
 	}
 	v := summarise(groups, w, cfg)
@@ -237,7 +223,7 @@ func diagnoseGroups(pts []ledger.Point, first int, cfg Config, names []string, p
 
 // judge is the verdict of one group (or of the whole deployment when
 // instances are not known) over the window w.
-func judge(w []ledger.Point, cfg Config, facts deployment) Verdict {
+func judge(w []ledger.Point, cfg Config, facts transferFacts) Verdict {
 	th := cfg.Thresholds
 	newest := w[len(w)-1].Time
 	var notes []string

@@ -2,29 +2,45 @@ package diagnose
 
 import (
 	"math"
-	"time"
+
+	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
-// groupFacts are the facts a group is judged with: its own bytes per KV
-// transfer against its own B_request where Config.KVPerTransfer knows them
-// (docs/pools.md). With pools of different models the deployment's bytes
-// per transfer mixes their B_requests: set against one of them it would
-// read every pool as skewed, and one pool's prefix-cache hits would be
-// blamed on the others. Otherwise the deployment's facts stand.
-func groupFacts(group string, at time.Time, cfg Config, dep deployment) deployment {
-	if cfg.KVPerTransfer == nil {
-		return dep
+// transferFacts are what a group's KV bytes say beside its rates: the mean
+// payload of one KV transfer (bytes ÷ transfers over the window), the
+// B_request it was set against, and whether it is further from it than
+// Thresholds.BytesSkew.
+type transferFacts struct {
+	bytesPerXfer    float64
+	bytesSkew       bool
+	bytesPerRequest float64
+}
+
+// kvFacts are the transfer facts of a group over its window w: its own
+// bytes per transfer against its own B_request (docs/pools.md), both read
+// from its pool's points. Judged against another pool's B_request, or a
+// mixture of pools against one of them, every pool would read as skewed,
+// and one pool's prefix-cache hits would be blamed on the others. Points
+// without a pool (a deployment judged whole) have none.
+func kvFacts(w []ledger.Point, th Thresholds) transferFacts {
+	var f transferFacts
+	var bytes, xfers, perRequest float64
+	for i := range w {
+		if len(w[i].Pools) == 1 {
+			perRequest = float64(w[i].Pools[0].KVRequest.Bytes)
+		}
+		k := &w[i].KV
+		if k.BytesWindow.OK() && k.Transfers.OK() && k.Transfers.V > 0 {
+			bytes += k.BytesWindow.V
+			xfers += k.Transfers.V
+		}
 	}
-	perXfer, ok := cfg.KVPerTransfer(group, at)
-	b, _ := cfg.bytesFor(group)
-	if !ok || b <= 0 {
-		return dep
+	if xfers <= 0 || perRequest <= 0 {
+		return f
 	}
-	return deployment{
-		bytesPerXfer:    perXfer,
-		bytesPerRequest: b,
-		bytesSkew:       BytesSkewed(perXfer, b, cfg.Thresholds),
-	}
+	f.bytesPerXfer, f.bytesPerRequest = bytes/xfers, perRequest
+	f.bytesSkew = BytesSkewed(f.bytesPerXfer, perRequest, th)
+	return f
 }
 
 // BytesSkewed says whether one KV transfer's mean bytes are further from

@@ -91,11 +91,17 @@ func (r run) do() error {
 			st.prom = engine.NewReader(eng, role, kv)
 		}
 		targets = append(targets, st)
-		infos = append(infos, engine.Target{Name: in.Name, Role: role, Engine: eng})
+		info := engine.Target{Name: in.Name, Role: role, Engine: eng}
+		if r.pools == nil {
+			// Without pools of their own, each engine's instances are a
+			// pool named by the engine, which groupVerdict looks up.
+			info.Labels = map[string]string{ledger.LabelPool: string(eng)}
+		}
+		infos = append(infos, info)
 	}
 	led.SetTargets(infos)
 	rng := rand.New(rand.NewPCG(uint64(r.seed), 77))
-	cfg := diagnose.Config{BytesPerRequest: float64(r.sc.KVBytesPerRequest)}
+	cfg := diagnose.Config{}
 	var buf []byte
 	for sec := time.Duration(0); sec < r.duration; sec += time.Second {
 		// Scrapes in time order within the second, as the collector spreads them.
@@ -143,16 +149,7 @@ func (r run) do() error {
 			r.tick(p, led.Meta())
 		}
 		if r.check != nil && now >= r.warmUp && (now-r.warmUp)%r.every == 0 {
-			pts := led.Since(epoch.Add(now - 2*diagnose.DefaultWindow - time.Second))
-			if r.pools != nil {
-				meta := led.Meta()
-				cfg.GroupOf = ledger.PoolOf(meta)
-				cfg.BytesOf = func(pool string) (float64, string) {
-					b, why := ledger.PoolRequest(pool, r.pools, kvsize.Request{})
-					return float64(b.Bytes), why
-				}
-				cfg.KVPerTransfer = kvPerTransfer(led, meta, cfg.GroupOf)
-			}
+			pts := led.Since(epoch.Add(now - cfg.Lookback(time.Second)))
 			r.check(checkpoint{at: now, verdict: diagnose.Diagnose(pts, cfg), truth: m.TruthAt(now).Load})
 		}
 	}
@@ -175,8 +172,9 @@ func sortedByOffset(ts []*scrapeTarget) []*scrapeTarget {
 	return out
 }
 
-// groupVerdict finds the verdict of a simulated group: diagnose groups
-// instances by engine, so each engine's group is looked up by its engine.
+// groupVerdict finds the verdict of a simulated group: without pools of
+// their own, the harness names each engine's instances a pool of that
+// engine's name.
 func groupVerdict(v diagnose.Verdict, eng string) (diagnose.GroupVerdict, error) {
 	for _, g := range v.Groups {
 		if g.Group == eng {
@@ -184,14 +182,4 @@ func groupVerdict(v diagnose.Verdict, eng string) (diagnose.GroupVerdict, error)
 		}
 	}
 	return diagnose.GroupVerdict{}, fmt.Errorf("no verdict for group %q in %+v", eng, v.Groups)
-}
-
-// kvPerTransfer is each pool's bytes per KV transfer from the ledger, as
-// the API gives the verdict.
-func kvPerTransfer(led *ledger.Ledger, meta map[string]ledger.TargetMeta, of diagnose.GroupOf) func(string, time.Time) (float64, bool) {
-	return func(group string, at time.Time) (float64, bool) {
-		return led.KVPerTransfer(func(target string) bool {
-			return of(&ledger.InstancePoint{Target: target, Engine: meta[target].Engine}) == group
-		}, at)
-	}
 }

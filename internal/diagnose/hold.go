@@ -15,8 +15,8 @@ import (
 // mixed window gives another, the one before stands, with a note (when
 // it named a bottleneck: a balanced verdict is not held). pts
 // must then reach a window further back than w = pts[first:].
-func holdAcrossRestart(pts []ledger.Point, first int, name string, v Verdict, cfg Config, facts deployment) (Verdict, bool) {
-	target, down, ok := restartIn(pts, first, name, cfg.GroupOf)
+func holdAcrossRestart(pts []ledger.Point, first int, name string, v Verdict, cfg Config) (Verdict, bool) {
+	target, down, ok := restartIn(pts, first, name)
 	if !ok {
 		return v, false
 	}
@@ -32,7 +32,8 @@ func holdAcrossRestart(pts []ledger.Point, first int, name string, v Verdict, cf
 		return v, false
 	}
 	pre := pts[start:end]
-	pv := judge(groupPoints(pre, name, cfg), cfg, deploymentFacts(pre, cfg))
+	gw := groupPoints(pre, name)
+	pv := judge(gw, cfg, kvFacts(gw, cfg.Thresholds))
 	// Only a named bottleneck is held: a restart empties the queues that
 	// showed it. "Balanced" before a restart is not held against evidence
 	// after it.
@@ -48,7 +49,10 @@ func holdAcrossRestart(pts []ledger.Point, first int, name string, v Verdict, cf
 // restartIn finds the first instance of group name that goes down inside
 // the window pts[first:] for at least two consecutive points, having been
 // up before; it returns the instance and when it went down.
-func restartIn(pts []ledger.Point, first int, name string, of GroupOf) (string, time.Time, bool) {
+func restartIn(pts []ledger.Point, first int, name string) (string, time.Time, bool) {
+	if !downIn(pts[first:], name) {
+		return "", time.Time{}, false
+	}
 	// One entry per instance, updated in place: at thousands of instances
 	// a map write per instance and point was most of a verdict's cost.
 	type seen struct {
@@ -60,7 +64,7 @@ func restartIn(pts []ledger.Point, first int, name string, of GroupOf) (string, 
 	for i := range pts {
 		for j := range pts[i].Instances {
 			ip := &pts[i].Instances[j]
-			if of(ip) != name {
+			if groupOf(ip) != name {
 				continue
 			}
 			st := states[ip.Target]
@@ -85,4 +89,18 @@ func restartIn(pts []ledger.Point, first int, name string, of GroupOf) (string, 
 		}
 	}
 	return "", time.Time{}, false
+}
+
+// downIn says whether an instance of group name is down at a point of w:
+// without one there is no restart to find, and no instance's history is
+// worth following.
+func downIn(w []ledger.Point, name string) bool {
+	for i := range w {
+		for j := range w[i].Instances {
+			if ip := &w[i].Instances[j]; !ip.Up && groupOf(ip) == name {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -31,9 +31,26 @@ func restartWorld(n int, downFor int) []ledger.Point {
 		di := ledger.InstancePoint{Target: "d0", Role: "decode", Engine: "vllm", Up: true,
 			Instant: ledger.Val(4), Window: ledger.Val(4), Waiting: ledger.Val(1), Running: ledger.Val(float64(20 + i%7)),
 			KVBytes: ledger.Absent("no KV"), KVBytesW: ledger.Absent("no KV"), KVUsage: ledger.Val(0.3)}
+		pi.Pool, di.Pool = "vllm", "vllm"
 		p.Instances = []ledger.InstancePoint{pi, di}
+		p.Prefill, p.Decode = stageOf(pi), stageOf(di)
+		none := ledger.Absent("no KV")
+		p.KV = ledger.KVPoint{Instant: none, Window: none, BytesInstant: none, BytesWindow: none, Transfers: none, Failures: none}
+		p.Pools = []ledger.PoolPoint{{Name: "vllm", Instances: 2, Prefill: p.Prefill, KV: p.KV, Decode: p.Decode, Router: ledger.NoRouter("vllm")}}
 	}
 	return pts
+}
+
+// stageOf is the stage of one instance, as the ledger sums it.
+func stageOf(ip ledger.InstancePoint) ledger.StagePoint {
+	sp := ledger.StagePoint{Instances: 1, Instant: ip.Instant, Window: ip.Window, Waiting: ip.Waiting, Running: ip.Running, KVUsage: ip.KVUsage}
+	if ip.Up {
+		sp.Up = 1
+	}
+	if !ip.Window.OK() {
+		sp.Missing = []string{ip.Target}
+	}
+	return sp
 }
 
 func TestRestartHoldsTheVerdict(t *testing.T) {

@@ -64,14 +64,11 @@ type peerStats struct {
 
 // ClassifyInstances classifies each of ins against its peers (the up
 // instances of the same verdict group and role): down, stalled, queued,
-// slow or ok. groupOf is the verdict's grouping (nil: ByEngine); lastError
+// slow or ok; the group is the instance's pool. lastError
 // gives a target's last scrape error for a down instance's flag ("" when
 // unknown); window is W in seconds. It reads ins only and runs in
 // O(n log n).
-func ClassifyInstances(ins []ledger.InstancePoint, groupOf GroupOf, window float64, lastError func(target string) string) []Standing {
-	if groupOf == nil {
-		groupOf = ByEngine
-	}
+func ClassifyInstances(ins []ledger.InstancePoint, window float64, lastError func(target string) string) []Standing {
 	out := make([]Standing, len(ins))
 	peers := map[peerKey]*peerStats{}
 	for i := range ins {

@@ -52,7 +52,7 @@ func TestOutlierRules(t *testing.T) {
 	}
 	f := func(name string, p *ledger.Point, want map[string]string, flag string) {
 		t.Run(name, func(t *testing.T) {
-			st := ClassifyInstances(p.Instances, nil, 5, lastError)
+			st := ClassifyInstances(p.Instances, 5, lastError)
 			got := map[string]string{}
 			for i, s := range st {
 				got[p.Instances[i].Target] = s.Status

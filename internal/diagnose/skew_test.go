@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
@@ -20,7 +21,8 @@ func TestBytesPerTransferSkew(t *testing.T) {
 		pts[i].KV.BytesWindow = ledger.Val(4.8 * bReq)
 		pts[i].KV.Transfers = ledger.Val(8)
 	}
-	v := Diagnose(pts, Config{BytesPerRequest: bReq})
+	asPool(pts, bReq)
+	v := Diagnose(pts, Config{})
 	if v.Class == KVBound || !strings.Contains(strings.Join(v.Notes, "; "), "-40% off B_request") {
 		t.Fatalf("stage %s, notes %q", v.Class, v.Notes)
 	}
@@ -28,7 +30,18 @@ func TestBytesPerTransferSkew(t *testing.T) {
 	for i := range pts {
 		pts[i].KV.Transfers = ledger.Val(4.8)
 	}
-	if v := Diagnose(pts, Config{BytesPerRequest: bReq}); v.Class != KVBound {
+	asPool(pts, bReq)
+	if v := Diagnose(pts, Config{}); v.Class != KVBound {
 		t.Fatalf("without skew: stage %s, evidence %q, notes %q", v.Class, v.Evidence, v.Notes)
+	}
+}
+
+// asPool makes each of pts one pool whose B_request is bReq, as the
+// ledger's points are: the pool's stages are the point's.
+func asPool(pts []ledger.Point, bReq int64) {
+	for i := range pts {
+		p := &pts[i]
+		p.Pools = []ledger.PoolPoint{{Name: "m", Instances: 2, KVRequest: kvsize.Request{Bytes: bReq},
+			Prefill: p.Prefill, KV: p.KV, Decode: p.Decode, Router: ledger.NoRouter("m")}}
 	}
 }

@@ -2,40 +2,10 @@ package diagnose
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/ptdmon/ptdmon/internal/ledger"
 )
-
-// deployment holds facts that only the deployment's sums can tell.
-type deployment struct {
-	// bytesPerXfer is the mean payload of one KV transfer (bytes ÷
-	// transfers over the window); bytesSkew says it is further from
-	// B_request than Thresholds.BytesSkew.
-	bytesPerXfer float64
-	bytesSkew    bool
-	// bytesPerRequest is the B_request bytesPerXfer was set against.
-	bytesPerRequest float64
-}
-
-func deploymentFacts(w []ledger.Point, cfg Config) deployment {
-	var d deployment
-	var bytes, xfers float64
-	for i := range w {
-		k := &w[i].KV
-		if k.BytesWindow.OK() && k.Transfers.OK() && k.Transfers.V > 0 {
-			bytes += k.BytesWindow.V
-			xfers += k.Transfers.V
-		}
-	}
-	if xfers <= 0 || cfg.BytesPerRequest <= 0 {
-		return d
-	}
-	d.bytesPerXfer, d.bytesPerRequest = bytes/xfers, cfg.BytesPerRequest
-	d.bytesSkew = math.Abs(d.bytesPerXfer/cfg.BytesPerRequest-1) > cfg.Thresholds.BytesSkew
-	return d
-}
 
 // summarise turns the groups' verdicts into the deployment's: the stage
 // every limited group shares, Balanced when none is limited, Mixed when

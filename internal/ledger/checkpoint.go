@@ -65,8 +65,8 @@ type ckptSegment struct {
 }
 
 type ckptName struct {
-	Code                 uint32
-	Target, Role, Engine string
+	Code                       uint32
+	Target, Role, Engine, Pool string
 }
 
 type ckptReason struct {
@@ -145,7 +145,7 @@ func (h *history) ready() []ckptPiece {
 			cur = nil
 		}
 		pc := &out[len(out)-1]
-		p := s.Point
+		p := s.point()
 		p.Instances = nil
 		pc.Points = append(pc.Points, p)
 		if s.seg == nil {
@@ -172,7 +172,7 @@ func (pc *ckptPiece) addSegment(c *columns, seg *segment) {
 		if !seen[id] {
 			seen[id] = true
 			k := c.instances.get(id)
-			pc.Names = append(pc.Names, ckptName{id, k.target, k.role, k.engine})
+			pc.Names = append(pc.Names, ckptName{id, k.target, k.role, k.engine, k.pool})
 		}
 	}
 	for _, r := range seg.reasons {
@@ -313,7 +313,7 @@ func decodePiece(b []byte) (pts []Point, err error) {
 	var c columns
 	for _, e := range pc.Names {
 		c.instances.vals = grow(c.instances.vals, e.Code)
-		c.instances.vals[e.Code] = instanceKey{e.Target, e.Role, e.Engine}
+		c.instances.vals[e.Code] = instanceKey{e.Target, e.Role, e.Engine, e.Pool}
 	}
 	for _, e := range pc.Reasons {
 		c.reasons.vals = grow(c.reasons.vals, e.Code)

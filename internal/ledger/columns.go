@@ -63,7 +63,7 @@ type block struct {
 }
 
 // instanceKey is what a block stores once per instance rather than per row.
-type instanceKey struct{ target, role, engine string }
+type instanceKey struct{ target, role, engine, pool string }
 
 // columns are the tables a history's blocks share.
 type columns struct {
@@ -95,7 +95,7 @@ func (c *columns) compact(ins []InstancePoint) *block {
 	}
 	for i := range ins {
 		p := &ins[i]
-		b.inst[i] = c.instances.ref(instanceKey{p.Target, p.Role, p.Engine})
+		b.inst[i] = c.instances.ref(instanceKey{p.Target, p.Role, p.Engine, p.Pool})
 		var fl uint8
 		if p.Up {
 			fl = flagUp
@@ -152,7 +152,7 @@ func (c *columns) rows(b *block, from, to int) []InstancePoint {
 	for i := from; i < to; i++ {
 		p := &out[i-from]
 		k := c.instances.get(b.inst[i])
-		p.Target, p.Role, p.Engine = k.target, k.role, k.engine
+		p.Target, p.Role, p.Engine, p.Pool = k.target, k.role, k.engine, k.pool
 		p.Up = b.flags[i]&flagUp != 0
 		loc := c.zones[b.flags[i]>>1]
 		p.WindowFrom, p.WindowTo = fromUnixNano(b.from[i], loc), fromUnixNano(b.to[i], loc)

@@ -2,19 +2,9 @@ package ledger
 
 import (
 	"reflect"
-	"sort"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
 )
-
-// PoolPoint is what the ledger computes for one pool at a tick beyond the
-// sums of its instances' points: values that need each instance's counters
-// or histograms, which InstancePoint does not carry (docs/pools.md).
-type PoolPoint struct {
-	Name     string   `json:"name"`
-	Failures Failures `json:"kv_failures"`
-	Phases   Phases   `json:"ttft_phases"`
-}
 
 // FailureRate is one kind of KV failure in a pool over the window W: how
 // many per second, and their share of what they are a part of.
@@ -78,17 +68,6 @@ func (f *Failures) Kind(k FailureKind) *FailureRate {
 	return nil
 }
 
-// Pool returns the ledger's values of pool name at p, and false when p has
-// none for it.
-func (p *Point) Pool(name string) (*PoolPoint, bool) {
-	for i := range p.Pools {
-		if p.Pools[i].Name == name {
-			return &p.Pools[i], true
-		}
-	}
-	return nil, false
-}
-
 // MarshalJSON adds the reasons of absent values.
 func (f Failures) MarshalJSON() ([]byte, error) {
 	type alias Failures
@@ -113,15 +92,15 @@ type failureSum struct {
 // counts (a transfer library's beside an engine's connector counts the
 // same transfers), its locally computed prompt tokens where it decodes.
 // A target down or stale adds the reason its values are absent.
-func (s *failureSum) add(in *instanceRead, kvCounts bool) {
+func (s *failureSum) add(in *instanceRead, kr *kvRates, kvCounts bool) {
 	t := in.t
 	if kvCounts {
 		if t.has(engine.KVTransfers) {
-			s.transfers.add(in.windowed(engine.KVTransfers))
+			s.transfers.add(kr.transfers)
 		}
 		for i, m := range engine.FailureMetrics() {
 			if t.has(m) {
-				s.classes[i].add(in.windowed(m))
+				s.classes[i].add(kr.failures[i])
 			}
 		}
 	}
@@ -185,37 +164,6 @@ func ratio(part, whole Num, whyZero string) Num {
 		return Absent(whyZero)
 	}
 	return Val(part.V / whole.V)
-}
-
-// poolPoints computes each pool's PoolPoint at the tick, in name order.
-func (l *Ledger) poolPoints(p *Point, reads map[string]*instanceRead, counted func(*target) bool, of func(*InstancePoint) string) []PoolPoint {
-	type acc struct {
-		f  failureSum
-		ph phaseSum
-	}
-	byPool := map[string]*acc{}
-	for i := range p.Instances {
-		ip := &p.Instances[i]
-		in := reads[ip.Target]
-		if in == nil {
-			continue
-		}
-		name := of(ip)
-		a := byPool[name]
-		if a == nil {
-			a = &acc{}
-			byPool[name] = a
-		}
-		t := in.t
-		a.f.add(in, !t.has(engine.KVBytes) || counted(t))
-		a.ph.add(in)
-	}
-	out := make([]PoolPoint, 0, len(byPool))
-	for name, a := range byPool {
-		out = append(out, PoolPoint{Name: name, Failures: a.f.point(), Phases: a.ph.point()})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
 }
 
 // AbsentFailures is Failures with every value absent for why: for a pool

@@ -132,6 +132,13 @@ type histPart struct {
 	seconds        float64 // between the two samples
 }
 
+// addPart adds one instance's increase where it has one.
+func (m *merged) addPart(p *histPart, ok bool) {
+	if ok {
+		m.add(p.bounds, p.counts)
+	}
+}
+
 func (m *merged) add(bounds, inc []float64) {
 	m.parts = append(m.parts, slo.Hist{Bounds: bounds, Counts: inc})
 }

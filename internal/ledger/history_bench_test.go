@@ -126,8 +126,8 @@ func BenchmarkHistoryVerdict(b *testing.B) {
 	f := newFleet(200)
 	f.fill(3700)
 	newest, _ := f.l.Latest()
-	cfg := diagnose.Config{BytesPerRequest: 1 << 30}
-	from := newest.Time.Add(-2*diagnose.DefaultWindow - time.Second)
+	cfg := diagnose.Config{}.ForRates(f.l.Config().Window)
+	from := newest.Time.Add(-cfg.Lookback(time.Second))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -54,7 +54,7 @@ func TestHistoryReadsWhatWasComputed(t *testing.T) {
 	if len(got) != ring {
 		t.Fatalf("history holds %d points, want %d", len(got), ring)
 	}
-	cold := 0
+	cold, folded := 0, 0
 	for i := range got {
 		if !reflect.DeepEqual(got[i], want[i]) {
 			t.Fatalf("point %d read back differs:\n got %+v\nwant %+v", i, got[i].Instances, want[i].Instances)
@@ -67,9 +67,17 @@ func TestHistoryReadsWhatWasComputed(t *testing.T) {
 		if l.hist.at(i).stored() {
 			cold++
 		}
+		if l.hist.at(i).folded != nil {
+			folded++
+		}
 	}
 	if cold != ring-3 {
 		t.Errorf("%d points stored by column, want %d", cold, ring-3)
+	}
+	// One pool holds every instance: its stages are the deployment's,
+	// and cold points keep them once.
+	if folded != ring-3 {
+		t.Errorf("%d points with their one pool folded, want %d", folded, ring-3)
 	}
 	if d0 := got[0].Instances[0]; d0.Target != "d0" || d0.WindowTo.Location() != east {
 		t.Errorf("%s's window time reads back in %v, want d0's in %v", d0.Target, d0.WindowTo.Location(), east)
@@ -117,7 +125,7 @@ func TestHistoryReadsWhatWasComputed(t *testing.T) {
 			stored = l.hist.storedDetail(s)
 		}
 		for _, ip := range stored {
-			names[instanceKey{ip.Target, ip.Role, ip.Engine}] = true
+			names[instanceKey{ip.Target, ip.Role, ip.Engine, ip.Pool}] = true
 			for _, f := range instanceSeries {
 				if n := f(&ip); !n.OK() {
 					reasons[n.Why] = true

@@ -75,9 +75,3 @@ func (r *instanceRead) windowed(m engine.Metric) Num {
 	w, _, _ := r.t.windowed(m, r.now, r.window)
 	return w
 }
-
-// histIncrease adds the instance's increase of histogram m over the window
-// to acc.
-func (r *instanceRead) histIncrease(m engine.Metric, acc *merged) {
-	r.t.histIncrease(m.HistogramIndex(), r.now, r.window, acc)
-}

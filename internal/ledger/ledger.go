@@ -58,15 +58,6 @@ type Tap interface {
 	Tick(now time.Time, p Point)
 }
 
-// MetaTap is a Tap that also takes, before each Tick, every target's
-// TargetMeta as that tick saw it: what the pools (PoolOf) are made of, so
-// a verdict computed off the lock groups instances as the live one does.
-// meta builds them, under the ledger's lock: a tap that needs none then
-// pays nothing.
-type MetaTap interface {
-	TickMeta(meta func() map[string]TargetMeta)
-}
-
 // DefaultWindow is W, the span of the windowed rates, unless configured
 // (docs/design.md#instant-and-windowed-rates).
 const DefaultWindow = 5 * time.Second
@@ -258,9 +249,6 @@ func (l *Ledger) Tick(now time.Time) Point {
 	p := l.compute(now)
 	l.hist.append(p)
 	if l.cfg.Tap != nil {
-		if mt, ok := l.cfg.Tap.(MetaTap); ok {
-			mt.TickMeta(l.metaLocked)
-		}
 		l.cfg.Tap.Tick(now, p)
 	}
 	for ch := range l.subs {

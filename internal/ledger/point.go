@@ -11,13 +11,13 @@ type Point struct {
 	// GlobalKVBytes is flagcx_total_bytes_transferred_total: every engine's
 	// cumulative KV bytes, carried across resets and vanished engines.
 	GlobalKVBytes Num `json:"global_kv_bytes_total"`
-	// Router is every router's sum; Routers the routers of each pool, by
-	// pool name (router.go).
+	// Router is every router's sum; Routers the Router of each pool that
+	// has routers, by pool name, as the JSON API writes them.
 	Router    RouterPoint     `json:"router"`
 	Routers   []RouterPoint   `json:"routers,omitempty"`
 	Instances []InstancePoint `json:"instances,omitempty"`
-	// Pools are the values each pool needs beyond its instances' points
-	// (failures.go); the API serves them in its pool objects.
+	// Pools is each pool at the tick, in name order (poolsum.go); the API
+	// serves them as its pool objects.
 	Pools []PoolPoint `json:"-"`
 }
 
@@ -81,7 +81,10 @@ type InstancePoint struct {
 	Target string `json:"target"`
 	Role   string `json:"role"`
 	Engine string `json:"engine"`
-	Up     bool   `json:"up"`
+	// Pool is the pool the instance serves in (PoolOf), settled once per
+	// tick for every reader of the point.
+	Pool string `json:"-"`
+	Up   bool   `json:"up"`
 
 	Instant   Num    `json:"requests_per_second"`
 	Window    Num    `json:"requests_per_second_window"`

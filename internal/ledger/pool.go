@@ -2,10 +2,8 @@ package ledger
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
-	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 )
 
@@ -115,52 +113,6 @@ func PoolRequest(pool string, own map[string]kvsize.Request, deployment kvsize.R
 		return unset, "B_request is not set (-kv-bytes-per-request, or -model-config with -seq-len)"
 	}
 	return deployment, ""
-}
-
-// poolKV sets the deployment's KV req/s as the sum of its pools', each
-// pool's bytes divided by its own B_request, and reports whether it did:
-// only where pools have their own (Config.PoolRequests). One pool without
-// a B_request leaves the sum absent with its reason: a sum that leaves a
-// pool out would read as the whole.
-func (l *Ledger) poolKV(p *Point, of func(*InstancePoint) string) bool {
-	if len(l.cfg.PoolRequests) == 0 {
-		return false
-	}
-	type sums struct{ inst, win sum }
-	byPool := map[string]*sums{}
-	var order []string
-	for i := range p.Instances {
-		ip := &p.Instances[i]
-		if !l.targets[ip.Target].has(engine.KVBytes) {
-			continue
-		}
-		pool := of(ip)
-		s := byPool[pool]
-		if s == nil {
-			s = &sums{}
-			byPool[pool] = s
-			order = append(order, pool)
-		}
-		s.inst.add(ip.KVBytes)
-		s.win.add(ip.KVBytesW)
-	}
-	if len(order) == 0 {
-		return false // KV bytes are absent, with the ledger's own reason
-	}
-	sort.Strings(order)
-	inst, win := Val(0), Val(0)
-	for _, pool := range order {
-		r, why := PoolRequest(pool, l.cfg.PoolRequests, l.cfg.KVRequest)
-		if r.Bytes <= 0 {
-			inst, win = Absent("pool "+pool+": "+why), Absent("pool "+pool+": "+why)
-			break
-		}
-		s := byPool[pool]
-		inst = addPerRequest(inst, s.inst.num("no KV bytes from pool "+pool), r.Bytes)
-		win = addPerRequest(win, s.win.num("no KV bytes from pool "+pool), r.Bytes)
-	}
-	p.KV.Instant, p.KV.Window = inst, win
-	return true
 }
 
 // addPerRequest adds bytes ÷ perRequest to sum; an absent term makes the

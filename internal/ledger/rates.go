@@ -85,13 +85,6 @@ func (t *target) windowed(m engine.Metric, now time.Time, w time.Duration) (Num,
 	return Val((last.totals[m] - first.totals[m]) / dt), first.t, last.t
 }
 
-// histIncrease adds t's histogram increase over the window to acc.
-func (t *target) histIncrease(h int, now time.Time, w time.Duration, acc *merged) {
-	if p, ok := t.histWindow(h, now, w); ok {
-		acc.add(p.bounds, p.counts)
-	}
-}
-
 // histWindow is t's histogram increase between the first and last samples
 // inside the window, absent when the bounds changed in between.
 func (t *target) histWindow(h int, now time.Time, w time.Duration) (histPart, bool) {
@@ -127,70 +120,24 @@ func quant(acc *merged, what string) Quant {
 	return Quant{q(0.5), q(0.9), q(0.99)}
 }
 
-// compute is the point at now: each instance's values, then the sums of
-// the prefill and decode stages and of the KV transfer over them.
+// compute is the point at now: each instance's values and its pool, then
+// the sums of the prefill and decode stages, of the KV transfer and of the
+// routers over them, for the deployment and for each pool.
 func (l *Ledger) compute(now time.Time) Point {
 	p := Point{Time: now}
-	var prefill, decode stageSum
-	var kv kvSum
-	var notes []string
-	var routers []instanceRead
-	counted := l.kvCounted()
-	var kvTotal float64
-	reads := make(map[string]*instanceRead, len(l.names))
-
-	for _, name := range l.names {
-		t := l.targets[name]
-		kvTotal += t.globalKV(counted(t), &l.removedKV)
-		notes = append(notes, t.notes...)
-		in := l.read(t, now)
-		reads[name] = &in
-		ip := in.point(name)
-		p.Instances = append(p.Instances, ip)
-		if t.has(engine.KVBytes) && counted(t) {
-			kv.add(&in, &ip)
-		}
-		switch in.role {
-		case engine.Prefill:
-			prefill.add(&in, &ip)
-		case engine.Decode:
-			decode.add(&in, &ip)
-		case engine.Router:
-			routers = append(routers, in)
-		}
-	}
-	// One grouping into pools for every per-pool sum of the tick.
-	of := PoolOf(l.metaLocked())
-	l.routers(routers, &p, of)
-	p.Prefill = prefill.point("no prefill instance configured")
-	p.Decode = decode.point("no decode instance configured")
-
+	meta := l.metaLocked()
+	ps, notes, kvTotal := l.poolsAt(now, &p, PoolOf(meta), meta)
 	noKV := "no target exports a KV byte counter (" + engine.KVSourceDisplays() + ")"
 	if len(notes) > 0 {
 		noKV += "; " + strings.Join(dedupe(notes), "; ")
 	}
-	p.KV = kv.point(noKV)
-	if !l.poolKV(&p, of) {
-		p.KV.Instant = l.perRequest(p.KV.BytesInstant)
-		p.KV.Window = l.perRequest(p.KV.BytesWindow)
-	}
-	p.Pools = l.poolPoints(&p, reads, counted, of)
+	ps.set(&p, &l.cfg, noKV)
 	if l.sawKV {
 		p.GlobalKVBytes = Val(l.removedKV + kvTotal)
 	} else {
 		p.GlobalKVBytes = Absent(noKV)
 	}
 	return p
-}
-
-func (l *Ledger) perRequest(bytes Num) Num {
-	if !bytes.OK() {
-		return bytes
-	}
-	if l.cfg.KVRequest.Bytes <= 0 {
-		return Absent("B_request is not set (-kv-bytes-per-request, or -model-config with -seq-len)")
-	}
-	return Val(bytes.V / float64(l.cfg.KVRequest.Bytes))
 }
 
 func dedupe(s []string) []string {

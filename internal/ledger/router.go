@@ -2,9 +2,6 @@ package ledger
 
 import (
 	"reflect"
-	"slices"
-	"sort"
-	"strings"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
 )
@@ -56,7 +53,7 @@ type routerSum struct {
 	ttft                                                  merged
 }
 
-func (s *routerSum) add(in *instanceRead) {
+func (s *routerSum) add(in *instanceRead, lat *latency) {
 	s.instances++
 	if in.why == "" {
 		s.up++
@@ -67,9 +64,7 @@ func (s *routerSum) add(in *instanceRead) {
 	s.inflight.add(in.gauge(engine.FrontendInflight))
 	s.remote.add(in.optional(engine.RouterRemotePrefill, whyNoDecisions))
 	s.decodeOn.add(in.optional(engine.RouterDecodeOnly, whyNoDecisions))
-	if in.why == "" {
-		in.histIncrease(engine.TTFT, &s.ttft)
-	}
+	s.ttft.addPart(&lat.ttft, lat.has[0])
 }
 
 func (s *routerSum) point(pool string) RouterPoint {
@@ -109,62 +104,6 @@ func (r *instanceRead) optional(m engine.Metric, why string) Num {
 		return Absent(why)
 	}
 	return r.windowed(m)
-}
-
-// routers sums the routers of the tick, for the deployment and pool by
-// pool (pools in name order; nil without routers).
-func (l *Ledger) routers(reads []instanceRead, p *Point, of func(*InstancePoint) string) {
-	var all routerSum
-	byPool := map[string]*routerSum{}
-	for i := range reads {
-		in := &reads[i]
-		if in.role != engine.Router {
-			continue
-		}
-		all.add(in)
-		pool := of(&InstancePoint{Target: in.t.info.Name, Engine: string(in.engine)})
-		if byPool[pool] == nil {
-			byPool[pool] = &routerSum{}
-		}
-		byPool[pool].add(in)
-	}
-	if all.instances == 0 {
-		p.Router = NoRouter("")
-		return
-	}
-	p.Router = all.point("")
-	// The deployment's arrivals are the routers' sum only when every pool
-	// has one: a pool without a router would be left out of it.
-	var bare []string
-	for i := range p.Instances {
-		ip := &p.Instances[i]
-		if pool := of(ip); ip.Role != string(engine.Router) && byPool[pool] == nil && !slices.Contains(bare, pool) {
-			bare = append(bare, pool)
-		}
-	}
-	if len(bare) > 0 {
-		sort.Strings(bare)
-		why := "pools without a router (" + strings.Join(bare, ", ") + "): the routers' sum is not the deployment's"
-		p.Router.Arrival, p.Router.RemotePrefill, p.Router.DecodeOnly = Absent(why), Absent(why), Absent(why)
-	}
-	names := make([]string, 0, len(byPool))
-	for n := range byPool {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		p.Routers = append(p.Routers, byPool[n].point(n))
-	}
-}
-
-// RouterOf is the RouterPoint of pool in p, or NoRouter.
-func (p *Point) RouterOf(pool string) RouterPoint {
-	for _, r := range p.Routers {
-		if r.Pool == pool {
-			return r
-		}
-	}
-	return NoRouter(pool)
 }
 
 // UnmarshalJSON reads what MarshalJSON writes, reasons included.

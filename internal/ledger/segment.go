@@ -363,7 +363,7 @@ func (rc *rowCursor) step(data []byte) {
 // fill writes the row's current point into p.
 func (rc *rowCursor) fill(c *columns, p *InstancePoint) {
 	k := c.instances.get(rc.id)
-	p.Target, p.Role, p.Engine = k.target, k.role, k.engine
+	p.Target, p.Role, p.Engine, p.Pool = k.target, k.role, k.engine, k.pool
 	p.Up = rc.up
 	loc := c.zones[rc.zone]
 	p.WindowFrom, p.WindowTo = fromUnixNano(rc.to-rc.span, loc), fromUnixNano(rc.to, loc)

@@ -54,7 +54,7 @@ type stageSum struct {
 	ttft, itl, e2e                                          merged
 }
 
-func (s *stageSum) add(in *instanceRead, ip *InstancePoint) {
+func (s *stageSum) add(in *instanceRead, ip *InstancePoint, lat *latency) {
 	s.instances++
 	if in.why == "" {
 		s.up++
@@ -72,11 +72,9 @@ func (s *stageSum) add(in *instanceRead, ip *InstancePoint) {
 	s.promptTPS.add(ip.PromptTPS)
 	s.genTPS.add(ip.GenTPS)
 	s.queues.add(ip.Queues)
-	if in.why == "" {
-		in.histIncrease(engine.TTFT, &s.ttft)
-		in.histIncrease(engine.ITL, &s.itl)
-		in.histIncrease(engine.E2E, &s.e2e)
-	}
+	s.ttft.addPart(&lat.ttft, lat.has[0])
+	s.itl.addPart(&lat.itl, lat.has[1])
+	s.e2e.addPart(&lat.e2e, lat.has[2])
 }
 
 // point is the stage's sums; none is the reason of a value no instance has.
@@ -108,7 +106,7 @@ type kvSum struct {
 	xferTime                           merged
 }
 
-func (k *kvSum) add(in *instanceRead, ip *InstancePoint) {
+func (k *kvSum) add(in *instanceRead, ip *InstancePoint, lat *latency, kr *kvRates) {
 	k.instances++
 	if in.why == "" {
 		k.up++
@@ -119,12 +117,27 @@ func (k *kvSum) add(in *instanceRead, ip *InstancePoint) {
 	k.bytes.add(ip.KVBytes)
 	k.bytesW.add(ip.KVBytesW)
 	if in.why == "" {
-		k.transfers.add(in.windowed(engine.KVTransfers))
-		for _, m := range engine.FailureMetrics() {
-			k.failures.add(in.windowed(m))
+		k.transfers.add(kr.transfers)
+		for _, f := range kr.failures {
+			k.failures.add(f)
 		}
-		in.histIncrease(engine.KVXferTime, &k.xferTime)
+		k.xferTime.addPart(&lat.xfer, lat.has[3])
 	}
+}
+
+// kvRates are one instance's KV transfers and failures per second over the
+// window, read once for the deployment's sums and its pool's.
+type kvRates struct {
+	transfers Num
+	failures  [5]Num // engine.FailureMetrics' order
+}
+
+func (r *instanceRead) kvRates() kvRates {
+	k := kvRates{transfers: r.windowed(engine.KVTransfers)}
+	for i, m := range engine.FailureMetrics() {
+		k.failures[i] = r.windowed(m)
+	}
+	return k
 }
 
 // point is the KV stage's sums in bytes (requests need B_request: the

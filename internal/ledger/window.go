@@ -35,17 +35,30 @@ type RoleBuckets struct {
 
 // Buckets returns the window's histogram increases at the newest point, and
 // false before the first point.
-func (l *Ledger) Buckets() (Buckets, bool) { return l.BucketsOf(nil) }
+func (l *Ledger) Buckets() (Buckets, bool) { return l.bucketsOf("", false) }
 
-// BucketsOf is Buckets over the targets keep keeps (nil: every target), so
-// that a pool's SLO attainment reads only its own instances.
-func (l *Ledger) BucketsOf(keep func(target string) bool) (Buckets, bool) {
+// PoolBuckets is Buckets over the instances of pool only, as the newest
+// point groups them (InstancePoint.Pool), so that a pool's SLO attainment
+// reads only its own instances.
+func (l *Ledger) PoolBuckets(pool string) (Buckets, bool) { return l.bucketsOf(pool, true) }
+
+func (l *Ledger) bucketsOf(pool string, onePool bool) (Buckets, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.hist.count == 0 {
 		return Buckets{}, false
 	}
-	now := l.hist.at(l.hist.count - 1).Time
+	newest := l.hist.at(l.hist.count - 1)
+	now := newest.Time
+	var keep map[string]bool
+	if onePool {
+		keep = map[string]bool{}
+		for i := range newest.Instances {
+			if ip := &newest.Instances[i]; ip.Pool == pool {
+				keep[ip.Target] = true
+			}
+		}
+	}
 	w := l.cfg.Window
 	out := Buckets{Time: now, Seconds: w.Seconds()}
 	add := func(dst *[]slo.Hist, t *target, m engine.Metric) (histPart, bool) {
@@ -57,7 +70,7 @@ func (l *Ledger) BucketsOf(keep func(target string) bool) (Buckets, bool) {
 	}
 	for _, name := range l.names {
 		t := l.targets[name]
-		if l.unavailable(t, now) != "" || (keep != nil && !keep(name)) {
+		if l.unavailable(t, now) != "" || (onePool && !keep[name]) {
 			continue
 		}
 		// Each phase from the instance's first source, as the pools'

@@ -10,7 +10,7 @@ import (
 
 var (
 	recommendedDesc = desc("ptd_recommended_instances", "Smallest number of instances of a stage (prefill, decode) whose capacity, learned while the stage was saturated, carries the observed arrival rate with the configured headroom (docs/advisor.md). Absent until the stage has saturated.", "stage")
-	capacityDesc    = desc("ptd_stage_capacity_requests_per_second", "Requests per second a stage (prefill, kv, decode) sustains with the instances up now, learned while it was saturated (docs/advisor.md). Absent until the stage has saturated.", "stage")
+	capacityDesc    = desc(NameStageCapacity, "Requests per second a stage (prefill, kv, decode) sustains with the instances up now, learned while it was saturated (docs/advisor.md). Absent until the stage has saturated.", "stage")
 	kvNeedDesc      = desc("ptd_recommended_kv_bytes_per_second", "KV bandwidth that carries the observed arrival rate with the configured headroom: arrival rate × B_request ÷ (1 − headroom).")
 )
 

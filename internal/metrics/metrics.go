@@ -38,14 +38,14 @@ var (
 		engine.IterationLoop: desc("ptd_iteration_loop_seconds", "Duration of one executor loop (TensorRT-LLM iteration statistics: hostStepTimeMS, or iterLatencyMS halved in overlap mode, where one iteration spans about two loops).", instanceLabels...),
 	}
 	iterLatencyDesc = desc("ptd_iteration_latency_seconds", "Mean iterLatencyMS of the newest poll of TensorRT-LLM iteration statistics, as reported; with scheduler_mode=\"overlap\" it spans about two loops.", append(instanceLabels, "scheduler_mode")...)
-	queueDesc       = desc("ptd_queue_requests", "Requests in a P/D hand-off queue (SGLang: bootstrap and inflight on prefill, prealloc and transfer on decode).", append(instanceLabels, "queue")...)
+	queueDesc       = desc(NameQueueRequests, "Requests in a P/D hand-off queue (SGLang: bootstrap and inflight on prefill, prealloc and transfer on decode).", append(instanceLabels, "queue")...)
 	failureDesc     = desc("ptd_kv_transfer_failures_total", "Failed KV transfers reported by the instance by class (network, timeout, expiry, notification, unclassified), reset-adjusted.", append(instanceLabels, "class")...)
 	queues          = map[engine.Metric]string{engine.QueueBootstrap: "bootstrap", engine.QueueInflight: "inflight", engine.QueuePrealloc: "prealloc", engine.QueueTransfer: "transfer"}
 
 	globalKVDesc  = desc("flagcx_total_bytes_transferred_total", "KV-cache bytes transferred by all engines, summed over engines and series, carried across counter resets and across engines that disappear.")
-	stageRateDesc = desc("ptd_stage_requests_per_second", "Requests per second processed by a stage (prefill, kv, decode), instant (adjacent samples) or over the window.", "stage", "window")
-	kvBytesDesc   = desc("ptd_kv_transfer_bytes_per_second", "KV-cache bytes per second over all connectors.", "window")
-	kvReqDesc     = desc("ptd_kv_request_bytes", "B_request: bytes of one request's KV cache, used to turn KV bytes/s into requests/s.")
+	stageRateDesc = desc(NameStageRequests, "Requests per second processed by a stage (prefill, kv, decode), instant (adjacent samples) or over the window.", "stage", "window")
+	kvBytesDesc   = desc(NameKVBytesPerSecond, "KV-cache bytes per second over all connectors.", "window")
+	kvReqDesc     = desc(NameKVRequestBytes, "B_request: bytes of one request's KV cache, used to turn KV bytes/s into requests/s.")
 
 	upDesc       = desc("ptd_target_up", "1 if the newest scrape of the target succeeded and its values are fresh, else 0.", "target", "role", "engine")
 	durationDesc = desc("ptd_scrape_duration_seconds", "Duration of the newest scrape of the target.", "target")
@@ -54,7 +54,7 @@ var (
 	samplesDesc  = desc("ptd_scrape_samples_total", "Samples in the target's bodies that were read successfully, used by ptdmon or not.", "target")
 	resetsDesc   = desc("ptd_series_resets_total", "Counter resets (decreases) seen on the target's source series.", "target")
 
-	bottleneckDesc = desc("ptd_bottleneck_stage", "Info metric: 1 for the stage the bottleneck verdict names now (prefill, kv, admission, decode, mixed, balanced or insufficient).", "stage")
+	bottleneckDesc = desc(NameBottleneckStage, "Info metric: 1 for the stage the bottleneck verdict names now (prefill, kv, admission, decode, mixed, balanced or insufficient).", "stage")
 )
 
 // Collector implements prometheus.Collector over a ledger.

@@ -3,7 +3,7 @@ package metrics
 import "github.com/prometheus/client_golang/prometheus"
 
 var (
-	poolBottleneckDesc = desc("ptd_pool_bottleneck_stage",
+	poolBottleneckDesc = desc(NamePoolBottleneckStage,
 		"Info metric: 1 for the stage the bottleneck verdict names now for each pool (docs/pools.md).", "pool", "stage")
 	targetPoolDesc = desc("ptd_target_pool",
 		"Info metric: 1 for the pool a target's label names (pool: on the target, ptd_pool or pool in file_sd; docs/pools.md), which the generated rules of the ptdmon path join on target.", "target", "pool")

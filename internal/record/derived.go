@@ -1,90 +1,84 @@
 package record
 
 import (
+	"math"
 	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/value"
 
 	"github.com/ptdmon/ptdmon/internal/advice"
 	"github.com/ptdmon/ptdmon/internal/diagnose"
-	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/metrics"
 )
 
 const (
-	nameVerdict     = "ptd_bottleneck_stage"
-	namePoolVerdict = "ptd_pool_bottleneck_stage"
-	nameCapacity    = "ptd_stage_capacity_requests_per_second"
+	nameVerdict     = metrics.NameBottleneckStage
+	namePoolVerdict = metrics.NamePoolBottleneckStage
+	nameCapacity    = metrics.NameStageCapacity
 	labelPool       = "pool"
 )
 
 // verdicts computes, off the ledger's lock, the verdict and the learned
 // capacities of each tick, as the API and /metrics do, so that a recording
-// opened in Prometheus or Grafana has them as series. The verdict groups
-// instances into pools as the API does (docs/pools.md): by ledger.PoolOf
-// over the targets' metadata at the tick, each pool with the B_request
-// ledger.PoolRequest gives it. A replay does not read them back: it
-// computes them again from the points.
+// opened in Prometheus or Grafana has them as series, in the shape
+// Prometheus stores them when it scrapes /metrics: the class of the tick
+// at 1, and a staleness marker for a class the moment it ends. The verdict
+// judges the pools the points carry (docs/pools.md), each with its own
+// B_request. A replay does not read them back: it computes them again from
+// the points.
 type verdicts struct {
-	own map[string]kvsize.Request // the pools' own B_request
-	dep kvsize.Request            // the deployment's
-	cfg diagnose.Config
-	// stream keeps the recent points and gives Diagnose's verdict over
-	// them without summing every group at every point of them each tick.
-	stream  *diagnose.Stream
-	learner *advice.Learner
+	cfg      diagnose.Config
+	lookback time.Duration
+	recent   []ledger.Point // the points the verdict of the tick reads
+	learner  *advice.Learner
+	// class is the deployment's class written last, pool each pool's.
+	class string
+	pool  map[string]string
 }
 
 func newVerdicts(m Meta) *verdicts {
-	dc := diagnose.Config{Window: diagnose.DefaultWindow, BytesPerRequest: float64(m.KVRequest.Bytes)}
-	if w := time.Duration(m.Window); dc.Window < w {
-		dc.Window = w
-	}
-	// Until the ledger says what the targets are, no instance has a
-	// pool: each is grouped by its engine kind, as PoolOf does.
-	dc = dc.ByPool(nil, m.PoolRequests, m.KVRequest)
-	// The points the API diagnoses from: two verdict windows and one
-	// interval (internal/api's history).
-	keep := 2*dc.Window + time.Duration(m.Interval)
-	return &verdicts{own: m.PoolRequests, dep: m.KVRequest, cfg: dc, stream: diagnose.NewStream(dc, keep), learner: advice.NewLearner(advice.Options{Window: time.Duration(m.Window)})}
+	dc := diagnose.Config{}.ForRates(time.Duration(m.Window))
+	return &verdicts{cfg: dc, lookback: dc.Lookback(time.Duration(m.Interval)), pool: map[string]string{},
+		learner: advice.NewLearner(advice.Options{Window: time.Duration(m.Window)})}
 }
 
-// observe takes the tick's point, and the targets' metadata when it
-// changed, and writes its verdict, each pool's and the capacities.
-func (v *verdicts) observe(w *appender, p *ledger.Point, meta map[string]ledger.TargetMeta) error {
-	if meta != nil {
-		v.cfg = v.cfg.ByPool(meta, v.own, v.dep)
-		v.stream.SetConfig(v.cfg)
+// observe takes the tick's point and writes its verdict, each pool's and
+// the capacities.
+func (v *verdicts) observe(w *appender, p *ledger.Point) error {
+	v.recent = append(v.recent, *p)
+	cut := 0
+	for cut < len(v.recent) && p.Time.Sub(v.recent[cut].Time) > v.lookback {
+		cut++
 	}
-	v.stream.Observe(*p)
+	if cut > 0 {
+		n := copy(v.recent, v.recent[cut:])
+		clear(v.recent[n:])
+		v.recent = v.recent[:n]
+	}
 	v.learner.Observe(*p)
 	ts := p.Time.UnixMilli()
-	verdict := v.stream.Verdict()
-	for _, c := range diagnose.Classes {
-		val := 0.0
-		if c == verdict.Class {
-			val = 1
-		}
-		class := string(c)
-		if err := w.add(seriesKey{name: nameVerdict, a: class}, func() labels.Labels { return lbls(nameVerdict, labelStage, class) }, ts, val); err != nil {
+	verdict := diagnose.Diagnose(v.recent, v.cfg)
+	if err := v.writeClass(w, ts, "", &v.class, string(verdict.Class)); err != nil {
+		return err
+	}
+	seen := make(map[string]bool, len(verdict.Groups))
+	for _, g := range verdict.Groups {
+		seen[g.Group] = true
+		last := v.pool[g.Group]
+		if err := v.writeClass(w, ts, g.Group, &last, string(g.Class)); err != nil {
 			return err
 		}
+		v.pool[g.Group] = last
 	}
-	// Each pool's as ptd_pool_bottleneck_stage, every class of it written
-	// (0 or 1), so a query between two ticks never finds a stale 1.
-	for _, g := range verdict.Groups {
-		pool := g.Group
-		for _, c := range diagnose.Classes {
-			val := 0.0
-			if c == g.Class {
-				val = 1
-			}
-			class := string(c)
-			if err := w.add(seriesKey{name: namePoolVerdict, a: pool, b: class}, func() labels.Labels {
-				return lbls(namePoolVerdict, labelPool, pool, labelStage, class)
-			}, ts, val); err != nil {
+	// A pool the verdict no longer judges ends as a target leaves /metrics.
+	for pool, last := range v.pool {
+		if !seen[pool] {
+			if err := v.writeClass(w, ts, pool, &last, ""); err != nil {
 				return err
 			}
+			delete(v.pool, pool)
 		}
 	}
 	for _, c := range v.learner.Capacities() {
@@ -97,4 +91,30 @@ func (v *verdicts) observe(w *appender, p *ledger.Point, meta map[string]ledger.
 		}
 	}
 	return nil
+}
+
+// writeClass writes the verdict's class now (the deployment's for pool "",
+// else the pool's) at 1, and, where *last was another, a staleness marker
+// for that one; it sets *last to class.
+func (v *verdicts) writeClass(w *appender, ts int64, pool string, last *string, class string) error {
+	series := func(c string) (seriesKey, func() labels.Labels) {
+		if pool == "" {
+			return seriesKey{name: nameVerdict, a: c}, func() labels.Labels { return lbls(nameVerdict, labelStage, c) }
+		}
+		return seriesKey{name: namePoolVerdict, a: pool, b: c}, func() labels.Labels {
+			return lbls(namePoolVerdict, labelPool, pool, labelStage, c)
+		}
+	}
+	if *last != "" && *last != class {
+		k, mk := series(*last)
+		if err := w.add(k, mk, ts, math.Float64frombits(value.StaleNaN)); err != nil {
+			return err
+		}
+	}
+	*last = class
+	if class == "" {
+		return nil
+	}
+	k, mk := series(class)
+	return w.add(k, mk, ts, 1)
 }

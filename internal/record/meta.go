@@ -21,7 +21,6 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
-	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
 // MetaFile is the sidecar that describes a run. It is JSON rather than
@@ -176,26 +175,4 @@ func writeMeta(dir string, m Meta) error {
 		return fmt.Errorf("write %s: %w", MetaFile, werr)
 	}
 	return nil
-}
-
-// LedgerMeta is what the run's ledger knew of each target at its end, as
-// ledger.Ledger.Meta gives it live: its engine and the model its reads
-// carried, whether it is a router, and its pool by the labels of the last
-// target set that had it (ledger.PoolName). Verdicts judged by pool over a
-// recording read it (diagnose.Config.ByPool).
-func (m Meta) LedgerMeta() map[string]ledger.TargetMeta {
-	labels := map[string]map[string]string{}
-	for _, set := range m.TargetSets {
-		for _, t := range set.Targets {
-			labels[t.Name] = t.Labels
-		}
-	}
-	out := make(map[string]ledger.TargetMeta, len(m.Targets))
-	for _, t := range m.Targets {
-		tm := ledger.TargetMeta{ModelLabel: labels[t.Name]["model"], Model: t.Model, Engine: t.Engine,
-			Router: t.Role == string(engine.Router)}
-		tm.Pool, tm.PoolLabelled = ledger.PoolName(labels[t.Name], t.Model)
-		out[t.Name] = tm
-	}
-	return out
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
 
 	"github.com/ptdmon/ptdmon/internal/api"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
@@ -80,23 +81,43 @@ func TestRecordedVerdictIsTheLiveOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := func(name string, sc sim.Scenario, secs int, mustSee ...string) {
-		t.Run(name, func(t *testing.T) { checkRecordedVerdicts(t, sc, secs, mustSee) })
+	f := func(name string, sc sim.Scenario, pools map[string]kvsize.Request, secs int, mustSee ...string) {
+		t.Run(name, func(t *testing.T) { checkRecordedVerdicts(t, sc, pools, secs, mustSee) })
 	}
-	f("kv-bound", kvBound, 60, "meta-llama/Llama-3.1-8B-Instruct (vllm) kv")
-	f("two models on vLLM", twoModelsOneEngine(t), 90,
+	f("kv-bound", kvBound, nil, 60, "meta-llama/Llama-3.1-8B-Instruct (vllm) kv")
+	two := twoModelsOneEngine(t)
+	f("two models on vLLM", two, nil, 90,
 		"meta-llama/Llama-3.1-8B-Instruct kv", "Qwen/Qwen2.5-7B-Instruct prefill")
+	// Two pools on slow KV links, each with its own B_request, and half
+	// the Llama pool's requests hitting half their prompt in decode's
+	// prefix cache: its transfers carry 25% less than its B_request, and
+	// the deployment's mixture of the two pools is off either B_request.
+	// Each pool's transfers must be weighed against its own B_request
+	// alone, live and recorded: the Qwen pool's are its B_request, and
+	// its link is the limit.
+	hits := kvBound
+	qwen := hits.Groups[0]
+	qwen.Name, qwen.Model, qwen.KVBytesPerRequest = "qwen", "Qwen/Qwen2.5-7B-Instruct", sim.LlamaKVBytes/2
+	qwen.Transfer.BandwidthBytesPerSec /= 2
+	llama := hits.Groups[0]
+	llama.PrefixHit = sim.PrefixHitSpec{Fraction: 0.5}
+	hits.Groups = []sim.Group{llama, qwen}
+	own := map[string]kvsize.Request{
+		hits.Model: {Bytes: hits.KVBytesPerRequest, Basis: kvsize.BasisSimulator},
+		qwen.Model: {Bytes: qwen.KVBytesPerRequest, Basis: kvsize.BasisSimulator},
+	}
+	f("two models, own B_request, prefix hits", hits, own, 90, "Qwen/Qwen2.5-7B-Instruct kv")
 }
 
 // checkRecordedVerdicts records sc for secs seconds, asking the API for
 // its verdict after every tick, and compares the recording with it. The
 // run must reach each of mustSee ("POOL STAGE"), or the comparison proves
 // little.
-func checkRecordedVerdicts(t *testing.T, sc sim.Scenario, secs int, mustSee []string) {
+func checkRecordedVerdicts(t *testing.T, sc sim.Scenario, pools map[string]kvsize.Request, secs int, mustSee []string) {
 	dir := t.TempDir()
 	var srv *httptest.Server
 	live := map[int64]liveVerdict{}
-	pts := liveRunOf(t, dir, sc, secs, (*Recorder).Close, func(l *ledger.Ledger) {
+	pts := liveRunOf(t, dir, sc, secs, pools, (*Recorder).Close, func(l *ledger.Ledger) {
 		if srv == nil {
 			srv = httptest.NewServer((&api.Server{Ledger: l}).Handler())
 		}
@@ -110,7 +131,7 @@ func checkRecordedVerdicts(t *testing.T, sc sim.Scenario, secs int, mustSee []st
 	}
 	defer run.Close()
 	deployment := recordedOnes(t, run, nameVerdict, func(ls labels.Labels) string { return ls.Get(labelStage) })
-	pools := recordedOnes(t, run, namePoolVerdict, func(ls labels.Labels) string { return ls.Get(labelPool) + "\x00" + ls.Get(labelStage) })
+	recorded := recordedOnes(t, run, namePoolVerdict, func(ls labels.Labels) string { return ls.Get(labelPool) + "\x00" + ls.Get(labelStage) })
 	seen := map[string]bool{}
 	for i, p := range pts {
 		ts := p.Time.UnixMilli()
@@ -119,7 +140,7 @@ func checkRecordedVerdicts(t *testing.T, sc sim.Scenario, secs int, mustSee []st
 			t.Errorf("tick %d: recorded verdict %q, live %q", i, got, want.stage)
 		}
 		got := map[string]string{}
-		for _, k := range pools[ts] {
+		for _, k := range recorded[ts] {
 			pool, stage, _ := strings.Cut(k, "\x00")
 			if _, dup := got[pool]; dup {
 				t.Errorf("tick %d: pool %s has two stages", i, pool)

@@ -43,27 +43,28 @@ func liveRunWith(t testing.TB, dir, scenario string, secs int, end func(*Recorde
 	if err != nil {
 		t.Fatal(err)
 	}
-	return liveRunOf(t, dir, sc, secs, end, nil)
+	return liveRunOf(t, dir, sc, secs, nil, end, nil)
 }
 
 // downFrom, when above 0, is the second from which liveRunOf's instance
 // downTarget fails every scrape: an engine gone for good.
 var downFrom, downTarget = 0, 2
 
-// liveRunOf is liveRunWith on the scenario sc; afterTick, if set, is
-// called after each tick with the live ledger.
-func liveRunOf(t testing.TB, dir string, sc sim.Scenario, secs int, end func(*Recorder) error, afterTick func(*ledger.Ledger)) []ledger.Point {
+// liveRunOf is liveRunWith on the scenario sc, with the pools' own
+// B_request pools (nil: none); afterTick, if set, is called after each
+// tick with the live ledger.
+func liveRunOf(t testing.TB, dir string, sc sim.Scenario, secs int, pools map[string]kvsize.Request, end func(*Recorder) error, afterTick func(*ledger.Ledger)) []ledger.Point {
 	t.Helper()
 	m, err := sim.NewModel(sc, 7, epoch)
 	if err != nil {
 		t.Fatal(err)
 	}
 	kv := kvsize.Request{Bytes: sc.KVBytesPerRequest, Basis: kvsize.BasisSimulator}
-	rec, err := Create(Options{Dir: dir, Meta: Meta{Version: "test", Interval: Duration(time.Second), Window: Duration(5 * time.Second), KVRequest: kv}})
+	rec, err := Create(Options{Dir: dir, Meta: Meta{Version: "test", Interval: Duration(time.Second), Window: Duration(5 * time.Second), KVRequest: kv, PoolRequests: pools}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, History: secs + 1, KVRequest: kv, Tap: rec})
+	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, History: secs + 1, KVRequest: kv, PoolRequests: pools, Tap: rec})
 	// As serve does: a new run resumes nothing, and checkpoints from here.
 	if _, err := rec.Resume(l); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/metrics"
 )
 
 // The recorded series. Samples read from an engine are named ptd_read_*
@@ -36,12 +37,12 @@ const (
 	suffixSum      = "_sum"
 	suffixCount    = "_count"
 	suffixCounter  = "_total"
-	nameStageRate  = "ptd_stage_requests_per_second"
-	nameKVBytesPS  = "ptd_kv_transfer_bytes_per_second"
-	nameQueue      = "ptd_queue_requests"
+	nameStageRate  = metrics.NameStageRequests
+	nameKVBytesPS  = metrics.NameKVBytesPerSecond
+	nameQueue      = metrics.NameQueueRequests
 	nameRunning    = "ptd_stage_requests_running"
 	nameWaiting    = "ptd_stage_requests_waiting"
-	nameKVRequestB = "ptd_kv_request_bytes"
+	nameKVRequestB = metrics.NameKVRequestBytes
 )
 
 // The value of a ptd_read_* name without its prefix: a metric and what of

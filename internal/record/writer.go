@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -64,10 +63,7 @@ type Recorder struct {
 	closeErr error           // Close's, returned by every call
 	lastTick time.Time       // read and written under the ledger's lock only
 	pending  []engine.Target // likewise
-	// The targets' metadata the last tick sent to the loop, and the
-	// metadata the next tick carries when it changed (ledger's lock).
-	sentMeta, nextMeta map[string]ledger.TargetMeta
-	closed             sync.Once
+	closed   sync.Once
 }
 
 // event is one input of the ledger, copied out of it.
@@ -80,7 +76,6 @@ type event struct {
 	obs     engine.Observation
 	point   ledger.Point
 	targets []engine.Target
-	meta    map[string]ledger.TargetMeta // a tick's, when it changed
 }
 
 // Create opens (or creates) the recording in opts.Dir for writing. An
@@ -279,23 +274,6 @@ func (r *Recorder) Scrape(s ledger.Scrape) {
 // of every target.
 var scrapeEvents = sync.Pool{New: func() any { return new(event) }}
 
-// TickMeta implements ledger.MetaTap: the pools of the next tick's
-// verdict, sent with it when they changed.
-func (r *Recorder) TickMeta(metaOf func() map[string]ledger.TargetMeta) {
-	if !r.live.Load() {
-		return
-	}
-	meta := metaOf()
-	for name, m := range meta {
-		m.LastError = "" // changes with every failure; no pool depends on it
-		meta[name] = m
-	}
-	if r.sentMeta != nil && maps.Equal(meta, r.sentMeta) {
-		return
-	}
-	r.nextMeta = meta
-}
-
 // Tick implements ledger.Tap.
 func (r *Recorder) Tick(now time.Time, p ledger.Point) {
 	if !r.live.Load() {
@@ -305,10 +283,7 @@ func (r *Recorder) Tick(now time.Time, p ledger.Point) {
 	r.lastTick = now
 	// The verdict reads the instances; the history may reuse their slice.
 	p.Instances = append([]ledger.InstancePoint(nil), p.Instances...)
-	e := &event{tick: true, at: now, point: p, meta: r.nextMeta}
-	if r.send(e) && e.meta != nil {
-		r.sentMeta, r.nextMeta = e.meta, nil
-	}
+	r.send(&event{tick: true, at: now, point: p})
 }
 
 // send queues e, and reports whether it did.
@@ -407,7 +382,7 @@ func (r *Recorder) loop() {
 		case e.tick:
 			err = w.tick(e.at, &e.point)
 			if err == nil {
-				err = vs.observe(w, &e.point, e.meta)
+				err = vs.observe(w, &e.point)
 			}
 			if err == nil {
 				err = w.commit()

@@ -41,13 +41,9 @@ type Meta struct {
 	// SLO are the thresholds attainment is judged against (none: no
 	// attainment in the report).
 	SLO slo.Thresholds `json:"slo_thresholds,omitzero"`
-	// TargetPools is what the ledger knew of each target (its pool, model,
-	// engine, whether it is a router) and PoolRequests the pools' own
-	// B_request: the verdicts are judged by pool with them, as live
-	// (docs/pools.md). Without TargetPools instances are grouped by engine
-	// kind.
-	TargetPools  map[string]ledger.TargetMeta `json:"-"`
-	PoolRequests map[string]kvsize.Request    `json:"pool_requests,omitempty"`
+	// PoolRequests are the pools' own B_request the run was configured
+	// with (docs/pools.md); the points carry each pool's.
+	PoolRequests map[string]kvsize.Request `json:"pool_requests,omitempty"`
 }
 
 // Input is one run: its description and the ledger's points, oldest first.

@@ -46,7 +46,7 @@ func outliers(pts []ledger.Point, window time.Duration) []Outlier {
 		} else if len(pts) > 1 {
 			dt = pts[1].Time.Sub(p.Time).Seconds()
 		}
-		for j, s := range diagnose.ClassifyInstances(p.Instances, nil, window.Seconds(), nil) {
+		for j, s := range diagnose.ClassifyInstances(p.Instances, window.Seconds(), nil) {
 			if s.Status == diagnose.StatusOK {
 				continue
 			}

@@ -52,8 +52,8 @@ func (pv *poolVerdicts) add(i, n int, t time.Time, g diagnose.GroupVerdict) {
 
 // poolsOf is the report of each pool over the steady span pts[lo:hi+1]
 // (nil for a run of one pool, which the report's top already is).
-func poolsOf(pts []ledger.Point, lo, hi int, dc diagnose.Config, m Meta, verdicts map[string]*poolVerdicts, batch int, interval, window time.Duration, headroom float64) []Pool {
-	split := dc.Split(pts)
+func poolsOf(pts []ledger.Point, lo, hi int, verdicts map[string]*poolVerdicts, batch int, interval, window time.Duration, headroom float64) []Pool {
+	split := ledger.SplitPools(pts)
 	names := make([]string, 0, len(verdicts))
 	for name := range verdicts {
 		if split[name] != nil {
@@ -69,8 +69,8 @@ func poolsOf(pts []ledger.Point, lo, hi int, dc diagnose.Config, m Meta, verdict
 	for _, name := range names {
 		gp := split[name]
 		steady := gp[lo : hi+1]
-		p := Pool{Name: name, Model: poolModel(m.TargetPools, name, dc.GroupOf, pts)}
-		p.KVRequest, p.KVRequestAbsent = ledger.PoolRequest(name, m.PoolRequests, m.BRequest)
+		p := Pool{Name: name}
+		p.Model, p.KVRequest, p.KVRequestAbsent = poolModel(name, pts)
 		caps := advice.Learn(gp, advice.Options{Window: window})
 		p.Capacities = caps
 		p.Stages = stagesOf(steady, batch, interval, caps)
@@ -93,26 +93,15 @@ func poolsOf(pts []ledger.Point, lo, hi int, dc diagnose.Config, m Meta, verdict
 	return out
 }
 
-// poolModel is the model a pool serves: the configured model label of its
-// first target that has one, else the model name its exposition carries.
-func poolModel(meta map[string]ledger.TargetMeta, pool string, of diagnose.GroupOf, pts []ledger.Point) string {
-	seen := map[string]bool{}
+// poolModel is the model pool serves and its B_request (or why it has
+// none), as the newest point that holds it says.
+func poolModel(pool string, pts []ledger.Point) (string, kvsize.Request, string) {
 	for i := len(pts) - 1; i >= 0; i-- {
-		for j := range pts[i].Instances {
-			ip := &pts[i].Instances[j]
-			if seen[ip.Target] || of(ip) != pool {
-				continue
-			}
-			seen[ip.Target] = true
-			if m := meta[ip.Target].ShownModel(); m != "" {
-				return m
-			}
-		}
-		if len(seen) > 0 {
-			break
+		if pp, ok := pts[i].Pool(pool); ok {
+			return pp.Model, pp.KVRequest, pp.KVRequestWhy
 		}
 	}
-	return ""
+	return "", kvsize.Request{Basis: kvsize.BasisUnset}, "no point holds pool " + pool
 }
 
 // poolStage is one stage of a pool as the HTML report lists it.

@@ -114,7 +114,7 @@ func twoPoolRun(t *testing.T) (res *advicetest.Result, in Input, kv sim.Scenario
 		t.Fatal(err)
 	}
 	in = Input{Meta: Meta{BRequest: kvsize.Request{Bytes: kv.KVBytesPerRequest}, Interval: time.Second, Window: 5 * time.Second,
-		TargetPools: res.Ledger.Meta(), PoolRequests: own}, Points: res.Points}
+		PoolRequests: own}, Points: res.Points}
 	return res, in, kv, qwen
 }
 

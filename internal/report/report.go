@@ -120,7 +120,7 @@ func Build(in Input, opts Options) (Report, error) {
 	r.Stages = stagesOf(steady, batch, interval, caps)
 	r.KV = kvOf(steady, batch, interval)
 
-	dc := diagnoseConfig(in.Meta, window)
+	dc := diagnoseConfig(window)
 	var classes []diagnose.Class
 	var byPool map[string]*poolVerdicts
 	r.Verdicts, classes, byPool = timeline(pts, dc, interval)
@@ -130,7 +130,7 @@ func Build(in Input, opts Options) (Report, error) {
 	if opts.HeadroomSet {
 		headroom = opts.Headroom
 	}
-	r.Pools = poolsOf(pts, lo, hi, dc, in.Meta, byPool, batch, interval, window, headroom)
+	r.Pools = poolsOf(pts, lo, hi, byPool, batch, interval, window, headroom)
 	d := advice.EstimateDemand(steady, steady[len(steady)-1].Time.Sub(steady[0].Time)+interval)
 	if a, err := advice.Advise(caps, d, headroom); err != nil {
 		r.AdviceWhy = err.Error()

@@ -33,12 +33,10 @@ type Modal struct {
 	Evidence []string `json:"evidence,omitempty"`
 }
 
-// diagnoseConfig is the live service's: the default verdict window, never
-// shorter than W, judging by pool with each pool's own B_request.
-func diagnoseConfig(m Meta, window time.Duration) diagnose.Config {
-	dc := diagnose.Config{Window: max(diagnose.DefaultWindow, window)}
-	dc.BytesPerRequest = float64(m.BRequest.Bytes)
-	return dc.ByPool(m.TargetPools, m.PoolRequests, m.BRequest)
+// diagnoseConfig is the live service's (diagnose.Config.ForRates): the
+// verdict judges the pools the points carry.
+func diagnoseConfig(window time.Duration) diagnose.Config {
+	return diagnose.Config{}.ForRates(window)
 }
 
 // timeline judges every point from the points before it, as the live
@@ -46,7 +44,7 @@ func diagnoseConfig(m Meta, window time.Duration) diagnose.Config {
 // held across a restart inside the newest window. Besides the
 // deployment's spans and class at each point it gives each pool's.
 func timeline(pts []ledger.Point, dc diagnose.Config, interval time.Duration) ([]Span, []diagnose.Class, map[string]*poolVerdicts) {
-	back := 2*dc.Window + interval
+	back := dc.Lookback(interval)
 	var out []Span
 	classes := make([]diagnose.Class, len(pts))
 	pools := map[string]*poolVerdicts{}

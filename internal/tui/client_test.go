@@ -89,10 +89,11 @@ func stripTimes(p ledger.Point) ledger.Point {
 	in := append([]ledger.InstancePoint(nil), p.Instances...)
 	for i := range in {
 		in[i].WindowFrom, in[i].WindowTo = time.Time{}, time.Time{}
+		in[i].Pool = ""
 	}
 	p.Instances = in
-	// The pools' values travel in the snapshot's pool objects, not in
-	// its point.
+	// The pools travel in the snapshot's pool objects (and the instance
+	// table's groups), not in its point.
 	p.Pools = nil
 	return p
 }

@@ -1,39 +1,37 @@
-package diagnose
+package ledger
 
 import (
 	"slices"
 	"testing"
-
-	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
-func TestGroupInstances(t *testing.T) {
-	point := func(engines ...string) []ledger.InstancePoint {
-		out := make([]ledger.InstancePoint, len(engines))
+func TestPoolInstances(t *testing.T) {
+	point := func(engines ...string) []InstancePoint {
+		out := make([]InstancePoint, len(engines))
 		for i, e := range engines {
-			out[i] = ledger.InstancePoint{Target: e + string(rune('0'+i)), Engine: e}
+			out[i] = InstancePoint{Target: e + string(rune('0'+i)), Engine: e, Pool: e}
 		}
 		return out
 	}
-	targets := func(ips []ledger.InstancePoint) []string {
+	targets := func(ips []InstancePoint) []string {
 		var out []string
 		for _, ip := range ips {
 			out = append(out, ip.Target)
 		}
 		return out
 	}
-	f := func(name string, all []ledger.InstancePoint, group string, want []string, shared bool) {
+	f := func(name string, all []InstancePoint, group string, want []string, shared bool) {
 		t.Helper()
 		before := slices.Clone(all)
-		got := groupInstances(all, group, ByEngine)
+		got := poolInstances(all, group)
 		if !slices.Equal(targets(got), want) {
 			t.Errorf("%s: %v, want %v", name, targets(got), want)
 		}
 		if len(got) > 0 && (&got[0] == &all[slices.Index(targets(all), want[0])]) != shared {
 			t.Errorf("%s: shares the point's instances = %v, want %v", name, !shared, shared)
 		}
-		// The verdict only reads; even an append must not reach the point.
-		_ = append(got, ledger.InstancePoint{Target: "new", Engine: group})
+		// A view is only read; even an append must not reach the point.
+		_ = append(got, InstancePoint{Target: "new", Engine: group, Pool: group})
 		if !slices.Equal(targets(all), targets(before)) {
 			t.Errorf("%s: the point's instances changed: %v", name, targets(all))
 		}
