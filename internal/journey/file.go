@@ -36,7 +36,7 @@ type FileResult struct {
 // ExportTraceServiceRequest per line, as the OpenTelemetry Collector's
 // file exporter writes — into l. A line that does not decode is skipped
 // and kept in Skipped; the error is for I/O only.
-func ReadOTLPJSON(r io.Reader, name string, l *Ledger) (FileResult, error) {
+func ReadOTLPJSON(r io.Reader, name string, l *Book) (FileResult, error) {
 	var res FileResult
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<16), MaxFileLineBytes)

@@ -28,7 +28,7 @@ func TestJoinOrderAndKeys(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p, d := legs("t1", "r1", 0)
 			mod(&p, &d)
-			l := NewLedger(0)
+			l := NewBook(0)
 			if decodeFirst {
 				l.Add(Batch{Legs: []Leg{d}})
 				l.Add(Batch{Legs: []Leg{p}})
@@ -65,7 +65,7 @@ func TestJoinOrderAndKeys(t *testing.T) {
 func TestOneTraceTwoRequests(t *testing.T) {
 	p1, d1 := legs("t1", "r1", 0)
 	p2, d2 := legs("t1", "r2", 2)
-	l := NewLedger(0)
+	l := NewBook(0)
 	l.Add(Batch{Legs: []Leg{d1, p2, d2, p1}})
 	recs := l.Records()
 	if len(recs) != 2 {
@@ -79,7 +79,7 @@ func TestOneTraceTwoRequests(t *testing.T) {
 	// One request whose proxy gave its legs different ids is still one.
 	p, d := legs("t3", "p-1", 0)
 	d.RequestID = "d-1"
-	l = NewLedger(0)
+	l = NewBook(0)
 	l.Add(Batch{Legs: []Leg{d, p}})
 	if recs := l.Records(); len(recs) != 1 || !recs[0].Complete() {
 		t.Errorf("legs with two ids: %+v", recs)
@@ -126,7 +126,7 @@ func TestJoinAbsent(t *testing.T) {
 // A KV-transfer span that arrives before its legs waits for them, and
 // then times the transfer.
 func TestKVSpanFirst(t *testing.T) {
-	l := NewLedger(0)
+	l := NewBook(0)
 	l.Add(Batch{KV: []KVSpan{{TraceID: "t1", Start: at(0.35), End: at(0.45)}}})
 	if recs := l.Records(); len(recs) != 0 {
 		t.Fatalf("a KV span alone makes records %+v", recs)
@@ -142,8 +142,8 @@ func TestKVSpanFirst(t *testing.T) {
 	}
 }
 
-func TestLedgerBound(t *testing.T) {
-	l := NewLedger(4)
+func TestBookBound(t *testing.T) {
+	l := NewBook(4)
 	for i, id := range []string{"a", "b", "c"} {
 		p, d := legs("t"+id, id, float64(i))
 		l.Add(Batch{Legs: []Leg{p, d}})
@@ -200,7 +200,7 @@ func TestSelect(t *testing.T) {
 // Records filed already joined count against the span bound like legs:
 // past it the oldest go.
 func TestAddRecordsBounded(t *testing.T) {
-	l := NewLedger(10)
+	l := NewBook(10)
 	for i := range 8 {
 		l.AddRecords([]Record{{ID: string(rune('a' + i)), TTFT: -1, E2E: -1}}, 2)
 	}

@@ -86,11 +86,11 @@ type KVSpan struct {
 	Start, End time.Time
 }
 
-// Batch is what one OTLP export carried that the ledger reads.
+// Batch is what one OTLP export carried that the book reads.
 type Batch struct {
 	Legs []Leg
 	KV   []KVSpan
-	// SGLang holds SGLang's spans, of which the ledger assembles legs.
+	// SGLang holds SGLang's spans, of which the book assembles legs.
 	SGLang  []SGLangSpan
 	Ignored int // spans of other names
 }

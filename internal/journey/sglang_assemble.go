@@ -5,7 +5,7 @@ package journey
 // its own, so they arrive in different exports and in any order. The
 // assembler keeps them per trace until a root span and the slices its leg
 // needs are in, then hands the leg (and the KV-transfer slice, as a
-// KV-transfer span) to the ledger once.
+// KV-transfer span) to the book once.
 
 // maxSliceDepth bounds the walk from a slice up to its root: slice, thread
 // span, root, with room for a nested slice.

@@ -79,7 +79,7 @@ func TestSGLangJoin(t *testing.T) {
 	want := map[Phase]float64{PhaseQueue: 0.2, PhasePrefill: 0.4, PhaseKVTransfer: 0.18, PhaseDecodeQueue: 0.3, PhaseDecode: 2.0}
 	f := func(name string, exports ...ptrace.Traces) {
 		t.Run(name, func(t *testing.T) {
-			l := NewLedger(0)
+			l := NewBook(0)
 			for _, td := range exports {
 				l.Add(Extract(td))
 			}
@@ -121,7 +121,7 @@ func TestSGLangJoin(t *testing.T) {
 // TestSGLangPartial: what has not arrived is absent with its reason, never
 // a zero; a decode leg alone has no prefill of its own.
 func TestSGLangPartial(t *testing.T) {
-	l := NewLedger(0)
+	l := NewBook(0)
 	l.Add(Extract(sgExport(2, append([]sgSpan{sgDecodeRoot}, sgDecodeRest...)...)))
 	recs := l.Records()
 	if len(recs) != 1 || recs[0].Legs != "decode" {
@@ -138,7 +138,7 @@ func TestSGLangPartial(t *testing.T) {
 	}
 
 	// A prefill root whose forward slice is still to come makes no leg.
-	l = NewLedger(0)
+	l = NewBook(0)
 	l.Add(Extract(sgExport(3, sgPrefillRoot, sgPrefillRest[0], sgPrefillRest[1])))
 	if n := len(l.Records()); n != 0 {
 		t.Errorf("%d records from a leg missing its forward slice", n)
@@ -171,7 +171,7 @@ func TestSGLangSpansRecognised(t *testing.T) {
 // decode from its slices.
 func TestSGLangUnified(t *testing.T) {
 	root := sgSpan{inst: "u0", id: 1, name: " Req cmpl-9", start: 0, end: 2.5, root: true, rid: "cmpl-9"}
-	l := NewLedger(0)
+	l := NewBook(0)
 	l.Add(Extract(sgExport(5, root, sgPrefillRest[0], sgPrefillRest[1], sgPrefillRest[2],
 		sgSpan{inst: "u0", id: 20, parent: 2, name: SGLangDecodeForward, start: 0.75, end: 2.4})))
 	recs := l.Records()
@@ -189,9 +189,9 @@ func TestSGLangUnified(t *testing.T) {
 }
 
 // TestSGLangAssemblerBounded: spans waiting for their leg are bounded by
-// the ledger's span budget, oldest traces dropped first.
+// the book's span budget, oldest traces dropped first.
 func TestSGLangAssemblerBounded(t *testing.T) {
-	l := NewLedger(10)
+	l := NewBook(10)
 	for tr := byte(1); tr <= 20; tr++ {
 		l.Add(Extract(sgExport(tr, sgPrefillRest[0], sgPrefillRest[1])))
 	}
@@ -217,7 +217,7 @@ func TestSGLangRoomPairs(t *testing.T) {
 	}
 	f := func(name string, decodeTrace byte, decodeRoom string, wantRecords int) {
 		t.Run(name, func(t *testing.T) {
-			l := NewLedger(0)
+			l := NewBook(0)
 			l.Add(Extract(sgExport(7, append([]sgSpan{withRoom(sgPrefillRoot, "p-rid", "0x2a")}, sgPrefillRest...)...)))
 			l.Add(Extract(sgExport(decodeTrace, append([]sgSpan{withRoom(sgDecodeRoot, "d-rid", decodeRoom)}, sgDecodeRest...)...)))
 			recs := l.Records()
