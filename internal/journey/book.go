@@ -197,7 +197,7 @@ func (l *Book) index(e *entry, trace, id string) {
 }
 
 func (l *Book) refresh(e *entry) {
-	e.record = Join(e.prefill, e.decode, e.kv)
+	e.record = join(e.prefill, e.decode, e.kv)
 	if e.record.ID == "" && e.kv != nil {
 		e.record.ID, e.record.TraceID = e.kv.TraceID, e.kv.TraceID
 	}

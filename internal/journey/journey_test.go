@@ -88,33 +88,33 @@ func TestOneTraceTwoRequests(t *testing.T) {
 
 func TestJoinAbsent(t *testing.T) {
 	p, d := legs("t1", "r1", 0)
-	r := Join(&p, nil, nil)
+	r := join(&p, nil, nil)
 	if r.Legs != "prefill" || r.Absent[PhaseDecode] != reasonNoDecode || r.Absent[PhaseKVTransfer] != reasonNoDecode {
 		t.Errorf("prefill only: %+v", r)
 	}
 	if v, ok := r.Phase(PhasePrefill); !ok || !near(v, 0.2) {
 		t.Errorf("prefill only: prefill %v %v", v, ok)
 	}
-	r = Join(nil, &d, nil)
+	r = join(nil, &d, nil)
 	if r.Legs != "decode" || r.Absent[PhaseKVTransfer] != reasonNoPrefill {
 		t.Errorf("decode only: %+v", r)
 	}
 	q := p
 	q.TTFT = -1
-	r = Join(&q, &d, nil)
+	r = join(&q, &d, nil)
 	if _, ok := r.Phase(PhasePrefill); ok || r.Absent[PhasePrefill] != missing(AttrTTFT) {
 		t.Errorf("no ttft: %+v", r)
 	}
 	// The decode engine's clock runs 0.3 s behind: the gap turns negative.
 	e := d
 	e.Start = e.Start.Add(-300 * time.Millisecond)
-	r = Join(&p, &e, nil)
+	r = join(&p, &e, nil)
 	if _, ok := r.Phase(PhaseKVTransfer); ok || r.Absent[PhaseKVTransfer] != reasonNegative {
 		t.Errorf("skewed: %+v", r)
 	}
 	// With a KV span the queue on decode is what the transfer left of it.
 	kv := KVSpan{TraceID: "t1", Start: at(0.35), End: at(0.45)}
-	r = Join(&p, &d, &kv)
+	r = join(&p, &d, &kv)
 	if v, _ := r.Phase(PhaseKVTransfer); !near(v, 0.1) {
 		t.Errorf("kv span: kv %v", v)
 	}
@@ -170,7 +170,7 @@ func TestSelect(t *testing.T) {
 		if id == "c" {
 			d.Instance = "d1"
 		}
-		recs = append(recs, Join(&p, &d, nil))
+		recs = append(recs, join(&p, &d, nil))
 	}
 	ids := func(pg Page) (s string) {
 		for _, r := range pg.Records {

@@ -82,7 +82,7 @@ func (tr *sglangTrace) complete() (legs []Leg, kvs []KVSpan) {
 				legs = append(legs, lg)
 			}
 		}
-		if x, ok := slices[id][SGLangPrefillTransfer]; ok && !tr.kvs[id] {
+		if x, ok := slices[id][sglangPrefillTransfer]; ok && !tr.kvs[id] {
 			tr.kvs[id] = true
 			kvs = append(kvs, KVSpan{TraceID: tr.id, Instance: x.Instance, Start: x.Start, End: x.End})
 		}
