@@ -50,9 +50,6 @@ func NewBook(maxSpans int) *Book {
 		sglang: newSGLangAssembler(maxSpans)}
 }
 
-// MaxSpans is the book's bound.
-func (l *Book) MaxSpans() int { return l.maxSpans }
-
 // Add files the legs and KV spans of one export.
 func (l *Book) Add(b Batch) {
 	l.mu.Lock()
@@ -113,7 +110,7 @@ func (l *Book) find(lg *Leg) *entry {
 				return false
 			}
 		}
-		if lg.PrefillOnly() {
+		if lg.prefillOnly() {
 			return e.prefill == nil
 		}
 		return e.decode == nil || e.prefill == nil
@@ -149,7 +146,7 @@ func plausible(a, b *Leg) bool {
 		return a.Room == b.Room
 	}
 	p, d := a, b
-	if b.PrefillOnly() || !a.PrefillOnly() && b.Start.Before(a.Start) {
+	if b.prefillOnly() || !a.prefillOnly() && b.Start.Before(a.Start) {
 		p, d = b, a
 	}
 	return !d.Start.Before(p.End.Add(-legSkew))
@@ -162,7 +159,7 @@ func (l *Book) earlier(a, b *Leg) bool { return a.Start.Before(b.Start) }
 // place puts lg on its side of e.
 func (l *Book) place(e *entry, lg *Leg) {
 	switch {
-	case lg.PrefillOnly():
+	case lg.prefillOnly():
 		e.prefill = lg
 	case e.decode == nil:
 		e.decode = lg

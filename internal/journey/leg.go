@@ -70,9 +70,9 @@ type LegTimes struct {
 	Queued, Scheduled, First, Last time.Time
 }
 
-// PrefillOnly says whether the leg is the prefill half of a disaggregated
+// prefillOnly says whether the leg is the prefill half of a disaggregated
 // request: the P/D proxy sends the prefill engine max_tokens 1.
-func (l *Leg) PrefillOnly() bool {
+func (l *Leg) prefillOnly() bool {
 	if l.Role != "" {
 		return l.Role == rolePrefill
 	}
