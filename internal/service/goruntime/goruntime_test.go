@@ -28,7 +28,7 @@ func TestSizerOff(t *testing.T) {
 	if processors.started {
 		t.Error("the processors' controller started")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	s.Run(ctx) // returns at once
 }
