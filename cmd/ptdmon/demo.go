@@ -34,6 +34,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		duration = fs.Duration("duration", 0, "stop after this long (0 = until interrupted)")
 		otlpAddr = cli.HostPort(fs, "otlp.listen", "", "also receive OTLP traces (gRPC and HTTP) on host:port (docs/traces.md)")
 	)
+	sizing := defineRuntimeFlags(fs)
 	advice := config.NewFlags(fs)
 	adviceFlags(advice)
 	advice.String("record", "keep the run in this directory (a Prometheus TSDB and run.json; docs/runs.md)", func(c *config.Config) *string { return &c.Record.Dir })
@@ -69,7 +70,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		if *listen == config.DefaultListen && !portFree(*listen) {
 			cfg.Listen = "127.0.0.1:0"
 		}
-		return service.Run(ctx, cfg, service.Options{
+		opts := service.Options{
 			KVRequest: kvsize.Request{Bytes: cluster.BytesPerRequest(), Basis: kvsize.BasisSimulator},
 			Logger:    log,
 			Ready: func(addr string) {
@@ -81,6 +82,8 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 				cluster.SendTraces(ctx, "http://"+addr+"/v1/traces", time.Second)
 				fmt.Fprintf(stderr, "receiving OTLP traces on %s (the simulated vLLM engines send theirs)\n", addr)
 			},
-		})
+		}
+		sizing.set(&opts)
+		return service.Run(ctx, cfg, opts)
 	})
 }

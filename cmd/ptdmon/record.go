@@ -40,6 +40,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("o", "", "directory of the recording (required)")
 	cfgPath := fs.String("config", "", "ptdmon.yaml")
 	settle := fs.Duration("settle", 2*time.Second, "keep recording this long before and after CMD, for the rates around its start and end")
+	sizing := defineRuntimeFlags(fs)
 	fl := config.NewFlags(fs)
 	var prefill, decode listFlag
 	fs.Var(&prefill, "prefill", "prefill target URL or name=URL (repeatable)")
@@ -102,10 +103,10 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		defer cancel()
 		ready := make(chan string, 1)
 		served := make(chan error, 1)
-		go func() {
-			served <- service.Run(sctx, cfg, service.Options{KVRequest: kv, PoolRequests: pools, Logger: log, Recorder: rec,
-				Ready: func(addr string) { ready <- addr }})
-		}()
+		opts := service.Options{KVRequest: kv, PoolRequests: pools, Logger: log, Recorder: rec,
+			Ready: func(addr string) { ready <- addr }}
+		sizing.set(&opts)
+		go func() { served <- service.Run(sctx, cfg, opts) }()
 		select {
 		case addr := <-ready:
 			fmt.Fprintf(stderr, "ptdmon record: watching %d targets, live view on http://%s/\n", len(cfg.Targets), addr)

@@ -34,7 +34,7 @@ func isOTLPFile(name string) (bool, error) {
 // otlpRequests joins the spans of OTLP JSON file exports (docs/traces.md)
 // and reports each request's phases.
 func otlpRequests(files []string, asJSON bool, top int, stdout, stderr io.Writer) error {
-	l := journey.NewLedger(1 << 30)
+	l := journey.NewBook(1 << 30)
 	for _, name := range files {
 		f, err := os.Open(name)
 		if err != nil {

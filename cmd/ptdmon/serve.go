@@ -39,6 +39,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	cfgPath := fs.String("config", "", "ptdmon.yaml")
 	cfgWait := fs.Duration("config-wait", 0, "wait up to this long for -config to appear (e.g. written by ptdmon sim -config-out)")
 	pprof := fs.Bool("debug.pprof", false, "serve Go's CPU, heap and goroutine profiles under /debug/pprof/")
+	sizing := defineRuntimeFlags(fs)
 
 	// The rest is bound to the configuration's fields, over -config's.
 	fl := config.NewFlags(fs)
@@ -87,7 +88,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		}
 		ctx, stop := serveContext()
 		defer stop()
-		err = service.Run(ctx, cfg, service.Options{
+		opts := service.Options{
 			KVRequest: kv,
 			Logger:    log,
 			Pprof:     *pprof,
@@ -95,7 +96,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stdout, "ptdmon: serving on %s://%s/\n", service.Scheme(cfg.WebConfigFile), addr)
 			},
 			PoolRequests: pools,
-		})
+		}
+		sizing.set(&opts)
+		err = service.Run(ctx, cfg, opts)
 		if errors.Is(err, service.ErrSetup) {
 			// A listen address taken, a file_sd or web config that cannot be read.
 			return cli.Usage(err)

@@ -40,7 +40,7 @@ type Server struct {
 	SLO      slo.Thresholds
 	Headroom *float64
 	// Requests, if set, is the request ledger of the trace receiver.
-	Requests *journey.Ledger
+	Requests *journey.Book
 	// Collectors are added to /metrics (the trace receiver's counts).
 	Collectors []prometheus.Collector
 

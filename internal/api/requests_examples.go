@@ -32,7 +32,7 @@ var stagePhase = map[diagnose.Class]journey.Phase{
 // verdictExamples picks up to MaxVerdictExamples requests of the ledger in
 // flight during the verdict's window whose slowest phase is the phase of
 // the stage the verdict names, longest first; nil when it names no stage.
-func verdictExamples(l *journey.Ledger, v *diagnose.Verdict) []RequestExample {
+func verdictExamples(l *journey.Book, v *diagnose.Verdict) []RequestExample {
 	if v == nil || v.At.IsZero() {
 		return nil
 	}

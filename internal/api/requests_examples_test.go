@@ -16,7 +16,7 @@ import (
 func TestVerdictExamples(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	d := func(s float64) time.Duration { return time.Duration(s * 1e9) }
-	l := journey.NewLedger(0)
+	l := journey.NewBook(0)
 	type req struct {
 		id             string
 		at             float64 // arrival, seconds after t0

@@ -12,7 +12,7 @@ import (
 
 func TestRequestsAPI(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	l := journey.NewLedger(0)
+	l := journey.NewBook(0)
 	for i := range 5 {
 		a := t0.Add(time.Duration(i) * time.Second)
 		id := string(rune('a' + i))

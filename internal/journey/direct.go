@@ -3,10 +3,10 @@ package journey
 // AddRecords files records that arrive already joined, such as
 // TensorRT-LLM's per-request perf-metrics records, whose disaggregated
 // server writes one record per request with both phases. Each counts as
-// spans spans against the ledger's bound (its legs, at least 1). The
+// spans spans against the book's bound (its legs, at least 1). The
 // records are kept as given; Waterfall and Absent must not be changed
 // afterwards.
-func (l *Ledger) AddRecords(recs []Record, spans int) {
+func (l *Book) AddRecords(recs []Record, spans int) {
 	spans = max(spans, 1)
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -2,7 +2,7 @@
 // prefill engine and on a decode engine into one record of phases: queue on
 // prefill, prefill compute, KV transfer, queue on decode and decode, with
 // the side each phase came from and whether it was inferred. It keeps the
-// records in a bounded ledger that the API reads.
+// records in a bounded book that the API reads.
 //
 // The spans are vLLM's llm_request spans (vllm/v1/engine/output_processor.py,
 // do_tracing) with the gen_ai.* attributes of vllm/tracing, and SGLang's

@@ -10,8 +10,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// MaxFileLineBytes bounds one line of an OTLP JSON file export.
-const MaxFileLineBytes = 64 << 20
+// maxFileLineBytes bounds one line of an OTLP JSON file export.
+const maxFileLineBytes = 64 << 20
 
 // LooksLikeOTLPJSON says whether the start of a file is OTLP JSON: an
 // object whose first key is resourceSpans, as the OpenTelemetry
@@ -36,10 +36,10 @@ type FileResult struct {
 // ExportTraceServiceRequest per line, as the OpenTelemetry Collector's
 // file exporter writes — into l. A line that does not decode is skipped
 // and kept in Skipped; the error is for I/O only.
-func ReadOTLPJSON(r io.Reader, name string, l *Ledger) (FileResult, error) {
+func ReadOTLPJSON(r io.Reader, name string, l *Book) (FileResult, error) {
 	var res FileResult
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<16), MaxFileLineBytes)
+	sc.Buffer(make([]byte, 0, 1<<16), maxFileLineBytes)
 	var um ptrace.JSONUnmarshaler
 	n := 0
 	for sc.Scan() {
@@ -59,7 +59,7 @@ func ReadOTLPJSON(r io.Reader, name string, l *Ledger) (FileResult, error) {
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return res, fmt.Errorf("%s:%d: line longer than %d bytes", name, n+1, MaxFileLineBytes)
+			return res, fmt.Errorf("%s:%d: line longer than %d bytes", name, n+1, maxFileLineBytes)
 		}
 		return res, fmt.Errorf("read %s: %w", name, err)
 	}

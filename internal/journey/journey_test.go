@@ -28,7 +28,7 @@ func TestJoinOrderAndKeys(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p, d := legs("t1", "r1", 0)
 			mod(&p, &d)
-			l := NewLedger(0)
+			l := NewBook(0)
 			if decodeFirst {
 				l.Add(Batch{Legs: []Leg{d}})
 				l.Add(Batch{Legs: []Leg{p}})
@@ -65,7 +65,7 @@ func TestJoinOrderAndKeys(t *testing.T) {
 func TestOneTraceTwoRequests(t *testing.T) {
 	p1, d1 := legs("t1", "r1", 0)
 	p2, d2 := legs("t1", "r2", 2)
-	l := NewLedger(0)
+	l := NewBook(0)
 	l.Add(Batch{Legs: []Leg{d1, p2, d2, p1}})
 	recs := l.Records()
 	if len(recs) != 2 {
@@ -79,7 +79,7 @@ func TestOneTraceTwoRequests(t *testing.T) {
 	// One request whose proxy gave its legs different ids is still one.
 	p, d := legs("t3", "p-1", 0)
 	d.RequestID = "d-1"
-	l = NewLedger(0)
+	l = NewBook(0)
 	l.Add(Batch{Legs: []Leg{d, p}})
 	if recs := l.Records(); len(recs) != 1 || !recs[0].Complete() {
 		t.Errorf("legs with two ids: %+v", recs)
@@ -88,33 +88,33 @@ func TestOneTraceTwoRequests(t *testing.T) {
 
 func TestJoinAbsent(t *testing.T) {
 	p, d := legs("t1", "r1", 0)
-	r := Join(&p, nil, nil)
+	r := join(&p, nil, nil)
 	if r.Legs != "prefill" || r.Absent[PhaseDecode] != reasonNoDecode || r.Absent[PhaseKVTransfer] != reasonNoDecode {
 		t.Errorf("prefill only: %+v", r)
 	}
 	if v, ok := r.Phase(PhasePrefill); !ok || !near(v, 0.2) {
 		t.Errorf("prefill only: prefill %v %v", v, ok)
 	}
-	r = Join(nil, &d, nil)
+	r = join(nil, &d, nil)
 	if r.Legs != "decode" || r.Absent[PhaseKVTransfer] != reasonNoPrefill {
 		t.Errorf("decode only: %+v", r)
 	}
 	q := p
 	q.TTFT = -1
-	r = Join(&q, &d, nil)
+	r = join(&q, &d, nil)
 	if _, ok := r.Phase(PhasePrefill); ok || r.Absent[PhasePrefill] != missing(AttrTTFT) {
 		t.Errorf("no ttft: %+v", r)
 	}
 	// The decode engine's clock runs 0.3 s behind: the gap turns negative.
 	e := d
 	e.Start = e.Start.Add(-300 * time.Millisecond)
-	r = Join(&p, &e, nil)
+	r = join(&p, &e, nil)
 	if _, ok := r.Phase(PhaseKVTransfer); ok || r.Absent[PhaseKVTransfer] != reasonNegative {
 		t.Errorf("skewed: %+v", r)
 	}
 	// With a KV span the queue on decode is what the transfer left of it.
 	kv := KVSpan{TraceID: "t1", Start: at(0.35), End: at(0.45)}
-	r = Join(&p, &d, &kv)
+	r = join(&p, &d, &kv)
 	if v, _ := r.Phase(PhaseKVTransfer); !near(v, 0.1) {
 		t.Errorf("kv span: kv %v", v)
 	}
@@ -126,7 +126,7 @@ func TestJoinAbsent(t *testing.T) {
 // A KV-transfer span that arrives before its legs waits for them, and
 // then times the transfer.
 func TestKVSpanFirst(t *testing.T) {
-	l := NewLedger(0)
+	l := NewBook(0)
 	l.Add(Batch{KV: []KVSpan{{TraceID: "t1", Start: at(0.35), End: at(0.45)}}})
 	if recs := l.Records(); len(recs) != 0 {
 		t.Fatalf("a KV span alone makes records %+v", recs)
@@ -142,8 +142,8 @@ func TestKVSpanFirst(t *testing.T) {
 	}
 }
 
-func TestLedgerBound(t *testing.T) {
-	l := NewLedger(4)
+func TestBookBound(t *testing.T) {
+	l := NewBook(4)
 	for i, id := range []string{"a", "b", "c"} {
 		p, d := legs("t"+id, id, float64(i))
 		l.Add(Batch{Legs: []Leg{p, d}})
@@ -170,7 +170,7 @@ func TestSelect(t *testing.T) {
 		if id == "c" {
 			d.Instance = "d1"
 		}
-		recs = append(recs, Join(&p, &d, nil))
+		recs = append(recs, join(&p, &d, nil))
 	}
 	ids := func(pg Page) (s string) {
 		for _, r := range pg.Records {
@@ -200,7 +200,7 @@ func TestSelect(t *testing.T) {
 // Records filed already joined count against the span bound like legs:
 // past it the oldest go.
 func TestAddRecordsBounded(t *testing.T) {
-	l := NewLedger(10)
+	l := NewBook(10)
 	for i := range 8 {
 		l.AddRecords([]Record{{ID: string(rune('a' + i)), TTFT: -1, E2E: -1}}, 2)
 	}

@@ -27,14 +27,14 @@ const (
 	AttrE2E              = "gen_ai.latency.e2e"
 	AttrPrefill          = "gen_ai.latency.time_in_model_prefill"
 	AttrDecode           = "gen_ai.latency.time_in_model_decode"
-	AttrModel            = "gen_ai.response.model"
+	attrModel            = "gen_ai.response.model"
 
 	// Resource attributes that name where a span came from.
-	ResServiceName     = "service.name"
-	ResServiceInstance = "service.instance.id"
-	ResHostName        = "host.name"
-	// ResPool groups instances; without it the service name is the pool.
-	ResPool = "ptdmon.pool"
+	resServiceName     = "service.name"
+	resServiceInstance = "service.instance.id"
+	resHostName        = "host.name"
+	// resPool groups instances; without it the service name is the pool.
+	resPool = "ptdmon.pool"
 )
 
 // Leg is one engine's llm_request span: the part of a request that one
@@ -70,11 +70,11 @@ type LegTimes struct {
 	Queued, Scheduled, First, Last time.Time
 }
 
-// PrefillOnly says whether the leg is the prefill half of a disaggregated
+// prefillOnly says whether the leg is the prefill half of a disaggregated
 // request: the P/D proxy sends the prefill engine max_tokens 1.
-func (l *Leg) PrefillOnly() bool {
+func (l *Leg) prefillOnly() bool {
 	if l.Role != "" {
-		return l.Role == RolePrefill
+		return l.Role == rolePrefill
 	}
 	return l.MaxTokens == 1
 }
@@ -86,11 +86,11 @@ type KVSpan struct {
 	Start, End time.Time
 }
 
-// Batch is what one OTLP export carried that the ledger reads.
+// Batch is what one OTLP export carried that the book reads.
 type Batch struct {
 	Legs []Leg
 	KV   []KVSpan
-	// SGLang holds SGLang's spans, of which the ledger assembles legs.
+	// SGLang holds SGLang's spans, of which the book assembles legs.
 	SGLang  []SGLangSpan
 	Ignored int // spans of other names
 }
@@ -129,12 +129,12 @@ func Extract(td ptrace.Traces) Batch {
 }
 
 func origin(res pcommon.Map) (pool, inst string) {
-	svc := str(res, ResServiceName)
-	pool = str(res, ResPool)
+	svc := str(res, resServiceName)
+	pool = str(res, resPool)
 	if pool == "" {
 		pool = svc
 	}
-	for _, k := range []string{ResServiceInstance, ResHostName, ResServiceName} {
+	for _, k := range []string{resServiceInstance, resHostName, resServiceName} {
 		if inst = str(res, k); inst != "" {
 			break
 		}
@@ -149,7 +149,7 @@ func leg(s ptrace.Span, pool, inst string) Leg {
 		RequestID:        str(a, AttrRequestID),
 		Pool:             pool,
 		Instance:         inst,
-		Model:            str(a, AttrModel),
+		Model:            str(a, attrModel),
 		Start:            s.StartTimestamp().AsTime(),
 		End:              s.EndTimestamp().AsTime(),
 		Queue:            seconds(a, AttrQueue),

@@ -90,11 +90,11 @@ func InFlight(recs []Record, t time.Time) []Record {
 	return out
 }
 
-// HistogramBounds are the upper bounds, in seconds, of the phase
+// histogramBounds are the upper bounds, in seconds, of the phase
 // histograms: vLLM's request_latency_buckets (vllm/v1/metrics/loggers.py),
 // the buckets of its queue, prefill, decode and e2e histograms, so the two
 // compare bucket for bucket.
-var HistogramBounds = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
+var histogramBounds = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
 
 // Histogram is a cumulative histogram of one phase's durations.
 type Histogram struct {
@@ -110,7 +110,7 @@ type Histogram struct {
 func Histograms(recs []Record) map[Phase]*Histogram {
 	out := map[Phase]*Histogram{}
 	for _, p := range Phases {
-		out[p] = &Histogram{Le: HistogramBounds, Buckets: make([]int, len(HistogramBounds))}
+		out[p] = &Histogram{Le: histogramBounds, Buckets: make([]int, len(histogramBounds))}
 	}
 	for i := range recs {
 		for _, iv := range recs[i].Waterfall {
@@ -118,7 +118,7 @@ func Histograms(recs []Record) map[Phase]*Histogram {
 			v := iv.End - iv.Start
 			h.Count++
 			h.Sum += v
-			for j, le := range HistogramBounds {
+			for j, le := range histogramBounds {
 				if v <= le {
 					h.Buckets[j]++
 				}

@@ -34,8 +34,8 @@ func ParsePhase(s string) (Phase, bool) {
 const (
 	SidePrefill = "prefill" // the prefill leg's span
 	SideDecode  = "decode"  // the decode leg's span
-	SideKVSpan  = "kv_span" // a KV-transfer span
-	SideBetween = "between" // the gap between the two legs
+	sideKVSpan  = "kv_span" // a KV-transfer span
+	sideBetween = "between" // the gap between the two legs
 )
 
 // Interval is one phase on the request's timeline, in seconds after its
@@ -107,7 +107,7 @@ type legTimes struct {
 
 func times(l *Leg) legTimes {
 	if l.At != nil {
-		return measured(l.At, l.Role == RoleDecode)
+		return measured(l.At, l.Role == roleDecode)
 	}
 	t := legTimes{ok: map[Phase]string{}}
 	if l.TTFT < 0 {
@@ -152,7 +152,7 @@ func measured(at *LegTimes, decodeOnly bool) legTimes {
 
 func dur(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-// Join builds the record of a request from its legs, either of which may
+// join builds the record of a request from its legs, either of which may
 // be nil, and the KV-transfer span of its trace (nil when none).
 //
 // With both legs the phases are: queue and prefill from the prefill leg;
@@ -162,7 +162,7 @@ func dur(s float64) time.Duration { return time.Duration(s * float64(time.Second
 // ends when it schedules); queue on decode from the decode leg, less the
 // KV span's part of it; decode from the decode leg's scheduling to its
 // last token.
-func Join(p, d *Leg, kv *KVSpan) Record {
+func join(p, d *Leg, kv *KVSpan) Record {
 	r := Record{Absent: map[Phase]string{}, TTFT: -1, E2E: -1, PromptTokens: -1, CompletionTokens: -1}
 	first := p
 	if first == nil {
@@ -196,7 +196,7 @@ func Join(p, d *Leg, kv *KVSpan) Record {
 		// A decode leg that names itself computed no prefill: its first
 		// token came with the KV, and its decode starts when it is
 		// scheduled.
-		decodeOnly, from := l.Role == RoleDecode, t.first
+		decodeOnly, from := l.Role == roleDecode, t.first
 		if decodeOnly {
 			r.Absent[PhasePrefill], from = reasonNoPrefill, t.scheduled
 		} else if t.ok[PhasePrefill] == "" {
@@ -237,7 +237,7 @@ func Join(p, d *Leg, kv *KVSpan) Record {
 	t := times(d)
 	switch {
 	case kv != nil:
-		add(PhaseKVTransfer, kv.Start, kv.End, SideKVSpan, false)
+		add(PhaseKVTransfer, kv.Start, kv.End, sideKVSpan, false)
 		if why, bad := t.ok[PhaseQueue]; bad {
 			r.Absent[PhaseDecodeQueue] = why
 		} else {
@@ -248,7 +248,7 @@ func Join(p, d *Leg, kv *KVSpan) Record {
 	case t.ok[PhasePrefill] != "":
 		r.Absent[PhaseKVTransfer], r.Absent[PhaseDecodeQueue] = t.ok[PhasePrefill], t.ok[PhasePrefill]
 	default:
-		add(PhaseKVTransfer, p.End, t.scheduled, SideBetween, true)
+		add(PhaseKVTransfer, p.End, t.scheduled, sideBetween, true)
 		r.Absent[PhaseDecodeQueue] = reasonInseparate
 	}
 	switch {

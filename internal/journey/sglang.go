@@ -17,29 +17,29 @@ import (
 // RequestStage (python/sglang/srt/observability/req_time_stats.py).
 // docs/engines.md#traces pins both files to a commit.
 const (
-	SGLangAttrRID           = "rid"
-	SGLangAttrModule        = "module"
-	SGLangModuleRequest     = "sglang::request"
-	SGLangAttrBootstrapRoom = "bootstrap_room"
-	SGLangAttrThreadLabel   = "thread_label"
+	sglangAttrRID           = "rid"
+	sglangAttrModule        = "module"
+	sglangModuleRequest     = "sglang::request"
+	sglangAttrBootstrapRoom = "bootstrap_room"
+	sglangAttrThreadLabel   = "thread_label"
 
 	// Stage slices: wait queue entry to forward entry, forward entry to
 	// the end of prefill, and the prefill engine's transfer queue entry to
 	// the KV transfer's end.
-	SGLangPrefillWaiting  = "prefill_waiting"
-	SGLangPrefillForward  = "prefill_forward"
-	SGLangPrefillTransfer = "prefill_transfer_kv_cache"
+	sglangPrefillWaiting  = "prefill_waiting"
+	sglangPrefillForward  = "prefill_forward"
+	sglangPrefillTransfer = "prefill_transfer_kv_cache"
 	// On the decode engine: wait queue entry (after the KV arrived) to
 	// forward entry, and forward entry to completion.
-	SGLangDecodeWaiting = "decode_waiting"
-	SGLangDecodeForward = "decode_forward"
+	sglangDecodeWaiting = "decode_waiting"
+	sglangDecodeForward = "decode_forward"
 )
 
 // Roles of a leg, from SGLang's root span name; vLLM's legs have none.
 const (
-	RolePrefill = "prefill"
-	RoleDecode  = "decode"
-	RoleUnified = "unified"
+	rolePrefill = "prefill"
+	roleDecode  = "decode"
+	roleUnified = "unified"
 )
 
 // SGLangSpan is one of the SGLang spans a leg is assembled from: a root,
@@ -68,19 +68,19 @@ func sglangSpan(s ptrace.Span, pool, inst string) (SGLangSpan, bool) {
 		sp.Parent = s.ParentSpanID().String()
 	}
 	switch {
-	case str(a, SGLangAttrModule) == SGLangModuleRequest:
+	case str(a, sglangAttrModule) == sglangModuleRequest:
 		// The name is "<role> Req <rid…>", the role empty when not
 		// disaggregated.
 		role, _, ok := strings.Cut(s.Name(), "Req ")
 		if !ok {
 			return sp, false
 		}
-		sp.Root, sp.RID, sp.Room = true, str(a, SGLangAttrRID), str(a, SGLangAttrBootstrapRoom)
+		sp.Root, sp.RID, sp.Room = true, str(a, sglangAttrRID), str(a, sglangAttrBootstrapRoom)
 		sp.Role = strings.TrimSpace(role)
 		if sp.Role == "" {
-			sp.Role = RoleUnified
+			sp.Role = roleUnified
 		}
-	case str(a, SGLangAttrThreadLabel) != "":
+	case str(a, sglangAttrThreadLabel) != "":
 	case sglangSlice(s.Name()):
 	default:
 		return sp, false
@@ -90,7 +90,7 @@ func sglangSpan(s ptrace.Span, pool, inst string) (SGLangSpan, bool) {
 
 func sglangSlice(name string) bool {
 	switch name {
-	case SGLangPrefillWaiting, SGLangPrefillForward, SGLangPrefillTransfer, SGLangDecodeWaiting, SGLangDecodeForward:
+	case sglangPrefillWaiting, sglangPrefillForward, sglangPrefillTransfer, sglangDecodeWaiting, sglangDecodeForward:
 		return true
 	}
 	return false
@@ -115,27 +115,27 @@ func sglangLeg(root SGLangSpan, slices map[string]SGLangSpan) (Leg, bool) {
 		return true
 	}
 	switch root.Role {
-	case RolePrefill:
-		if !need(SGLangPrefillWaiting, SGLangPrefillForward) {
+	case rolePrefill:
+		if !need(sglangPrefillWaiting, sglangPrefillForward) {
 			return lg, false
 		}
-		at.Queued, at.Scheduled = slices[SGLangPrefillWaiting].Start, slices[SGLangPrefillForward].Start
-		at.First = slices[SGLangPrefillForward].End
+		at.Queued, at.Scheduled = slices[sglangPrefillWaiting].Start, slices[sglangPrefillForward].Start
+		at.First = slices[sglangPrefillForward].End
 		// The leg's part in the request ends with its compute: the KV
 		// transfer after it is a phase of its own.
 		lg.End = at.First
-	case RoleDecode:
-		if !need(SGLangDecodeWaiting, SGLangDecodeForward) {
+	case roleDecode:
+		if !need(sglangDecodeWaiting, sglangDecodeForward) {
 			return lg, false
 		}
-		at.Queued, at.Scheduled = slices[SGLangDecodeWaiting].Start, slices[SGLangDecodeForward].Start
-		at.Last = slices[SGLangDecodeForward].End
+		at.Queued, at.Scheduled = slices[sglangDecodeWaiting].Start, slices[sglangDecodeForward].Start
+		at.Last = slices[sglangDecodeForward].End
 	default:
-		if !need(SGLangPrefillWaiting, SGLangPrefillForward, SGLangDecodeForward) {
+		if !need(sglangPrefillWaiting, sglangPrefillForward, sglangDecodeForward) {
 			return lg, false
 		}
-		at.Queued, at.Scheduled = slices[SGLangPrefillWaiting].Start, slices[SGLangPrefillForward].Start
-		at.First, at.Last = slices[SGLangPrefillForward].End, slices[SGLangDecodeForward].End
+		at.Queued, at.Scheduled = slices[sglangPrefillWaiting].Start, slices[sglangPrefillForward].Start
+		at.First, at.Last = slices[sglangPrefillForward].End, slices[sglangDecodeForward].End
 	}
 	lg.At = at
 	return lg, true

@@ -5,7 +5,7 @@ package journey
 // its own, so they arrive in different exports and in any order. The
 // assembler keeps them per trace until a root span and the slices its leg
 // needs are in, then hands the leg (and the KV-transfer slice, as a
-// KV-transfer span) to the ledger once.
+// KV-transfer span) to the book once.
 
 // maxSliceDepth bounds the walk from a slice up to its root: slice, thread
 // span, root, with room for a nested slice.
@@ -82,7 +82,7 @@ func (tr *sglangTrace) complete() (legs []Leg, kvs []KVSpan) {
 				legs = append(legs, lg)
 			}
 		}
-		if x, ok := slices[id][SGLangPrefillTransfer]; ok && !tr.kvs[id] {
+		if x, ok := slices[id][sglangPrefillTransfer]; ok && !tr.kvs[id] {
 			tr.kvs[id] = true
 			kvs = append(kvs, KVSpan{TraceID: tr.id, Instance: x.Instance, Start: x.Start, End: x.End})
 		}

@@ -23,8 +23,8 @@ func sgExport(tr byte, spans ...sgSpan) ptrace.Traces {
 	td := ptrace.NewTraces()
 	for _, sp := range spans {
 		rs := td.ResourceSpans().AppendEmpty()
-		rs.Resource().Attributes().PutStr(ResServiceName, "qwen")
-		rs.Resource().Attributes().PutStr(ResServiceInstance, sp.inst)
+		rs.Resource().Attributes().PutStr(resServiceName, "qwen")
+		rs.Resource().Attributes().PutStr(resServiceInstance, sp.inst)
 		s := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
 		s.SetTraceID(pcommon.TraceID{15: tr})
 		s.SetSpanID(pcommon.SpanID{7: sp.id})
@@ -36,15 +36,15 @@ func sgExport(tr byte, spans ...sgSpan) ptrace.Traces {
 		s.SetEndTimestamp(pcommon.NewTimestampFromTime(at(sp.end)))
 		switch {
 		case sp.root:
-			s.Attributes().PutStr(SGLangAttrRID, sp.rid)
-			s.Attributes().PutStr(SGLangAttrModule, SGLangModuleRequest)
+			s.Attributes().PutStr(sglangAttrRID, sp.rid)
+			s.Attributes().PutStr(sglangAttrModule, sglangModuleRequest)
 			room := sp.room
 			if room == "" {
 				room = "0x2a"
 			}
-			s.Attributes().PutStr(SGLangAttrBootstrapRoom, room)
+			s.Attributes().PutStr(sglangAttrBootstrapRoom, room)
 		case sp.thread:
-			s.Attributes().PutStr(SGLangAttrThreadLabel, "Scheduler")
+			s.Attributes().PutStr(sglangAttrThreadLabel, "Scheduler")
 		}
 	}
 	return td
@@ -58,17 +58,17 @@ var (
 	sgPrefillRoot = sgSpan{inst: "p0", id: 1, parent: 99, name: "prefill Req cmpl-7ab", start: 0, end: 0.95, root: true, rid: "cmpl-7ab"}
 	sgPrefillRest = []sgSpan{
 		{inst: "p0", id: 2, parent: 1, name: "Scheduler [TP 0] (host:abcd | pid:7)", start: 0.01, end: 0.95, thread: true},
-		{inst: "p0", id: 3, parent: 2, name: SGLangPrefillWaiting, start: 0.1, end: 0.3},
-		{inst: "p0", id: 4, parent: 2, name: SGLangPrefillForward, start: 0.3, end: 0.7},
-		{inst: "p0", id: 5, parent: 2, name: SGLangPrefillTransfer, start: 0.72, end: 0.9},
+		{inst: "p0", id: 3, parent: 2, name: sglangPrefillWaiting, start: 0.1, end: 0.3},
+		{inst: "p0", id: 4, parent: 2, name: sglangPrefillForward, start: 0.3, end: 0.7},
+		{inst: "p0", id: 5, parent: 2, name: sglangPrefillTransfer, start: 0.72, end: 0.9},
 		{inst: "p0", id: 6, parent: 2, name: "prefill_bootstrap", start: 0.02, end: 0.1},
 	}
 	sgDecodeRoot = sgSpan{inst: "d0", id: 11, parent: 99, name: "decode Req cmpl-7ab", start: 0.05, end: 3.3, root: true, rid: "cmpl-7ab"}
 	sgDecodeRest = []sgSpan{
 		{inst: "d0", id: 12, parent: 11, name: "Scheduler [TP 0] (host:ef01 | pid:9)", start: 0.06, end: 3.2, thread: true},
 		{inst: "d0", id: 13, parent: 12, name: "decode_transferred", start: 0.2, end: 0.9},
-		{inst: "d0", id: 14, parent: 12, name: SGLangDecodeWaiting, start: 0.9, end: 1.2},
-		{inst: "d0", id: 15, parent: 12, name: SGLangDecodeForward, start: 1.2, end: 3.2},
+		{inst: "d0", id: 14, parent: 12, name: sglangDecodeWaiting, start: 0.9, end: 1.2},
+		{inst: "d0", id: 15, parent: 12, name: sglangDecodeForward, start: 1.2, end: 3.2},
 		{inst: "d0", id: 16, parent: 15, name: "decode_loop", start: 1.2, end: 1.22},
 	}
 )
@@ -79,7 +79,7 @@ func TestSGLangJoin(t *testing.T) {
 	want := map[Phase]float64{PhaseQueue: 0.2, PhasePrefill: 0.4, PhaseKVTransfer: 0.18, PhaseDecodeQueue: 0.3, PhaseDecode: 2.0}
 	f := func(name string, exports ...ptrace.Traces) {
 		t.Run(name, func(t *testing.T) {
-			l := NewLedger(0)
+			l := NewBook(0)
 			for _, td := range exports {
 				l.Add(Extract(td))
 			}
@@ -121,7 +121,7 @@ func TestSGLangJoin(t *testing.T) {
 // TestSGLangPartial: what has not arrived is absent with its reason, never
 // a zero; a decode leg alone has no prefill of its own.
 func TestSGLangPartial(t *testing.T) {
-	l := NewLedger(0)
+	l := NewBook(0)
 	l.Add(Extract(sgExport(2, append([]sgSpan{sgDecodeRoot}, sgDecodeRest...)...)))
 	recs := l.Records()
 	if len(recs) != 1 || recs[0].Legs != "decode" {
@@ -138,7 +138,7 @@ func TestSGLangPartial(t *testing.T) {
 	}
 
 	// A prefill root whose forward slice is still to come makes no leg.
-	l = NewLedger(0)
+	l = NewBook(0)
 	l.Add(Extract(sgExport(3, sgPrefillRoot, sgPrefillRest[0], sgPrefillRest[1])))
 	if n := len(l.Records()); n != 0 {
 		t.Errorf("%d records from a leg missing its forward slice", n)
@@ -156,13 +156,13 @@ func TestSGLangSpansRecognised(t *testing.T) {
 	}
 	b = Extract(sgExport(4, sgPrefillRoot, sgDecodeRoot))
 	for _, sp := range b.SGLang {
-		if !sp.Root || sp.RID != "cmpl-7ab" || (sp.Role != RolePrefill && sp.Role != RoleDecode) {
+		if !sp.Root || sp.RID != "cmpl-7ab" || (sp.Role != rolePrefill && sp.Role != roleDecode) {
 			t.Errorf("root read as %+v", sp)
 		}
 	}
 	unified := sgPrefillRoot
 	unified.name = " Req cmpl-7ab"
-	if b := Extract(sgExport(4, unified)); len(b.SGLang) != 1 || b.SGLang[0].Role != RoleUnified {
+	if b := Extract(sgExport(4, unified)); len(b.SGLang) != 1 || b.SGLang[0].Role != roleUnified {
 		t.Errorf("unified root read as %+v", b.SGLang)
 	}
 }
@@ -171,9 +171,9 @@ func TestSGLangSpansRecognised(t *testing.T) {
 // decode from its slices.
 func TestSGLangUnified(t *testing.T) {
 	root := sgSpan{inst: "u0", id: 1, name: " Req cmpl-9", start: 0, end: 2.5, root: true, rid: "cmpl-9"}
-	l := NewLedger(0)
+	l := NewBook(0)
 	l.Add(Extract(sgExport(5, root, sgPrefillRest[0], sgPrefillRest[1], sgPrefillRest[2],
-		sgSpan{inst: "u0", id: 20, parent: 2, name: SGLangDecodeForward, start: 0.75, end: 2.4})))
+		sgSpan{inst: "u0", id: 20, parent: 2, name: sglangDecodeForward, start: 0.75, end: 2.4})))
 	recs := l.Records()
 	if len(recs) != 1 {
 		t.Fatalf("%d records", len(recs))
@@ -189,9 +189,9 @@ func TestSGLangUnified(t *testing.T) {
 }
 
 // TestSGLangAssemblerBounded: spans waiting for their leg are bounded by
-// the ledger's span budget, oldest traces dropped first.
+// the book's span budget, oldest traces dropped first.
 func TestSGLangAssemblerBounded(t *testing.T) {
-	l := NewLedger(10)
+	l := NewBook(10)
 	for tr := byte(1); tr <= 20; tr++ {
 		l.Add(Extract(sgExport(tr, sgPrefillRest[0], sgPrefillRest[1])))
 	}
@@ -217,7 +217,7 @@ func TestSGLangRoomPairs(t *testing.T) {
 	}
 	f := func(name string, decodeTrace byte, decodeRoom string, wantRecords int) {
 		t.Run(name, func(t *testing.T) {
-			l := NewLedger(0)
+			l := NewBook(0)
 			l.Add(Extract(sgExport(7, append([]sgSpan{withRoom(sgPrefillRoot, "p-rid", "0x2a")}, sgPrefillRest...)...)))
 			l.Add(Extract(sgExport(decodeTrace, append([]sgSpan{withRoom(sgDecodeRoot, "d-rid", decodeRoom)}, sgDecodeRest...)...)))
 			recs := l.Records()

@@ -17,7 +17,7 @@ func TestMisses(t *testing.T) {
 			MaxTokens: 1, PromptTokens: -1, CompletionTokens: -1}
 		d := &Leg{RequestID: "r", Start: pEnd, End: pEnd.Add(dur(kv + dec)), Queue: kv, TTFT: kv + 0.01, Prefill: 0.01,
 			Decode: dec - 0.01, E2E: kv + dec, MaxTokens: 100, PromptTokens: -1, CompletionTokens: -1}
-		return Join(p, d, nil)
+		return join(p, d, nil)
 	}
 	f := func(r Record, ttft, e2e float64, want ...string) {
 		t.Helper()
@@ -40,7 +40,7 @@ func TestMisses(t *testing.T) {
 	f(rec(0.1, 0.3, 0.1, 9), 1, 5, SLOE2E, "decode") // TTFT 0.51 s within
 	f(rec(0.1, 0.3, 0.1, 9), 0, 0)                   // no SLO
 	// A decode leg alone: no phase before its first token is known.
-	d := Join(nil, &Leg{RequestID: "x", Start: t0, End: t0.Add(3 * time.Second), Queue: -1, TTFT: 2, Prefill: -1, Decode: 1, E2E: 3,
+	d := join(nil, &Leg{RequestID: "x", Start: t0, End: t0.Add(3 * time.Second), Queue: -1, TTFT: 2, Prefill: -1, Decode: 1, E2E: 3,
 		MaxTokens: -1, PromptTokens: -1, CompletionTokens: -1}, nil)
 	if m := Misses(&d, 1, 0); len(m) != 1 || m[0].Blame != "" || m[0].Reason == "" {
 		t.Errorf("unknown phases: %+v, want a miss without blame, with a reason", m)

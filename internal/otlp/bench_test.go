@@ -70,7 +70,7 @@ func batch(b *testing.B, n int) []byte {
 // the receiver needs 2,000 × cpu-ns/span of a core.
 func BenchmarkReceiveHTTP(b *testing.B) {
 	body := batch(b, 256)
-	l := journey.NewLedger(journey.DefaultMaxSpans)
+	l := journey.NewBook(journey.DefaultMaxSpans)
 	r := otlp.New(otlp.Config{}, func(td ptrace.Traces) { l.Add(journey.Extract(td)) }, nil)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(body)))
@@ -105,7 +105,7 @@ func BenchmarkLedgerFull(b *testing.B) {
 		runtime.GC()
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
-		l := journey.NewLedger(journey.DefaultMaxSpans)
+		l := journey.NewBook(journey.DefaultMaxSpans)
 		r := otlp.New(otlp.Config{}, func(td ptrace.Traces) { l.Add(journey.Extract(td)) }, nil)
 		for range journey.DefaultMaxSpans / 512 {
 			req := httptest.NewRequest(http.MethodPost, "/v1/traces", bytes.NewReader(body))

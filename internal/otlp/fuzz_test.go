@@ -22,7 +22,7 @@ func FuzzReceive(f *testing.F) {
 	f.Add([]byte(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"llm_request","traceId":"0102030405060708090a0b0c0d0e0f10","attributes":[{"key":"gen_ai.latency.time_to_first_token","value":{"doubleValue":-1}}]}]}]}]}`), false)
 	f.Add([]byte("\x0a\x05\x0a\x03\x0a\x01"), true)
 	f.Fuzz(func(t *testing.T, body []byte, protobuf bool) {
-		l := journey.NewLedger(100)
+		l := journey.NewBook(100)
 		r := New(Config{MaxBytes: 1 << 16, MaxSpans: 50}, func(td ptrace.Traces) { l.Add(journey.Extract(td)) }, nil)
 		ct := ctJSON
 		if protobuf {

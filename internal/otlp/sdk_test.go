@@ -99,7 +99,7 @@ func provider(t *testing.T, exp sdktrace.SpanExporter, service, instance string)
 	return tp
 }
 
-func startReceiver(t *testing.T, cfg otlp.Config, l *journey.Ledger) (*otlp.Receiver, string) {
+func startReceiver(t *testing.T, cfg otlp.Config, l *journey.Book) (*otlp.Receiver, string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -140,7 +140,7 @@ func TestSDKJoinsTruth(t *testing.T) {
 	}
 	for _, proto := range []string{"grpc", "http", "grpc+gzip", "http+gzip"} {
 		t.Run(proto, func(t *testing.T) {
-			l := journey.NewLedger(0)
+			l := journey.NewBook(0)
 			_, addr := startReceiver(t, otlp.Config{}, l)
 			ctx := context.Background()
 			exporter := func() sdktrace.SpanExporter {

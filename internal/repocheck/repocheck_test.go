@@ -11,7 +11,10 @@
 //   - a docs/NAME.md#fragment cited in a non-Markdown file (a Go comment, a
 //     script) that does not resolve the same way;
 //   - a file under a testdata directory that the directory's README.md does
-//     not name (the README says where each file comes from).
+//     not name (the README says where each file comes from);
+//   - a row of the package map in docs/architecture.md whose "reads from"
+//     or "read by" differs from the imports go list reports, or a package
+//     without a row (packagemap_test.go).
 package repocheck
 
 import (

@@ -1,4 +1,4 @@
-// Package collector runs one scrape loop per target: fetch, read through the
+// Package scheduler runs one scrape loop per target: fetch, read through the
 // engine adapter, record in the ledger; and ticks the ledger every interval.
 package scheduler
 
@@ -31,10 +31,6 @@ type Options struct {
 	KVSource        engine.KVSource
 	Client          *http.Client
 	Logger          *slog.Logger
-	// ExtraMemoryPerTarget is what each target costs beyond the scrape
-	// and the ledger (a recording's TSDB head), added to the soft memory
-	// limit (memory.go).
-	ExtraMemoryPerTarget int64
 }
 
 // Scheduler owns the scrape loops.
@@ -70,8 +66,6 @@ func New(l *ledger.Ledger, opts Options) *Scheduler {
 // targets that are gone.
 func (c *Scheduler) SetTargets(ctx context.Context, targets []engine.Target) {
 	c.ledger.SetTargets(targets)
-	setMemoryLimit(len(targets), c.opts.ExtraMemoryPerTarget)
-	processors.setTargets(len(targets), c.opts.Interval)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -104,12 +98,8 @@ func (c *Scheduler) SetTargets(ctx context.Context, targets []engine.Target) {
 func (c *Scheduler) Run(ctx context.Context) {
 	tk := time.NewTicker(c.opts.Interval)
 	defer tk.Stop()
-	looks := time.NewTicker(procsEvery)
-	defer looks.Stop()
 	for {
 		select {
-		case now := <-looks.C:
-			processors.look(now)
 		case <-ctx.Done():
 			c.mu.Lock()
 			for _, lp := range c.loops {

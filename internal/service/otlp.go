@@ -15,18 +15,18 @@ import (
 )
 
 // startOTLP starts the trace receiver of cfg.OTLP.Listen and the pollers
-// of TensorRT-LLM's perf metrics, feeding one request ledger, until ctx
+// of TensorRT-LLM's perf metrics, feeding one request book (journey.Book), until ctx
 // ends, with the collectors of their counts; stopped is closed once the
-// receiver has let go of its port. With neither it returns no ledger and a
+// receiver has let go of its port. With neither it returns no book and a
 // closed stopped.
-func startOTLP(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger) (l *journey.Ledger, cs []prometheus.Collector, stopped <-chan struct{}, err error) {
+func startOTLP(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger) (l *journey.Book, cs []prometheus.Collector, stopped <-chan struct{}, err error) {
 	done := make(chan struct{})
 	o := cfg.OTLP
 	if o.Listen == "" && len(o.PerfMetrics) == 0 {
 		close(done)
 		return nil, nil, done, nil
 	}
-	l = journey.NewLedger(o.MaxSpans)
+	l = journey.NewBook(o.MaxSpans)
 	if o.Listen == "" {
 		close(done)
 		return l, startPerfMetrics(ctx, cfg, opts, l, log), done, nil

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"time"
 
 	toolkit "github.com/prometheus/exporter-toolkit/web"
@@ -23,6 +24,7 @@ import (
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/record"
 	"github.com/ptdmon/ptdmon/internal/scheduler"
+	"github.com/ptdmon/ptdmon/internal/service/goruntime"
 	"github.com/ptdmon/ptdmon/internal/web"
 )
 
@@ -55,6 +57,10 @@ type Options struct {
 	// Recorder, if set, records the run (Run opens one itself for
 	// record.dir); Run closes it when it returns.
 	Recorder *record.Recorder
+	// AutoGOMAXPROCS sizes GOMAXPROCS to the targets' reads and the load,
+	// AutoGOMEMLIMIT the soft memory limit to the targets; each unless
+	// its environment variable is set (internal/service/goruntime).
+	AutoGOMAXPROCS, AutoGOMEMLIMIT bool
 }
 
 // Run starts everything and blocks until ctx ends.
@@ -155,6 +161,7 @@ type pipeline struct {
 	targets []engine.Target
 	ledger  *ledger.Ledger
 	sched   *scheduler.Scheduler
+	sizer   *goruntime.Sizer
 	kv      engine.KVSource
 	log     *slog.Logger
 }
@@ -178,23 +185,36 @@ func newPipeline(ctx context.Context, cfg *config.Config, targets []engine.Targe
 	})
 	resume(opts.Recorder, l, log)
 	kv, _ := engine.ParseKVSource(cfg.KVSource)
-	var extra int64
-	if opts.Recorder != nil {
-		extra = record.HeadBytesPerTarget
-	}
 	col := scheduler.New(l, scheduler.Options{
-		Interval:             cfg.Interval.Duration,
-		Timeout:              cfg.Timeout.Duration,
-		MaxBodyBytes:         cfg.MaxBodyBytes,
-		BodyBudget:           cfg.BodyBudgetBytes,
-		FollowRedirects:      cfg.FollowRedirects,
-		KVSource:             kv,
-		Client:               opts.Client,
-		Logger:               log,
-		ExtraMemoryPerTarget: extra,
+		Interval:        cfg.Interval.Duration,
+		Timeout:         cfg.Timeout.Duration,
+		MaxBodyBytes:    cfg.MaxBodyBytes,
+		BodyBudget:      cfg.BodyBudgetBytes,
+		FollowRedirects: cfg.FollowRedirects,
+		KVSource:        kv,
+		Client:          opts.Client,
+		Logger:          log,
 	})
-	col.SetTargets(ctx, targets)
-	return &pipeline{cfg: cfg, targets: targets, ledger: l, sched: col, kv: kv, log: log}
+	p := &pipeline{cfg: cfg, targets: targets, ledger: l, sched: col, sizer: goruntime.New(sizing(cfg, opts)), kv: kv, log: log}
+	p.setTargets(ctx, targets)
+	return p
+}
+
+// sizing is what the runtime is sized by: the flags, the interval, and
+// while serve records, the recording's TSDB head in the memory limit.
+func sizing(cfg *config.Config, opts Options) goruntime.Options {
+	o := goruntime.Options{Procs: opts.AutoGOMAXPROCS, Memory: opts.AutoGOMEMLIMIT, Interval: cfg.Interval.Duration}
+	if opts.Recorder != nil {
+		o.ExtraMemoryPerTarget = record.HeadBytesPerTarget
+	}
+	return o
+}
+
+// setTargets sizes the runtime for targets and gives them to the scrape
+// loops.
+func (p *pipeline) setTargets(ctx context.Context, targets []engine.Target) {
+	p.sizer.SetTargets(len(targets))
+	p.sched.SetTargets(ctx, targets)
 }
 
 // start runs the ticks (or the TSDB source) and the watchers until ctx
@@ -208,10 +228,13 @@ func (p *pipeline) start(ctx context.Context) (done chan struct{}, err error) {
 		run = p.sched.Run
 	}
 	done = make(chan struct{})
-	go func() { run(ctx); close(done) }()
+	var wg sync.WaitGroup
+	wg.Go(func() { run(ctx) })
+	wg.Go(func() { p.sizer.Run(ctx) })
+	go func() { wg.Wait(); close(done) }()
 	go watchHealth(ctx, p.ledger, p.log)
 	if len(p.cfg.FileSD) > 0 {
-		go watchFileSD(ctx, p.cfg, p.sched, p.targets, p.log)
+		go watchFileSD(ctx, p.cfg, p.setTargets, p.targets, p.log)
 	}
 	return done, nil
 }
@@ -242,7 +265,7 @@ func resolveTargets(cfg *config.Config) ([]engine.Target, error) {
 }
 
 // watchFileSD re-reads the file_sd files when they change (mtime polled).
-func watchFileSD(ctx context.Context, cfg *config.Config, col *scheduler.Scheduler, current []engine.Target, log *slog.Logger) {
+func watchFileSD(ctx context.Context, cfg *config.Config, set func(context.Context, []engine.Target), current []engine.Target, log *slog.Logger) {
 	every := 5 * time.Second
 	for _, e := range cfg.FileSD {
 		if e.Refresh.Duration > 0 && e.Refresh.Duration < every {
@@ -272,7 +295,7 @@ func watchFileSD(ctx context.Context, cfg *config.Config, col *scheduler.Schedul
 		if !reflect.DeepEqual(ts, current) {
 			log.Info("file_sd targets changed", "targets", len(ts))
 			current = ts
-			col.SetTargets(ctx, ts)
+			set(ctx, ts)
 		}
 	}
 }

@@ -36,7 +36,7 @@ func TestTracesJoinToTruth(t *testing.T) {
 	}
 	defer c.Close()
 
-	l := journey.NewLedger(0)
+	l := journey.NewBook(0)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func TestPhaseHistogramsAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	l := journey.NewLedger(0)
+	l := journey.NewBook(0)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"github.com/ptdmon/ptdmon/internal/trtllm/reqtrace"
 )
 
-// phaseOf maps reqtrace's spans to the ledger's phases. Queue, prefill and
+// phaseOf maps reqtrace's spans to journey's phases. Queue, prefill and
 // the KV transfer mean the same in both; decode is measured from the
 // disaggregated server's first token to the generation worker's last
 // (docs/requests.md#the-phases).
@@ -29,7 +29,7 @@ const (
 	reasonUnplaced      = "the record's clocks disagree, its phases cannot be placed"
 )
 
-// Record is the ledger record of one computed TensorRT-LLM request. wall
+// Record is the journey record of one computed TensorRT-LLM request. wall
 // puts a time of the record's reference clock (the disaggregated server's
 // steady clock, or the worker's for a worker record) on the wall clock.
 // instance names the polled server, the only instance a worker record has.

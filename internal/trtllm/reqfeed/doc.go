@@ -1,5 +1,5 @@
 // Package reqfeed feeds TensorRT-LLM's per-request perf-metrics records to
-// the request ledger of serve (internal/journey), beside the requests the
+// the request book of serve (journey.Book), beside the requests the
 // trace receiver joins. It polls GET /perf_metrics, which answers the
 // records completed since the previous call and forgets them
 // (docs/trtllm.md#generation-a), parses and computes them with

@@ -40,8 +40,8 @@ func TestPollFiles(t *testing.T) {
 		}
 	}
 	appendTo(a, lines(ts[:5])) // before serve started: not read
-	l := journey.NewLedger(0)
-	p := &Poller{Files: filepath.Join(dir, "perf_metrics-disagg-*.jsonl"), Pool: "trt", Ledger: l}
+	l := journey.NewBook(0)
+	p := &Poller{Files: filepath.Join(dir, "perf_metrics-disagg-*.jsonl"), Pool: "trt", Book: l}
 	poll := func() {
 		t.Helper()
 		if err := p.Poll(context.Background()); err != nil {

@@ -16,8 +16,8 @@ func TestPollHostile(t *testing.T) {
 		t.Helper()
 		srv := httptest.NewServer(h)
 		defer srv.Close()
-		l := journey.NewLedger(0)
-		p := &Poller{URL: srv.URL + "/perf_metrics", Client: srv.Client(), Ledger: l}
+		l := journey.NewBook(0)
+		p := &Poller{URL: srv.URL + "/perf_metrics", Client: srv.Client(), Book: l}
 		err := p.Poll(context.Background())
 		if err == nil || !strings.Contains(err.Error(), wantErr) {
 			t.Errorf("%s: error %v, want %q", name, err, wantErr)

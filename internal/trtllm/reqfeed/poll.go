@@ -28,10 +28,10 @@ type Poller struct {
 	// server writes (current servers have no /perf_metrics), e.g.
 	// /var/log/trtllm/perf_metrics-disagg-*.jsonl.
 	Files string
-	// Pool names the pool of the requests (the ledger's ?pool=).
+	// Pool names the pool of the requests (the book's ?pool=).
 	Pool   string
 	Client *http.Client
-	Ledger *journey.Ledger
+	Book   *journey.Book
 	Logger *slog.Logger
 	// Now is the wall clock (time.Now when nil).
 	Now func() time.Time
@@ -125,7 +125,7 @@ func (p *Poller) file(recs []reqtrace.Record, d float64, inst string) error {
 		out = append(out, Record(&q, &recs[i], p.Pool, inst, p.clk.wall))
 	}
 	p.n.records.Add(int64(len(out)))
-	p.Ledger.AddRecords(out, 2)
+	p.Book.AddRecords(out, 2)
 	return nil
 }
 

@@ -57,14 +57,14 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // feed serves ts in two drained batches and polls three times; it returns
-// the ledger's records by id, and the server's clock offset.
-func feed(t *testing.T, ts []reqtracetest.Timeline, k float64, probes bool) (*journey.Ledger, map[string]journey.Record) {
+// the book's records by id, and the server's clock offset.
+func feed(t *testing.T, ts []reqtracetest.Timeline, k float64, probes bool) (*journey.Book, map[string]journey.Record) {
 	t.Helper()
 	h := len(ts) / 2
 	srv := httptest.NewServer(&fakeServer{batches: [][]reqtracetest.Timeline{ts[:h], ts[h:]}, k: k, probes: probes})
 	t.Cleanup(srv.Close)
-	l := journey.NewLedger(0)
-	p := &Poller{URL: srv.URL + "/perf_metrics", Pool: "llama", Client: srv.Client(), Ledger: l}
+	l := journey.NewBook(0)
+	p := &Poller{URL: srv.URL + "/perf_metrics", Pool: "llama", Client: srv.Client(), Book: l}
 	for range 3 {
 		if err := p.Poll(context.Background()); err != nil {
 			t.Fatal(err)

@@ -23,7 +23,7 @@ func TestStalledServer(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	p := &Poller{URL: srv.URL + "/perf_metrics", Client: srv.Client(), Ledger: journey.NewLedger(0)}
+	p := &Poller{URL: srv.URL + "/perf_metrics", Client: srv.Client(), Book: journey.NewBook(0)}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); p.Run(ctx, 100*time.Millisecond) }()

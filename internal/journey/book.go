@@ -5,15 +5,15 @@ import (
 	"time"
 )
 
-// DefaultMaxSpans bounds the spans the ledger keeps by default.
+// DefaultMaxSpans bounds the spans the book keeps by default.
 const DefaultMaxSpans = 100_000
 
-// Ledger keeps the newest requests' legs, joins each request's legs as
+// Book keeps the newest requests' legs, joins each request's legs as
 // they come in (in any order) and answers queries. It holds at most
 // maxSpans spans: past that the oldest requests are dropped. Safe for
 // concurrent use. SGLang's spans waiting to be assembled into a leg are
 // bounded by maxSpans as well, apart.
-type Ledger struct {
+type Book struct {
 	mu       sync.Mutex
 	maxSpans int
 	spans    int
@@ -25,7 +25,7 @@ type Ledger struct {
 	sglang   *sglangAssembler
 }
 
-// Stats count what the ledger was given.
+// Stats count what the book was given.
 type Stats struct {
 	Legs, KVSpans, Ignored, Joined, Dropped int64
 	// Records counts records filed already joined (AddRecords).
@@ -41,20 +41,17 @@ type entry struct {
 	direct          bool // filed already joined: no legs to join
 }
 
-// NewLedger returns a ledger of at most maxSpans spans (≤ 0: the default).
-func NewLedger(maxSpans int) *Ledger {
+// NewBook returns a book of at most maxSpans spans (≤ 0: the default).
+func NewBook(maxSpans int) *Book {
 	if maxSpans <= 0 {
 		maxSpans = DefaultMaxSpans
 	}
-	return &Ledger{maxSpans: maxSpans, byTrace: map[string]*entry{}, byID: map[string]*entry{},
+	return &Book{maxSpans: maxSpans, byTrace: map[string]*entry{}, byID: map[string]*entry{},
 		sglang: newSGLangAssembler(maxSpans)}
 }
 
-// MaxSpans is the ledger's bound.
-func (l *Ledger) MaxSpans() int { return l.maxSpans }
-
 // Add files the legs and KV spans of one export.
-func (l *Ledger) Add(b Batch) {
+func (l *Book) Add(b Batch) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.stats.Ignored += int64(b.Ignored)
@@ -103,7 +100,7 @@ func (l *Ledger) Add(b Batch) {
 // several requests (an agent's calls, say), and a proxy may give the two
 // legs of one request different ids: legs of one trace whose ids differ
 // are joined only when their times fit one request (plausible).
-func (l *Ledger) find(lg *Leg) *entry {
+func (l *Book) find(lg *Leg) *entry {
 	vacant := func(e *entry) bool {
 		if e == nil || e.dropped {
 			return false
@@ -113,7 +110,7 @@ func (l *Ledger) find(lg *Leg) *entry {
 				return false
 			}
 		}
-		if lg.PrefillOnly() {
+		if lg.prefillOnly() {
 			return e.prefill == nil
 		}
 		return e.decode == nil || e.prefill == nil
@@ -149,7 +146,7 @@ func plausible(a, b *Leg) bool {
 		return a.Room == b.Room
 	}
 	p, d := a, b
-	if b.PrefillOnly() || !a.PrefillOnly() && b.Start.Before(a.Start) {
+	if b.prefillOnly() || !a.prefillOnly() && b.Start.Before(a.Start) {
 		p, d = b, a
 	}
 	return !d.Start.Before(p.End.Add(-legSkew))
@@ -157,12 +154,12 @@ func plausible(a, b *Leg) bool {
 
 // earlier says whether a leg began before another: of two legs without
 // max_tokens 1, the earlier one is taken for the prefill leg.
-func (l *Ledger) earlier(a, b *Leg) bool { return a.Start.Before(b.Start) }
+func (l *Book) earlier(a, b *Leg) bool { return a.Start.Before(b.Start) }
 
 // place puts lg on its side of e.
-func (l *Ledger) place(e *entry, lg *Leg) {
+func (l *Book) place(e *entry, lg *Leg) {
 	switch {
-	case lg.PrefillOnly():
+	case lg.prefillOnly():
 		e.prefill = lg
 	case e.decode == nil:
 		e.decode = lg
@@ -181,13 +178,13 @@ func (l *Ledger) place(e *entry, lg *Leg) {
 	}
 }
 
-func (l *Ledger) newEntry() *entry {
+func (l *Book) newEntry() *entry {
 	e := &entry{}
 	l.order = append(l.order, e)
 	return e
 }
 
-func (l *Ledger) index(e *entry, trace, id string) {
+func (l *Book) index(e *entry, trace, id string) {
 	if trace != "" {
 		l.byTrace[trace] = e
 	}
@@ -196,15 +193,15 @@ func (l *Ledger) index(e *entry, trace, id string) {
 	}
 }
 
-func (l *Ledger) refresh(e *entry) {
-	e.record = Join(e.prefill, e.decode, e.kv)
+func (l *Book) refresh(e *entry) {
+	e.record = join(e.prefill, e.decode, e.kv)
 	if e.record.ID == "" && e.kv != nil {
 		e.record.ID, e.record.TraceID = e.kv.TraceID, e.kv.TraceID
 	}
 }
 
-// evict drops the oldest entries while the ledger holds too many spans.
-func (l *Ledger) evict() {
+// evict drops the oldest entries while the book holds too many spans.
+func (l *Book) evict() {
 	for l.spans > l.maxSpans && l.head < len(l.order) {
 		e := l.order[l.head]
 		l.order[l.head] = nil
@@ -237,7 +234,7 @@ func (l *Ledger) evict() {
 }
 
 // Stats returns the counts so far.
-func (l *Ledger) Stats() Stats {
+func (l *Book) Stats() Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.stats
@@ -245,8 +242,8 @@ func (l *Ledger) Stats() Stats {
 
 // Records returns a copy of every record with at least one leg, oldest
 // first (a KV-transfer span alone waits for its legs). Waterfall and
-// Absent are shared with the ledger and must not be changed.
-func (l *Ledger) Records() []Record {
+// Absent are shared with the book and must not be changed.
+func (l *Book) Records() []Record {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := make([]Record, 0, len(l.order)-l.head)
@@ -259,9 +256,9 @@ func (l *Ledger) Records() []Record {
 }
 
 // Scan calls fn with every record that Records would return, oldest
-// first, under the ledger's lock and without copying: fn must be quick,
-// must not keep r and must not call the ledger.
-func (l *Ledger) Scan(fn func(r *Record)) {
+// first, under the book's lock and without copying: fn must be quick,
+// must not keep r and must not call the book.
+func (l *Book) Scan(fn func(r *Record)) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, e := range l.order[l.head:] {

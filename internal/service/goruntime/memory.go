@@ -1,4 +1,4 @@
-package scheduler
+package goruntime
 
 import (
 	"os"
@@ -24,7 +24,7 @@ const (
 
 // setMemoryLimit sizes the limit for targets, each of which costs extra
 // bytes more elsewhere in the process (Options.ExtraMemoryPerTarget: a
-// recording's TSDB head): a limit that left them out would have the
+// recording's TSDB head, record.HeadBytesPerTarget): a limit that left them out would have the
 // collector run without end to keep the heap under it.
 func setMemoryLimit(targets int, extra int64) {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set || targets == 0 {

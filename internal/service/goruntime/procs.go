@@ -1,4 +1,4 @@
-package scheduler
+package goruntime
 
 import (
 	"math"
@@ -49,7 +49,7 @@ func nextProcs(n, least, limit int, busy float64) int {
 	return min(max(n, least), max(limit, 1))
 }
 
-// processors is the process's: GOMAXPROCS is one for all its schedulers.
+// processors is the process's: GOMAXPROCS is one for all of it.
 var processors procs
 
 // procs sizes GOMAXPROCS; the zero value is ready.
