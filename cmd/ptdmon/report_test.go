@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/report"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/sim/simtest"
 )
 
 func runRep(args ...string) (code int, stdout, stderr string) {
@@ -60,7 +60,7 @@ func TestReportRecordingsAndCompare(t *testing.T) {
 				sc.Groups[i].Prefill.Instances++
 			}
 		}
-		_, pts, _, err := advicetest.Run(sc, seed, 240*time.Second)
+		_, pts, _, err := simtest.Run(sc, seed, 240*time.Second)
 		if err != nil {
 			return report.Input{}, err
 		}

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/sim/simtest"
 	"github.com/ptdmon/ptdmon/internal/stage"
 )
 
@@ -154,7 +154,7 @@ func TestTrackerKeepsTheRun(t *testing.T) {
 	}
 	var tr *Tracker
 	ticks := 0
-	r, err := advicetest.RunWith(sc, 1, 150*time.Second, advicetest.Options{History: 60, OnTick: func(l *ledger.Ledger) {
+	r, err := simtest.RunWith(sc, 1, 150*time.Second, simtest.Options{History: 60, OnTick: func(l *ledger.Ledger) {
 		if tr == nil {
 			tr = NewTracker(l)
 		}

@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/advice"
-	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/sim/simtest"
 )
 
 // TestRouterArrivalIsTheTruth: the ledger's arrival rate is the
@@ -18,7 +18,7 @@ import (
 // router's pool; the advice sizes for it and says so.
 func TestRouterArrivalIsTheTruth(t *testing.T) {
 	sc := routedScenario(engine.LLMDEPP)
-	_, pts, m, err := advicetest.Run(sc, 11, 90*time.Second)
+	_, pts, m, err := simtest.Run(sc, 11, 90*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestRouterArrivalIsTheTruth(t *testing.T) {
 // minute the true arrival rate within Poisson noise.
 func TestAnsweringRouterArrival(t *testing.T) {
 	sc := routedScenario(engine.DynamoFrontend)
-	_, pts, m, err := advicetest.Run(sc, 12, 90*time.Second)
+	_, pts, m, err := simtest.Run(sc, 12, 90*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/sim/simtest"
 	"github.com/ptdmon/ptdmon/internal/slo"
 )
 
@@ -44,7 +44,7 @@ func TestAdviceSLO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := advicetest.RunHistograms(sc, 1, 90*time.Second)
+	r, err := simtest.RunHistograms(sc, 1, 90*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/sim/simtest"
 )
 
 // TestAdviceEndpoint serves a ledger filled from a prefill-bound simulated
@@ -139,7 +139,7 @@ func simulatedServer(t *testing.T, name string, seed int64, d time.Duration) *ht
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, _, _, err := advicetest.Run(sc, seed, d)
+	l, _, _, err := simtest.Run(sc, seed, d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/sim/simtest"
 )
 
 // TestSnapshotPoolKVTransfers: two pools with their own B_request, the
@@ -32,7 +32,7 @@ func TestSnapshotPoolKVTransfers(t *testing.T) {
 	qwen := &sc.Groups[1]
 	qwen.Model, qwen.KVBytesPerRequest = "Qwen/Qwen2.5-7B-Instruct", sim.LlamaKVBytes/2
 	own := map[string]kvsize.Request{sc.Model: {Bytes: sc.KVBytesPerRequest, Basis: "config"}, qwen.Model: {Bytes: qwen.KVBytesPerRequest, Basis: "config"}}
-	r, err := advicetest.RunWith(sc, 2, 90*time.Second, advicetest.Options{PoolRequests: own})
+	r, err := simtest.RunWith(sc, 2, 90*time.Second, simtest.Options{PoolRequests: own})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/sim/simtest"
 	"github.com/ptdmon/ptdmon/internal/slo"
 )
 
@@ -28,7 +28,7 @@ func TestSnapshotPoolSLO(t *testing.T) {
 	qwen := &sc.Groups[1]
 	qwen.Model = "Qwen/Qwen2.5-7B-Instruct"
 	qwen.Decode.MaxBatch, qwen.Decode.StepTime = 32, 25*time.Millisecond
-	r, err := advicetest.RunHistograms(sc, 1, 90*time.Second)
+	r, err := simtest.RunHistograms(sc, 1, 90*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/sim/simtest"
 )
 
 // TestTimelineReadsInChunks checks that the verdict timeline is the same
@@ -19,7 +19,7 @@ func TestTimelineReadsInChunks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, _, _, err := advicetest.Run(sc, 1, 240*time.Second)
+		l, _, _, err := simtest.Run(sc, 1, 240*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/sim/simtest"
 	"github.com/ptdmon/ptdmon/internal/slo"
 )
 
@@ -24,7 +24,7 @@ func TestBucketsMatchEngines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := advicetest.RunHistograms(sc, 1, 50*time.Second)
+	r, err := simtest.RunHistograms(sc, 1, 50*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func BenchmarkBuckets(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := advicetest.RunHistograms(sc, 1, 30*time.Second)
+	r, err := simtest.RunHistograms(sc, 1, 30*time.Second)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,10 +7,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/metrics"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/sim/simtest"
 )
 
 // TestPhaseCollector: over a simulated vLLM pool and an SGLang pool, each
@@ -23,7 +23,7 @@ func TestPhaseCollector(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc.Groups[1].Model = "Qwen/Qwen2.5-7B-Instruct"
-	l, _, _, err := advicetest.Run(sc, 5, 30*time.Second)
+	l, _, _, err := simtest.Run(sc, 5, 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

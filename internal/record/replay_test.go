@@ -10,14 +10,14 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
-	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/scrape"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/sim/simtest"
 )
 
-var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+var epoch = simtest.Epoch
 
 // liveRun drives the simulator's engines through the adapters into a
 // ledger that records to dir, as serve does, with what makes the order of
@@ -55,77 +55,38 @@ var downFrom, downTarget = 0, 2
 // tick with the live ledger.
 func liveRunOf(t testing.TB, dir string, sc sim.Scenario, secs int, pools map[string]kvsize.Request, end func(*Recorder) error, afterTick func(*ledger.Ledger)) []ledger.Point {
 	t.Helper()
-	m, err := sim.NewModel(sc, 7, epoch)
-	if err != nil {
-		t.Fatal(err)
-	}
 	kv := kvsize.Request{Bytes: sc.KVBytesPerRequest, Basis: kvsize.BasisSimulator}
 	rec, err := Create(Options{Dir: dir, Meta: Meta{Version: "test", Interval: Duration(time.Second), Window: Duration(5 * time.Second), KVRequest: kv, PoolRequests: pools}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, History: secs + 1, KVRequest: kv, PoolRequests: pools, Tap: rec})
-	// As serve does: a new run resumes nothing, and checkpoints from here.
-	if _, err := rec.Resume(l); err != nil {
-		t.Fatal(err)
-	}
-	insts := m.Instances()
-	infos := make([]engine.Target, len(insts))
-	readers := make([]*engine.Reader, len(insts))
-	for i, in := range insts {
-		role, _ := engine.ParseRole(in.Role)
-		eng, _ := engine.ParseEngine(in.Engine)
-		infos[i] = engine.Target{Name: in.Name, Role: role, Engine: eng}
-		readers[i] = engine.NewReader(eng, role, engine.KVAuto)
-	}
-	l.SetTargets(infos)
-	var pts []ledger.Point
-	var late []ledger.Scrape
-	var buf []byte
-	for s := 1; s <= secs; s++ {
-		at := time.Duration(s) * time.Second
-		m.AdvanceTo(at)
-		for i, in := range insts {
+	res, err := simtest.RunWith(sc, 7, time.Duration(secs)*time.Second, simtest.Options{
+		PoolRequests: pools, Tap: rec, OnTick: afterTick,
+		// As serve does: a new run resumes nothing, and checkpoints from here.
+		Start: func(l *ledger.Ledger) error { _, err := rec.Resume(l); return err },
+		Read: func(s, i int, sc *ledger.Scrape) simtest.When {
 			// Each target's midpoint is off the grid by a different number
 			// of nanoseconds; the second one's scrapes are slow and arrive
 			// after the tick.
-			when := epoch.Add(at - time.Duration(137_000+i*1_311+s*17))
+			sc.Time = sc.Time.Add(-time.Duration(137_000 + i*1_311 + s*17))
 			if (s+i)%23 == 0 || downFrom > 0 && s >= downFrom && i == downTarget {
-				l.Record(ledger.Scrape{Target: in.Name, Time: when, Err: errors.New("timeout"), Reason: scrape.ReasonTimeout})
-				continue
+				sc.Obs, sc.Err, sc.Reason, sc.Duration, sc.Bytes, sc.Samples = nil, errors.New("timeout"), scrape.ReasonTimeout, 0, 0, 0
+				return simtest.BeforeTick
 			}
-			body, f, err := m.Exposition(in.Name, buf[:0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			buf = body
-			obs, err := readers[i].Read(body, f.ContentType())
-			if err != nil {
-				t.Fatal(err)
-			}
-			sc := ledger.Scrape{Target: in.Name, Time: when, Duration: 3 * time.Millisecond, Bytes: len(body), Samples: obs.Samples, Obs: obs}
 			if i == 1 {
-				o := *obs
-				o.Counters = append([]engine.CounterValue(nil), obs.Counters...)
-				sc.Obs = &o
-				late = append(late, sc)
-				continue
+				return simtest.AfterTick
 			}
-			l.Record(sc)
-		}
-		pts = append(pts, l.Tick(epoch.Add(at+time.Duration(s)*911)))
-		if afterTick != nil {
-			afterTick(l)
-		}
-		for _, sc := range late {
-			l.Record(sc)
-		}
-		late = late[:0]
+			return simtest.BeforeTick
+		},
+		TickAt: func(s int, at time.Time) time.Time { return at.Add(time.Duration(s) * 911) },
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if err := end(rec); err != nil {
 		t.Fatal(err)
 	}
-	return pts
+	return res.Points
 }
 
 func TestReplayEqualsLive(t *testing.T) {

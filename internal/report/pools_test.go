@@ -12,12 +12,12 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/advice"
-	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
 	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/diagnose"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/sim/simtest"
 )
 
 // TestVerdictsByPoolAreTheLiveOnes: two models on one engine kind, one
@@ -71,12 +71,12 @@ func TestVerdictsByPoolAreTheLiveOnes(t *testing.T) {
 			t.Fatalf("the report's timeline has no span at %v", p.Time)
 		}
 		if got.class != want.class || len(got.groups) != len(want.groups) {
-			t.Errorf("at %v: report %s %v, live %s %v", p.Time.Sub(advicetest.Epoch), got.class, got.groups, want.class, want.groups)
+			t.Errorf("at %v: report %s %v, live %s %v", p.Time.Sub(simtest.Epoch), got.class, got.groups, want.class, want.groups)
 			continue
 		}
 		for g, c := range want.groups {
 			if got.groups[g] != c {
-				t.Errorf("at %v: pool %s: report %s, live %s", p.Time.Sub(advicetest.Epoch), g, got.groups[g], c)
+				t.Errorf("at %v: pool %s: report %s, live %s", p.Time.Sub(simtest.Epoch), g, got.groups[g], c)
 			}
 			seen[g+" "+string(c)] = true
 		}
@@ -92,7 +92,7 @@ func TestVerdictsByPoolAreTheLiveOnes(t *testing.T) {
 // twoPoolRun is two models on one engine kind, one limited by its KV link
 // and one (qwen) by its prefill, each with its own B_request, run for 180 s,
 // and the report input over the run's ledger.
-func twoPoolRun(t *testing.T) (res *advicetest.Result, in Input, kv sim.Scenario, qwen sim.Group) {
+func twoPoolRun(t *testing.T) (res *simtest.Result, in Input, kv sim.Scenario, qwen sim.Group) {
 	t.Helper()
 	kv, err := sim.LoadScenario("kv-bound")
 	if err != nil {
@@ -109,7 +109,7 @@ func twoPoolRun(t *testing.T) (res *advicetest.Result, in Input, kv sim.Scenario
 		kv.Model:   {Bytes: kv.Groups[0].BytesPerRequest(kv), Basis: kvsize.BasisSimulator},
 		qwen.Model: {Bytes: qwen.KVBytesPerRequest, Basis: kvsize.BasisSimulator},
 	}
-	res, err = advicetest.RunWith(kv, 3, 180*time.Second, advicetest.Options{PoolRequests: own})
+	res, err = simtest.RunWith(kv, 3, 180*time.Second, simtest.Options{PoolRequests: own})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestReportPools(t *testing.T) {
 	}
 	// The instant rates at lo..hi tile the span since the point before lo.
 	t0, t1 := res.Points[lo-1].Time, res.Points[hi].Time
-	a, b := res.Model.TruthAt(t0.Sub(advicetest.Epoch)), res.Model.TruthAt(t1.Sub(advicetest.Epoch))
+	a, b := res.Model.TruthAt(t0.Sub(simtest.Epoch)), res.Model.TruthAt(t1.Sub(simtest.Epoch))
 	meta := res.Ledger.Meta()
 	bottleneck := map[string]string{}
 	for i, g := range b.Load.Groups {
@@ -252,7 +252,7 @@ func TestReportPoolsHTML(t *testing.T) {
 
 // liveAdvice is each pool's capacities from the live /api/v1/advice over
 // res's ledger.
-func liveAdvice(t *testing.T, res *advicetest.Result) map[string][]advice.Capacity {
+func liveAdvice(t *testing.T, res *simtest.Result) map[string][]advice.Capacity {
 	t.Helper()
 	srv := httptest.NewServer((&api.Server{Ledger: res.Ledger}).Handler())
 	defer srv.Close()

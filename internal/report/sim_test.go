@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
 	"github.com/ptdmon/ptdmon/internal/diagnose"
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/sim/simtest"
 	"github.com/ptdmon/ptdmon/internal/slo"
 )
 
@@ -29,7 +29,7 @@ func simInput(t testing.TB, name string, seed int64, dur time.Duration, edit fun
 	if edit != nil {
 		edit(&sc)
 	}
-	res, err := advicetest.RunHistograms(sc, seed, dur)
+	res, err := simtest.RunHistograms(sc, seed, dur)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,8 +52,8 @@ func simInput(t testing.TB, name string, seed int64, dur time.Duration, edit fun
 
 // simBuckets are the latency histograms' increases between two scrapes of
 // a simulated run, per instance, as a recording keeps them.
-func simBuckets(res *advicetest.Result, from, to time.Time) (ledger.Buckets, bool) {
-	a, b := int(from.Sub(advicetest.Epoch)/time.Second), int(to.Sub(advicetest.Epoch)/time.Second)
+func simBuckets(res *simtest.Result, from, to time.Time) (ledger.Buckets, bool) {
+	a, b := int(from.Sub(simtest.Epoch)/time.Second), int(to.Sub(simtest.Epoch)/time.Second)
 	out := ledger.Buckets{Time: to, Seconds: float64(b - a)}
 	for i, in := range res.Instances {
 		rb := &out.Decode
@@ -113,7 +113,7 @@ func TestSteadyStateAgainstSimulatorTruth(t *testing.T) {
 		if firstDecode == 0 {
 			t.Fatalf("%s: no decode completion in the run", name)
 		}
-		if got, min := r.Steady.From.Sub(advicetest.Epoch), firstDecode+in.Meta.Window; got < min {
+		if got, min := r.Steady.From.Sub(simtest.Epoch), firstDecode+in.Meta.Window; got < min {
 			t.Errorf("%s: steady span starts at %v, before the pipeline ran (first decode completion %v + W)", name, got, firstDecode)
 		}
 		if r.Steady.Seconds < 150 {
@@ -121,7 +121,7 @@ func TestSteadyStateAgainstSimulatorTruth(t *testing.T) {
 		}
 		// The mean is the true completions over the span: the counters'
 		// increase from the point before the span to its last point.
-		from, to := r.Steady.From.Sub(advicetest.Epoch)-time.Second, r.Steady.To.Sub(advicetest.Epoch)
+		from, to := r.Steady.From.Sub(simtest.Epoch)-time.Second, r.Steady.To.Sub(simtest.Epoch)
 		a, b := m.TruthAt(from).Totals, m.TruthAt(to).Totals
 		secs := (to - from).Seconds()
 		for _, c := range []struct {

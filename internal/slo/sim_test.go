@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/sim/simtest"
 	"github.com/ptdmon/ptdmon/internal/slo"
 )
 
@@ -32,7 +32,7 @@ func TestDominantPhaseInSimulator(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := advicetest.RunHistograms(sc, 1, 180*time.Second)
+			r, err := simtest.RunHistograms(sc, 1, 180*time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}

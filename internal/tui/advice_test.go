@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
 	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/sim/simtest"
 	"github.com/ptdmon/ptdmon/internal/slo"
 )
 
@@ -26,7 +26,7 @@ func TestAdviceInFrame(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, _, _, err := advicetest.Run(sc, 1, 150*time.Second)
+	l, _, _, err := simtest.Run(sc, 1, 150*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

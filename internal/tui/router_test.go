@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
 	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/sim/simtest"
 )
 
 // With a router in front of the pool, the advice line says the rate it
@@ -22,7 +22,7 @@ func TestAdviceSaysRouterMeasured(t *testing.T) {
 		}
 		sc.Groups = sc.Groups[:1]
 		sc.Groups[0].Router = router
-		l, _, _, err := advicetest.Run(sc, 1, 90*time.Second)
+		l, _, _, err := simtest.Run(sc, 1, 90*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}

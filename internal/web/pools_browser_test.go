@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/advice"
-	"github.com/ptdmon/ptdmon/internal/advice/advicetest"
 	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/diagnose"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/sim/simtest"
 	"github.com/ptdmon/ptdmon/internal/slo"
 	"github.com/ptdmon/ptdmon/internal/testutil"
 	"github.com/ptdmon/ptdmon/internal/web"
@@ -52,7 +52,7 @@ func TestPoolsPanelInChromium(t *testing.T) {
 	qwen.Model = "Qwen/Qwen2.5-7B-Instruct"
 	qwen.Decode.MaxBatch, qwen.Decode.StepTime = 32, 25*time.Millisecond
 	own := map[string]kvsize.Request{sc.Model: {Bytes: sc.KVBytesPerRequest, Basis: "config"}}
-	r, err := advicetest.RunWith(sc, 1, 60*time.Second, advicetest.Options{PoolRequests: own})
+	r, err := simtest.RunWith(sc, 1, 60*time.Second, simtest.Options{PoolRequests: own})
 	must(t, err)
 	s := &api.Server{Ledger: r.Ledger, SLO: slo.Thresholds{TTFT: 15, E2E: 12}, Extra: web.Routes()}
 	srv := httptest.NewServer(s.Handler())
@@ -199,7 +199,7 @@ func TestPoolsPanelOnePool(t *testing.T) {
 		must(t, err)
 		sc.Groups = sc.Groups[:1]
 		sc.Groups[0].Router, sc.Groups[0].DecodeOnlyFraction = router, 0.4
-		r, err := advicetest.RunWith(sc, 3, 40*time.Second, advicetest.Options{})
+		r, err := simtest.RunWith(sc, 3, 40*time.Second, simtest.Options{})
 		must(t, err)
 		s := &api.Server{Ledger: r.Ledger, Extra: web.Routes()}
 		srv := httptest.NewServer(s.Handler())

@@ -1,6 +1,7 @@
-// Package advicetest drives the simulator in simulated time through the
-// real engine adapters into a ledger, for tests of what reads the ledger.
-package advicetest
+// Package simtest drives the simulator in simulated time through the real
+// engine adapters into a ledger, for tests of what reads the ledger or
+// taps its inputs: the one harness from the simulator to the ledger.
+package simtest
 
 import (
 	"fmt"
@@ -67,7 +68,29 @@ type Options struct {
 	OnTick func(*ledger.Ledger)
 	// PoolRequests are the pools' own B_request (docs/pools.md).
 	PoolRequests map[string]kvsize.Request
+	// Tap, if set, sees the ledger's inputs (ledger.Config.Tap).
+	Tap ledger.Tap
+	// Start, if set, is called with the new ledger before it is given its
+	// targets (a recorder's resume).
+	Start func(*ledger.Ledger) error
+	// Read, if set, is called with each scrape of simulated second s and
+	// instance i before the ledger takes it: it may change it (its time,
+	// a failure in place of the read) and says when the ledger takes it.
+	Read func(s, i int, sc *ledger.Scrape) When
+	// TickAt, if set, is the time of second s's tick, at the end of
+	// simulated time at (default: that time).
+	TickAt func(s int, at time.Time) time.Time
 }
+
+// When the ledger takes a scrape.
+type When int
+
+const (
+	// BeforeTick: at its second, before that second's tick.
+	BeforeTick When = iota
+	// AfterTick: right after that second's tick, as a slow scrape.
+	AfterTick
+)
 
 // RunWith is RunHistograms with options.
 func RunWith(sc sim.Scenario, seed int64, dur time.Duration, o Options) (*Result, error) {
@@ -78,8 +101,14 @@ func RunWith(sc sim.Scenario, seed int64, dur time.Duration, o Options) (*Result
 	if o.History <= 0 {
 		o.History = int(dur/time.Second) + 1
 	}
-	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second,
-		History: o.History, KVRequest: kvsize.Request{Bytes: sc.KVBytesPerRequest}, PoolRequests: o.PoolRequests})
+	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, History: o.History,
+		KVRequest:    kvsize.Request{Bytes: sc.KVBytesPerRequest, Basis: kvsize.BasisSimulator},
+		PoolRequests: o.PoolRequests, Tap: o.Tap})
+	if o.Start != nil {
+		if err := o.Start(l); err != nil {
+			return nil, err
+		}
+	}
 	insts := m.Instances()
 	infos := make([]engine.Target, len(insts))
 	readers := make([]*engine.Reader, len(insts))
@@ -91,35 +120,66 @@ func RunWith(sc sim.Scenario, seed int64, dur time.Duration, o Options) (*Result
 	}
 	l.SetTargets(infos)
 	var buf []byte
+	var late []ledger.Scrape
 	points := make([]ledger.Point, 0, int(dur/time.Second))
 	res := &Result{Ledger: l, Model: m, Instances: insts}
 	for at := time.Second; at <= dur; at += time.Second {
 		m.AdvanceTo(at)
 		now := Epoch.Add(at)
+		s := int(at / time.Second)
 		hs := make([][engine.NumHistograms]engine.Histogram, len(insts))
 		res.hists = append(res.hists, hs)
 		for i, in := range insts {
+			sc := ledger.Scrape{Target: in.Name, Time: now}
 			body, f, err := m.Exposition(in.Name, buf[:0])
 			if err != nil {
-				l.Record(ledger.Scrape{Target: in.Name, Time: now, Err: err, Reason: "refused"})
+				sc.Err, sc.Reason = err, "refused"
+			} else {
+				buf = body
+				obs, err := readers[i].Read(body, f.ContentType())
+				if err != nil {
+					return nil, fmt.Errorf("%s at %v: %w", in.Name, at, err)
+				}
+				for k, h := range obs.Histograms {
+					h.Buckets = append([]engine.Bucket(nil), h.Buckets...)
+					hs[i][k] = h
+				}
+				sc.Duration, sc.Bytes, sc.Samples, sc.Obs = 3*time.Millisecond, len(body), obs.Samples, obs
+			}
+			if o.Read != nil && o.Read(s, i, &sc) == AfterTick {
+				// The reader reuses its observation: a scrape taken later
+				// keeps a copy.
+				if sc.Obs != nil {
+					sc.Obs = copyObservation(sc.Obs)
+				}
+				late = append(late, sc)
 				continue
 			}
-			buf = body
-			obs, err := readers[i].Read(body, f.ContentType())
-			if err != nil {
-				return nil, fmt.Errorf("%s at %v: %w", in.Name, at, err)
-			}
-			for k, h := range obs.Histograms {
-				h.Buckets = append([]engine.Bucket(nil), h.Buckets...)
-				hs[i][k] = h
-			}
-			l.Record(ledger.Scrape{Target: in.Name, Time: now, Obs: obs})
+			l.Record(sc)
 		}
-		points = append(points, l.Tick(now))
+		tick := now
+		if o.TickAt != nil {
+			tick = o.TickAt(s, now)
+		}
+		points = append(points, l.Tick(tick))
 		if o.OnTick != nil {
 			o.OnTick(l)
 		}
+		for _, sc := range late {
+			l.Record(sc)
+		}
+		late = late[:0]
 	}
 	res.Points = points
 	return res, nil
+}
+
+// copyObservation copies what a reader reuses of o.
+func copyObservation(o *engine.Observation) *engine.Observation {
+	c := *o
+	c.Counters = append([]engine.CounterValue(nil), o.Counters...)
+	for k := range c.Histograms {
+		c.Histograms[k].Buckets = append([]engine.Bucket(nil), o.Histograms[k].Buckets...)
+	}
+	return &c
 }
