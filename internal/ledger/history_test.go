@@ -93,7 +93,6 @@ func TestHistoryReadsWhatWasComputed(t *testing.T) {
 			}
 		}
 	}
-
 }
 
 // TestHistoryBudgetDropsOldestDetail checks that detail over the budget
