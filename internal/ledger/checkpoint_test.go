@@ -1,10 +1,14 @@
 package ledger
 
 import (
+	"compress/gzip"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"os"
 	"testing"
 	"time"
 
@@ -21,8 +25,7 @@ func ckptLedger(cfg Config) *Ledger {
 	}
 	cfg.KVRequest = kvsize.Request{Bytes: 1 << 20}
 	l := New(cfg)
-	l.hist.hot = 3
-	l.hist.seal = 7
+	quickCold(l, 3, 7)
 	l.SetTargets([]engine.Target{
 		{Name: "p0", Role: engine.Prefill, Engine: engine.VLLM},
 		{Name: "p1", Role: engine.Prefill},
@@ -253,5 +256,56 @@ func TestCheckpointRefusesWhatItCannotTrust(t *testing.T) {
 	l := ckptLedger(Config{History: 120})
 	if n, _, err := l.Restore(newer, time.Time{}); !errors.Is(err, ErrCheckpointMismatch) || n != 0 {
 		t.Errorf("restore of another version's piece: %d points, %v; want none and a mismatch", n, err)
+	}
+}
+
+// Pieces a recording kept before the history had a package of its own
+// (testdata/checkpoint-v1.pieces.gz: checkpointed(t, 40)'s, each after its
+// length as a uvarint) restore to the points computed now from the same
+// inputs: the layout of a piece and the names of its fields hold.
+func TestCheckpointRestoresEarlierPieces(t *testing.T) {
+	f, err := os.Open("testdata/checkpoint-v1.pieces.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pieces [][]byte
+	for len(b) > 0 {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < n {
+			t.Fatal("testdata/checkpoint-v1.pieces.gz is cut short")
+		}
+		pieces, b = append(pieces, b[k:k+int(n)]), b[k+int(n):]
+	}
+	live, _ := checkpointed(t, 40)
+	want := live.Since(time.Time{})
+
+	l := ckptLedger(Config{History: 40})
+	n, _, err := l.Restore(pieces, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every point but the hot ones and the blocks waiting for their segment.
+	if n < 40-3-7 || n > 40-3 {
+		t.Fatalf("restored %d points of 40", n)
+	}
+	got := l.Since(time.Time{})
+	detail := 0
+	for i := range got {
+		if d := samePoints(want[i], got[i]); d != "" {
+			t.Fatalf("point %d: %s", i, d)
+		}
+		detail += len(got[i].Instances)
+	}
+	if detail < 4*n {
+		t.Errorf("restored points hold %d instance-points, want at least %d", detail, 4*n)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
+	"github.com/ptdmon/ptdmon/internal/ledger/history"
 )
 
 // TestHistoryReadsWhatWasComputed checks that the points read back from the
@@ -20,8 +21,10 @@ import (
 func TestHistoryReadsWhatWasComputed(t *testing.T) {
 	const ticks, ring = 120, 40
 	l := New(Config{Interval: time.Second, Window: 5 * time.Second, History: ring, KVRequest: kvsize.Request{Bytes: 1 << 20}})
-	l.hist.hot = 3  // most points go cold within the test
-	l.hist.seal = 7 // most cold points are in segments, the newest few in blocks; the oldest segment has lost some points
+	// Most points go cold within the test; most cold points are in
+	// segments, the newest few in blocks; the oldest segment has lost some
+	// points. (The history's own tests check where each point's detail is.)
+	quickCold(l, 3, 7)
 	l.SetTargets([]engine.Target{
 		{Name: "p0", Role: engine.Prefill, Engine: engine.VLLM},
 		{Name: "p1", Role: engine.Prefill},                     // no KV counter
@@ -54,7 +57,6 @@ func TestHistoryReadsWhatWasComputed(t *testing.T) {
 	if len(got) != ring {
 		t.Fatalf("history holds %d points, want %d", len(got), ring)
 	}
-	cold, folded := 0, 0
 	for i := range got {
 		if !reflect.DeepEqual(got[i], want[i]) {
 			t.Fatalf("point %d read back differs:\n got %+v\nwant %+v", i, got[i].Instances, want[i].Instances)
@@ -64,20 +66,6 @@ func TestHistoryReadsWhatWasComputed(t *testing.T) {
 		if string(gb) != string(wb) {
 			t.Fatalf("point %d JSON differs:\n got %s\nwant %s", i, gb, wb)
 		}
-		if l.hist.at(i).stored() {
-			cold++
-		}
-		if l.hist.at(i).folded != nil {
-			folded++
-		}
-	}
-	if cold != ring-3 {
-		t.Errorf("%d points stored by column, want %d", cold, ring-3)
-	}
-	// One pool holds every instance: its stages are the deployment's,
-	// and cold points keep them once.
-	if folded != ring-3 {
-		t.Errorf("%d points with their one pool folded, want %d", folded, ring-3)
 	}
 	if d0 := got[0].Instances[0]; d0.Target != "d0" || d0.WindowTo.Location() != east {
 		t.Errorf("%s's window time reads back in %v, want d0's in %v", d0.Target, d0.WindowTo.Location(), east)
@@ -105,49 +93,13 @@ func TestHistoryReadsWhatWasComputed(t *testing.T) {
 			}
 		}
 	}
-
-	// The tables hold what the stored blocks and segments refer to and
-	// nothing more: the stale reason of every past second has left with
-	// its block, or with the last point of its segment.
-	reasons, names := map[string]bool{}, map[instanceKey]bool{}
-	seen := map[*segment]bool{}
-	for i := 0; i < l.hist.count; i++ {
-		s := l.hist.at(i)
-		var stored []InstancePoint
-		switch {
-		case s.seg != nil && !seen[s.seg]:
-			seen[s.seg] = true
-			rd := l.hist.cols.newSegReader(s.seg, "")
-			for k := range s.seg.n { // the points the ring has let go of too
-				stored = append(stored, rd.point(&l.hist.cols, k, "")...)
-			}
-		case s.cold != nil:
-			stored = l.hist.storedDetail(s)
-		}
-		for _, ip := range stored {
-			names[instanceKey{ip.Target, ip.Role, ip.Engine, ip.Pool}] = true
-			for _, f := range instanceSeries {
-				if n := f(&ip); !n.OK() {
-					reasons[n.Why] = true
-				}
-			}
-		}
-	}
-	if n := len(l.hist.cols.reasons.codes); n != len(reasons) {
-		t.Errorf("reason table holds %d strings, the stored blocks and segments use %d", n, len(reasons))
-	}
-	if n := len(l.hist.cols.instances.codes); n != len(names) {
-		t.Errorf("instance table holds %d entries, the stored blocks and segments use %d", n, len(names))
-	}
 }
 
 // TestHistoryBudgetDropsOldestDetail checks that detail over the budget
-// leaves oldest first, cold blocks included, and that the tables forget
-// what only the dropped blocks used.
+// leaves oldest first, cold blocks included.
 func TestHistoryBudgetDropsOldestDetail(t *testing.T) {
 	l := New(Config{Interval: time.Second, Window: 5 * time.Second, History: 30, InstanceBudget: 20})
-	l.hist.hot = 2
-	l.hist.seal = 3
+	quickCold(l, 2, 3)
 	l.SetTargets([]engine.Target{{Name: "a", Role: engine.Prefill}, {Name: "b", Role: engine.Decode}})
 	for s := 0; s < 50; s++ {
 		l.Tick(at(float64(s)))
@@ -162,12 +114,6 @@ func TestHistoryBudgetDropsOldestDetail(t *testing.T) {
 			t.Errorf("point %d of %d has %d instances, want %d", i, len(pts), len(p.Instances), want)
 		}
 	}
-	if l.hist.kept != 20 {
-		t.Errorf("kept = %d, want 20", l.hist.kept)
-	}
-	if n := len(l.hist.cols.instances.codes); n != 2 {
-		t.Errorf("instance table holds %d entries, want 2", n)
-	}
 }
 
 // TestHistoryReadsWhileTicking reads cold points while ticks evict and
@@ -175,8 +121,7 @@ func TestHistoryBudgetDropsOldestDetail(t *testing.T) {
 // point read holds every instance under its own name.
 func TestHistoryReadsWhileTicking(t *testing.T) {
 	l := New(Config{Interval: time.Second, Window: 5 * time.Second, History: 20})
-	l.hist.hot = 1
-	l.hist.seal = 4
+	quickCold(l, 1, 4)
 	names := []string{"a", "b", "c"}
 	var infos []engine.Target
 	for _, n := range names {
@@ -214,10 +159,9 @@ func TestHistoryReadsWhileTicking(t *testing.T) {
 	}
 }
 
-// storedDetail rebuilds the detail a slot stores by column.
-func (h *history) storedDetail(s *slot) []InstancePoint {
-	if s.seg != nil {
-		return h.cols.newSegReader(s.seg, "").point(&h.cols, s.segIdx, "")
-	}
-	return h.cols.materialise(s.cold, "")
+// quickCold makes l's points go cold once hot newer ones follow them, and
+// gathers seal of its blocks into a segment, so that a short test reads
+// blocks and segments: l must hold no point yet.
+func quickCold(l *Ledger, hot, seal int) {
+	l.hist = history.New(l.cfg.History, l.cfg.InstanceBudget, hot, seal)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
+	"github.com/ptdmon/ptdmon/internal/ledger/history"
 	"github.com/ptdmon/ptdmon/internal/scrape"
 )
 
@@ -110,7 +111,7 @@ type Ledger struct {
 	names     []string // sorted
 	removedKV float64  // adjusted KV bytes of targets no longer configured
 	sawKV     bool
-	hist      history
+	hist      history.History
 	subs      map[chan Point]struct{}
 }
 
@@ -120,7 +121,7 @@ func New(cfg Config) *Ledger {
 	return &Ledger{
 		cfg:     cfg,
 		targets: make(map[string]*target),
-		hist:    newHistory(cfg.History, cfg.InstanceBudget, cfg.Interval),
+		hist:    newHistory(&cfg),
 		subs:    make(map[chan Point]struct{}),
 	}
 }
@@ -247,7 +248,7 @@ func (l *Ledger) Tick(now time.Time) Point {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p := l.compute(now)
-	l.hist.append(p)
+	l.hist.Append(p)
 	if l.cfg.Tap != nil {
 		l.cfg.Tap.Tick(now, p)
 	}

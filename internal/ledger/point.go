@@ -1,130 +1,61 @@
+// Package ledger keeps the per-series counter state of every target, turns it
+// into per-instance and per-stage rates (instant and windowed, docs/design.md#rate-semantics), and
+// holds a bounded history of the resulting points for the sinks to read
+// (internal/ledger/history). The points are package point's; their names
+// here are the same types.
 package ledger
 
-import "time"
+import "github.com/ptdmon/ptdmon/internal/ledger/point"
 
-// Point is the state of the deployment at one tick.
-type Point struct {
-	Time    time.Time  `json:"time"`
-	Prefill StagePoint `json:"prefill"`
-	KV      KVPoint    `json:"kv"`
-	Decode  StagePoint `json:"decode"`
-	// GlobalKVBytes is flagcx_total_bytes_transferred_total: every engine's
-	// cumulative KV bytes, carried across resets and vanished engines.
-	GlobalKVBytes Num `json:"global_kv_bytes_total"`
-	// Router is every router's sum; Routers the Router of each pool that
-	// has routers, by pool name, as the JSON API writes them.
-	Router    RouterPoint     `json:"router"`
-	Routers   []RouterPoint   `json:"routers,omitempty"`
-	Instances []InstancePoint `json:"instances,omitempty"`
-	// Pools is each pool at the tick, in name order (poolsum.go); the API
-	// serves them as its pool objects.
-	Pools []PoolPoint `json:"-"`
-}
+// The types of a point (package point).
+type (
+	Point         = point.Point
+	StagePoint    = point.StagePoint
+	KVPoint       = point.KVPoint
+	Queues        = point.Queues
+	Quant         = point.Quant
+	InstancePoint = point.InstancePoint
+	PoolPoint     = point.PoolPoint
+	RouterPoint   = point.RouterPoint
+	Failures      = point.Failures
+	FailureRate   = point.FailureRate
+	FailureKind   = point.FailureKind
+	Phases        = point.Phases
+	Num           = point.Num
+)
 
-// StagePoint is the prefill or decode stage: the sum over its instances.
-type StagePoint struct {
-	Instant Num `json:"requests_per_second"`
-	Window  Num `json:"requests_per_second_window"`
+// KindRecomputed is recompute on decode, the kind that is no failure
+// counter: it is counted in prompt tokens.
+const KindRecomputed = point.KindRecomputed
 
-	Instances int      `json:"instances"`
-	Up        int      `json:"instances_up"`
-	Partial   bool     `json:"partial,omitempty"`
-	Missing   []string `json:"missing,omitempty"`
+// WhyNoRouter is the reason of router values that no target gives.
+const WhyNoRouter = point.WhyNoRouter
 
-	Running   Num    `json:"running"`
-	Waiting   Num    `json:"waiting"`
-	Queues    Queues `json:"queues"`
-	KVUsage   Num    `json:"kv_cache_usage_ratio"`
-	PromptTPS Num    `json:"prompt_tokens_per_second"`
-	GenTPS    Num    `json:"generation_tokens_per_second"`
-	TTFT      Quant  `json:"ttft_seconds"`
-	ITL       Quant  `json:"itl_seconds"`
-	E2E       Quant  `json:"e2e_seconds"`
-}
+// whyNonFinite is the reason of a value that is +Inf or NaN.
+const whyNonFinite = point.WhyNonFinite
 
-// KVPoint is the KV-transfer stage: bytes from every instance's connector,
-// converted to requests with B_request.
-type KVPoint struct {
-	Instant      Num `json:"requests_per_second"`
-	Window       Num `json:"requests_per_second_window"`
-	BytesInstant Num `json:"bytes_per_second"`
-	BytesWindow  Num `json:"bytes_per_second_window"`
-	Transfers    Num `json:"transfers_per_second"`
-	Failures     Num `json:"failures_per_second"`
+// FailureKinds lists the kinds in the order views show them.
+var FailureKinds = point.FailureKinds
 
-	Instances int      `json:"instances"`
-	Up        int      `json:"instances_up"`
-	Partial   bool     `json:"partial,omitempty"`
-	Missing   []string `json:"missing,omitempty"`
+// PhaseNames names the phases in order, as the API writes them.
+var PhaseNames = point.PhaseNames
 
-	XferTime Quant `json:"transfer_seconds"`
-}
+// Val is a present value; +Inf and NaN are absent, never shown.
+func Val(v float64) Num { return point.Val(v) }
 
-// Queues are the P/D hand-off queues (SGLang): bootstrap and inflight on
-// prefill instances, prealloc and transfer on decode instances.
-type Queues struct {
-	Bootstrap Num `json:"bootstrap"`
-	Inflight  Num `json:"inflight"`
-	Prealloc  Num `json:"prealloc"`
-	Transfer  Num `json:"transfer"`
-}
+// Absent is a missing value with its reason.
+func Absent(why string) Num { return point.Absent(why) }
 
-// Quant holds quantiles of a histogram over the window.
-type Quant struct {
-	P50 Num `json:"p50"`
-	P90 Num `json:"p90"`
-	P99 Num `json:"p99"`
-}
+// NoRouter is the RouterPoint of a pool or deployment without a router.
+func NoRouter(pool string) RouterPoint { return point.NoRouter(pool) }
 
-// InstancePoint is one target at one tick.
-type InstancePoint struct {
-	Target string `json:"target"`
-	Role   string `json:"role"`
-	Engine string `json:"engine"`
-	// Pool is the pool the instance serves in (PoolOf), settled once per
-	// tick for every reader of the point.
-	Pool string `json:"-"`
-	Up   bool   `json:"up"`
+// AbsentPhases is Phases with every value absent for why.
+func AbsentPhases(why string) Phases { return point.AbsentPhases(why) }
 
-	Instant   Num    `json:"requests_per_second"`
-	Window    Num    `json:"requests_per_second_window"`
-	KVBytes   Num    `json:"kv_bytes_per_second"`
-	KVBytesW  Num    `json:"kv_bytes_per_second_window"`
-	Running   Num    `json:"running"`
-	Waiting   Num    `json:"waiting"`
-	Queues    Queues `json:"queues"`
-	KVUsage   Num    `json:"kv_cache_usage_ratio"`
-	PromptTPS Num    `json:"prompt_tokens_per_second"`
-	GenTPS    Num    `json:"generation_tokens_per_second"`
+// AbsentFailures is Failures with every value absent for why: for a pool
+// the ledger has no values of.
+func AbsentFailures(why string) Failures { return point.AbsentFailures(why) }
 
-	// WindowFrom and WindowTo are the real times of the first and last
-	// samples the windowed rate was computed from.
-	WindowFrom time.Time `json:"window_from,omitzero"`
-	WindowTo   time.Time `json:"window_to,omitzero"`
-}
-
-// MarshalJSON adds the reasons of absent values.
-func (s StagePoint) MarshalJSON() ([]byte, error) {
-	type alias StagePoint
-	return withAbsent(s, alias(s))
-}
-
-// MarshalJSON adds the reasons of absent values.
-func (k KVPoint) MarshalJSON() ([]byte, error) {
-	type alias KVPoint
-	return withAbsent(k, alias(k))
-}
-
-// MarshalJSON adds the reasons of absent values.
-func (p InstancePoint) MarshalJSON() ([]byte, error) {
-	type alias InstancePoint
-	return withAbsent(p, alias(p))
-}
-
-// MarshalJSON adds the reason when the global counter is absent.
-func (p Point) MarshalJSON() ([]byte, error) {
-	type alias Point
-	return withAbsent(struct {
-		GlobalKVBytes Num `json:"global_kv_bytes_total"`
-	}{p.GlobalKVBytes}, alias(p))
-}
+// SplitPools is w's points pool by pool: for every pool that serves in
+// any of them, its view at every point (Point.PoolView).
+func SplitPools(w []Point) map[string][]Point { return point.SplitPools(w) }

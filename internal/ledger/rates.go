@@ -104,11 +104,13 @@ func quant(acc *merged, what string) Quant {
 	bounds, counts := acc.sum()
 	n := len(counts)
 	if n == 0 {
-		return Quant{Absent("no " + what + " histogram"), Absent("no " + what + " histogram"), Absent("no " + what + " histogram")}
+		none := Absent("no " + what + " histogram")
+		return Quant{P50: none, P90: none, P99: none}
 	}
 	if counts[n-1] <= 0 {
 		why := "no " + what + " observations in the window"
-		return Quant{Absent(why), Absent(why), Absent(why)}
+		n := Absent(why)
+		return Quant{P50: n, P90: n, P99: n}
 	}
 	q := func(p float64) Num {
 		v, ok := quantile(p, bounds, counts)
@@ -117,7 +119,7 @@ func quant(acc *merged, what string) Quant {
 		}
 		return Val(v)
 	}
-	return Quant{q(0.5), q(0.9), q(0.99)}
+	return Quant{P50: q(0.5), P90: q(0.9), P99: q(0.99)}
 }
 
 // compute is the point at now: each instance's values and its pool, then

@@ -1,50 +1,10 @@
 package ledger
 
-import (
-	"reflect"
+import "github.com/ptdmon/ptdmon/internal/engine"
 
-	"github.com/ptdmon/ptdmon/internal/engine"
-)
-
-// RouterPoint is what the routers in front of a pool, or of the whole
-// deployment, say at one tick (docs/pools.md#routers): the arrival rate as
-// the router counts it, the requests it answered with an error, its queue
-// and in-flight requests, the TTFT its clients see and, where it exports
-// them, its P/D decisions. Every rate is over the window W.
-type RouterPoint struct {
-	// Pool is the pool the routers serve; "" for the deployment's.
-	Pool      string `json:"pool,omitempty"`
-	Instances int    `json:"instances"`
-	Up        int    `json:"instances_up"`
-
-	Arrival  Num   `json:"arrival_per_second"`
-	Rejected Num   `json:"rejections_per_second"`
-	Queued   Num   `json:"queued"`
-	Inflight Num   `json:"inflight"`
-	TTFT     Quant `json:"ttft_seconds"`
-	// RemotePrefill and DecodeOnly: requests the router sent to a
-	// prefill instance first, and straight to decode.
-	RemotePrefill Num `json:"remote_prefill_per_second"`
-	DecodeOnly    Num `json:"decode_only_per_second"`
-}
-
-// MarshalJSON adds the reasons of absent values.
-func (r RouterPoint) MarshalJSON() ([]byte, error) {
-	type alias RouterPoint
-	return withAbsent(r, alias(r))
-}
-
-// Reasons of router values that no target gives.
-const (
-	WhyNoRouter    = "no router among the targets (role: router)"
-	whyNoDecisions = "the router exports no P/D decision"
-)
-
-// NoRouter is the RouterPoint of a pool or deployment without a router.
-func NoRouter(pool string) RouterPoint {
-	n := Absent(WhyNoRouter)
-	return RouterPoint{Pool: pool, Arrival: n, Rejected: n, Queued: n, Inflight: n, TTFT: Quant{n, n, n}, RemotePrefill: n, DecodeOnly: n}
-}
+// whyNoDecisions is the reason of the P/D decisions of a router that
+// exports none.
+const whyNoDecisions = "the router exports no P/D decision"
 
 // routerSum adds up the routers of one pool or of the deployment.
 type routerSum struct {
@@ -104,10 +64,4 @@ func (r *instanceRead) optional(m engine.Metric, why string) Num {
 		return Absent(why)
 	}
 	return r.windowed(m)
-}
-
-// UnmarshalJSON reads what MarshalJSON writes, reasons included.
-func (r *RouterPoint) UnmarshalJSON(b []byte) error {
-	type alias RouterPoint
-	return withoutAbsent(b, reflect.ValueOf(r).Elem(), (*alias)(r))
 }

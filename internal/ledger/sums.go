@@ -41,7 +41,7 @@ func (q *queueSums) add(x Queues) {
 }
 
 func (q *queueSums) num(none string) Queues {
-	return Queues{q.bootstrap.num(none), q.inflight.num(none), q.prealloc.num(none), q.transfer.num(none)}
+	return Queues{Bootstrap: q.bootstrap.num(none), Inflight: q.inflight.num(none), Prealloc: q.prealloc.num(none), Transfer: q.transfer.num(none)}
 }
 
 // stageSum adds up the instances of the prefill or the decode stage.

@@ -45,10 +45,10 @@ func (l *Ledger) PoolBuckets(pool string) (Buckets, bool) { return l.bucketsOf(p
 func (l *Ledger) bucketsOf(pool string, onePool bool) (Buckets, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.hist.count == 0 {
+	newest, ok := l.hist.Latest()
+	if !ok {
 		return Buckets{}, false
 	}
-	newest := l.hist.at(l.hist.count - 1)
 	now := newest.Time
 	var keep map[string]bool
 	if onePool {

@@ -1,7 +1,8 @@
-// Package ledger keeps the per-series counter state of every target, turns it
-// into per-instance and per-stage rates (instant and windowed, docs/design.md#rate-semantics), and
-// holds a bounded history of the resulting points for the sinks to read.
-package ledger
+// Package point holds what the ledger computes at a tick and its history
+// stores: the deployment's point, its stages, pools, routers and instances,
+// made of values that may be absent (Num), and their JSON as the API writes
+// and reads it.
+package point
 
 import (
 	"encoding/json"
@@ -21,12 +22,13 @@ type Num struct {
 // Val is a present value; +Inf and NaN are absent, never shown.
 func Val(v float64) Num {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return Absent(whyNonFinite)
+		return Absent(WhyNonFinite)
 	}
 	return Num{V: v}
 }
 
-const whyNonFinite = "not a finite number: the exposition has +Inf or NaN"
+// WhyNonFinite is the reason of a value that is +Inf or NaN.
+const WhyNonFinite = "not a finite number: the exposition has +Inf or NaN"
 
 // Absent is a missing value with its reason.
 func Absent(why string) Num {

@@ -1,4 +1,4 @@
-package ledger
+package point
 
 import (
 	"encoding/json"

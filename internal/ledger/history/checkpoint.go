@@ -1,4 +1,4 @@
-package ledger
+package history
 
 import (
 	"bytes"
@@ -6,8 +6,10 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
-	"hash/fnv"
+	"sync"
 	"time"
+
+	"github.com/ptdmon/ptdmon/internal/ledger/point"
 )
 
 // A checkpoint is a run of the history's points, handed out once they left
@@ -23,9 +25,9 @@ import (
 // key, the number of points and the first and last point's time) that can
 // be read without decoding the rest, then the rest as gob.
 
-// checkpointVersion changes with any change of a piece's layout or of the
+// CheckpointVersion changes with any change of a piece's layout or of the
 // segments' encoding; a piece of another version is not restored.
-const checkpointVersion = 1
+const CheckpointVersion = 1
 
 var checkpointMagic = [4]byte{'p', 't', 'd', 'c'}
 
@@ -43,9 +45,9 @@ type CheckpointHeader struct {
 
 // ckptPiece is a piece's body.
 type ckptPiece struct {
-	Points  []Point // without Instances
-	Seg     []int32 // per point: its segment in Segs, -1 when it has no detail
-	Idx     []int32 // per point: its index in that segment
+	Points  []point.Point // without Instances
+	Seg     []int32       // per point: its segment in Segs, -1 when it has no detail
+	Idx     []int32       // per point: its index in that segment
 	Segs    []ckptSegment
 	Names   []ckptName
 	Reasons []ckptReason
@@ -74,46 +76,32 @@ type ckptReason struct {
 	Text string
 }
 
-// KeepCheckpoints makes the ledger hand out, through Checkpoint, every
-// point appended from now on once it is sealed.
-func (l *Ledger) KeepCheckpoints() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.hist.ckpt = true
-	l.hist.ckptNext = l.hist.seq + 1
+// KeepCheckpoints makes Ready hand out every point appended from now on
+// once it is sealed.
+func (h *History) KeepCheckpoints() {
+	h.ckpt = true
+	h.ckptNext = h.seq + 1
 }
 
-// CheckpointKey identifies the configuration a point's values depend on:
-// a ledger restores only pieces computed under its own.
-func (l *Ledger) CheckpointKey() uint64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return checkpointKey(&l.cfg)
+// CheckpointAll makes the next Ready hand out every stored point that is
+// ready again, restored ones included.
+func (h *History) CheckpointAll() {
+	h.ckpt = true
+	h.ckptNext = 0
 }
 
-func checkpointKey(c *Config) uint64 {
-	h := fnv.New64a()
-	// fmt prints maps in key order.
-	fmt.Fprintf(h, "v%d|%d|%d|%d|%d|%d|%v|%v", checkpointVersion, c.Interval, c.Window, c.StaleAfter,
-		c.MaxSeries, c.SeriesStaleAfter, c.KVRequest, c.PoolRequests)
-	return h.Sum64()
-}
+// Pending are the pieces Ready collected, to be encoded outside the lock.
+type Pending struct{ pieces []ckptPiece }
 
-// Checkpoint returns the points sealed since the last call (KeepCheckpoints
-// first), oldest first, as encoded pieces of at most one segment each; nil
-// when there are none. The copy under the lock takes references only: the
-// encoding is done outside it.
-func (l *Ledger) Checkpoint() ([][]byte, error) {
-	l.mu.Lock()
-	pieces := l.hist.ready()
-	key := checkpointKey(&l.cfg)
-	l.mu.Unlock()
-	if len(pieces) == 0 {
+// Encode encodes the pieces, each with the configuration key key: nil
+// when there are none; on an error, the pieces encoded before it.
+func (p Pending) Encode(key uint64) ([][]byte, error) {
+	if len(p.pieces) == 0 {
 		return nil, nil
 	}
-	out := make([][]byte, 0, len(pieces))
-	for i := range pieces {
-		b, err := pieces[i].encode(key)
+	out := make([][]byte, 0, len(p.pieces))
+	for i := range p.pieces {
+		b, err := p.pieces[i].encode(key)
 		if err != nil {
 			return out, err
 		}
@@ -122,12 +110,12 @@ func (l *Ledger) Checkpoint() ([][]byte, error) {
 	return out, nil
 }
 
-// ready collects the points that left the hot tail and whose detail is
+// Ready collects the points that left the hot tail and whose detail is
 // sealed (or that have none), from ckptNext on, and moves ckptNext past
 // them. A point still held as a block ends the run: its segment comes.
-func (h *history) ready() []ckptPiece {
+func (h *History) Ready() Pending {
 	if !h.ckpt || h.count == 0 {
-		return nil
+		return Pending{}
 	}
 	first := h.seq - uint64(h.count) + 1 // the oldest stored point's seq
 	// Points that left the ring before they were ready are lost to the
@@ -159,7 +147,7 @@ func (h *history) ready() []ckptPiece {
 		}
 		h.ckptNext = s.seq + 1
 	}
-	return out
+	return Pending{out}
 }
 
 // addSegment adds seg to the piece with the table entries its codes refer
@@ -188,7 +176,7 @@ func (pc *ckptPiece) addSegment(c *columns, seg *segment) {
 func (pc *ckptPiece) encode(key uint64) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Write(checkpointMagic[:])
-	buf.WriteByte(checkpointVersion)
+	buf.WriteByte(CheckpointVersion)
 	var hdr []byte
 	hdr = binary.LittleEndian.AppendUint64(hdr, key)
 	hdr = binary.AppendUvarint(hdr, uint64(len(pc.Points)))
@@ -207,7 +195,7 @@ func ParseCheckpointHeader(b []byte) (CheckpointHeader, []byte, error) {
 	if len(b) < 5+8 || !bytes.Equal(b[:4], checkpointMagic[:]) {
 		return h, nil, errors.New("not a checkpoint")
 	}
-	if b[4] != checkpointVersion {
+	if b[4] != CheckpointVersion {
 		return h, nil, fmt.Errorf("checkpoint version %d: %w", b[4], ErrCheckpointMismatch)
 	}
 	h.Key = binary.LittleEndian.Uint64(b[5:])
@@ -230,18 +218,20 @@ func ParseCheckpointHeader(b []byte) (CheckpointHeader, []byte, error) {
 	return h, b[k:], nil
 }
 
-// Restore appends the points of pieces (Checkpoint's, oldest first) to
-// the history as they were computed, without recomputing them: only the
-// newest pieces the history keeps are decoded, and only their points from
-// from on (zero: any), as many as the history keeps, newer than the
-// history's newest. Points recomputed afterwards (the inputs since the
-// last piece, and a warm-up before them) are stored only from after the
-// last restored point on. It returns the points restored and the time of
-// the last; on an error the pieces before the damaged one stay restored.
-func (l *Ledger) Restore(pieces [][]byte, from time.Time) (n int, last time.Time, err error) {
-	l.mu.Lock()
-	key, keep := checkpointKey(&l.cfg), l.cfg.History
-	l.mu.Unlock()
+// Restore appends the points of pieces (Pending's, oldest first) to the
+// history as they were computed, without recomputing them: only the newest
+// pieces the history keeps are decoded, and only their points from from on
+// (zero: any), as many as the history keeps, newer than the history's
+// newest. Points appended afterwards (the inputs since the last piece, and
+// a warm-up before them) are stored only from after the last restored
+// point on. Pieces whose key is not key are refused with
+// ErrCheckpointMismatch. mu is the lock the history's owner holds for
+// every other call: it is held while each piece's points are appended,
+// not while the pieces are decoded. It returns the points restored and the
+// time of the last; on an error the pieces before the damaged one stay
+// restored.
+func (h *History) Restore(mu sync.Locker, pieces [][]byte, from time.Time, key uint64) (n int, last time.Time, err error) {
+	keep := len(h.slots) // set by New, never changed
 	heads := make([]CheckpointHeader, len(pieces))
 	for i, b := range pieces {
 		if heads[i], _, err = ParseCheckpointHeader(b); err != nil {
@@ -253,8 +243,8 @@ func (l *Ledger) Restore(pieces [][]byte, from time.Time) (n int, last time.Time
 		start--
 		total += heads[start].Points
 	}
-	for _, h := range heads[start:] {
-		if h.Key != key {
+	for _, hd := range heads[start:] {
+		if hd.Key != key {
 			return 0, last, ErrCheckpointMismatch
 		}
 	}
@@ -269,13 +259,12 @@ func (l *Ledger) Restore(pieces [][]byte, from time.Time) (n int, last time.Time
 		if err != nil {
 			return n, last, err
 		}
-		l.mu.Lock()
-		h := &l.hist
+		mu.Lock()
 		for _, p := range pts {
 			if skip--; skip >= 0 || p.Time.Before(from) || h.count > 0 && !p.Time.After(h.at(h.count-1).Time) {
 				continue
 			}
-			h.append(p)
+			h.Append(p)
 			n++
 			last = p.Time
 		}
@@ -285,7 +274,7 @@ func (l *Ledger) Restore(pieces [][]byte, from time.Time) (n int, last time.Time
 		if n > 0 {
 			h.restoredTo = last
 		}
-		l.mu.Unlock()
+		mu.Unlock()
 	}
 	return n, last, nil
 }
@@ -293,7 +282,7 @@ func (l *Ledger) Restore(pieces [][]byte, from time.Time) (n int, last time.Time
 // decodePiece returns a piece's points with their detail. A piece that
 // passed its recording's checksum but does not decode is an error, never
 // a panic.
-func decodePiece(b []byte) (pts []Point, err error) {
+func decodePiece(b []byte) (pts []point.Point, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			pts, err = nil, fmt.Errorf("checkpoint damaged: %v", r)
@@ -356,14 +345,4 @@ func grow[T any](s []T, code uint32) []T {
 		return s
 	}
 	return append(s, make([]T, int(code)+1-len(s))...)
-}
-
-// CheckpointAll makes the next Checkpoint hand out every stored point
-// that is ready again, restored ones included: a recording whose
-// checkpoint could not be used whole starts it over.
-func (l *Ledger) CheckpointAll() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.hist.ckpt = true
-	l.hist.ckptNext = 0
 }

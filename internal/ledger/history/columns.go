@@ -1,27 +1,29 @@
-package ledger
+package history
 
 import (
 	"math"
 	"math/bits"
 	"time"
+
+	"github.com/ptdmon/ptdmon/internal/ledger/point"
 )
 
 // instanceSeries are the values of an InstancePoint that a column block
 // stores, one float64 column each; the order is the column order.
-var instanceSeries = [...]func(*InstancePoint) *Num{
-	func(p *InstancePoint) *Num { return &p.Instant },
-	func(p *InstancePoint) *Num { return &p.Window },
-	func(p *InstancePoint) *Num { return &p.KVBytes },
-	func(p *InstancePoint) *Num { return &p.KVBytesW },
-	func(p *InstancePoint) *Num { return &p.Running },
-	func(p *InstancePoint) *Num { return &p.Waiting },
-	func(p *InstancePoint) *Num { return &p.Queues.Bootstrap },
-	func(p *InstancePoint) *Num { return &p.Queues.Inflight },
-	func(p *InstancePoint) *Num { return &p.Queues.Prealloc },
-	func(p *InstancePoint) *Num { return &p.Queues.Transfer },
-	func(p *InstancePoint) *Num { return &p.KVUsage },
-	func(p *InstancePoint) *Num { return &p.PromptTPS },
-	func(p *InstancePoint) *Num { return &p.GenTPS },
+var instanceSeries = [...]func(*point.InstancePoint) *point.Num{
+	func(p *point.InstancePoint) *point.Num { return &p.Instant },
+	func(p *point.InstancePoint) *point.Num { return &p.Window },
+	func(p *point.InstancePoint) *point.Num { return &p.KVBytes },
+	func(p *point.InstancePoint) *point.Num { return &p.KVBytesW },
+	func(p *point.InstancePoint) *point.Num { return &p.Running },
+	func(p *point.InstancePoint) *point.Num { return &p.Waiting },
+	func(p *point.InstancePoint) *point.Num { return &p.Queues.Bootstrap },
+	func(p *point.InstancePoint) *point.Num { return &p.Queues.Inflight },
+	func(p *point.InstancePoint) *point.Num { return &p.Queues.Prealloc },
+	func(p *point.InstancePoint) *point.Num { return &p.Queues.Transfer },
+	func(p *point.InstancePoint) *point.Num { return &p.KVUsage },
+	func(p *point.InstancePoint) *point.Num { return &p.PromptTPS },
+	func(p *point.InstancePoint) *point.Num { return &p.GenTPS },
 }
 
 const numSeries = len(instanceSeries)
@@ -74,7 +76,7 @@ type columns struct {
 
 // compact stores ins as a block, taking a reference on every name and
 // reason it holds.
-func (c *columns) compact(ins []InstancePoint) *block {
+func (c *columns) compact(ins []point.InstancePoint) *block {
 	n := len(ins)
 	nAbsent := 0
 	for i := range ins {
@@ -128,7 +130,7 @@ func (c *columns) release(b *block) {
 
 // materialise rebuilds the InstancePoints b was compacted from, or only
 // the one of target when it is set (none when b has no such instance).
-func (c *columns) materialise(b *block, target string) []InstancePoint {
+func (c *columns) materialise(b *block, target string) []point.InstancePoint {
 	n := len(b.inst)
 	if target != "" {
 		for i, id := range b.inst {
@@ -142,9 +144,9 @@ func (c *columns) materialise(b *block, target string) []InstancePoint {
 }
 
 // rows rebuilds the InstancePoints of rows [from, to) of b.
-func (c *columns) rows(b *block, from, to int) []InstancePoint {
+func (c *columns) rows(b *block, from, to int) []point.InstancePoint {
 	n := len(b.inst)
-	out := make([]InstancePoint, to-from)
+	out := make([]point.InstancePoint, to-from)
 	w := 0 // b.why's index of the next absent value
 	for i := 0; i < from; i++ {
 		w += bits.OnesCount16(uint16(b.absent[i]))

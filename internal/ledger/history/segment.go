@@ -1,17 +1,19 @@
-package ledger
+package history
 
 import (
 	"encoding/binary"
 	"math"
 	"math/bits"
+
+	"github.com/ptdmon/ptdmon/internal/ledger/point"
 )
 
-// segmentPoints is how many cold points a segment holds: the blocks of the
+// SegmentPoints is how many cold points a segment holds: the blocks of the
 // newest cold points wait as blocks until this many have gathered, then are
 // encoded together. Each row's first point in a segment is written in full,
 // so a longer segment spreads that cost thinner; the blocks waiting cost
 // about 145 bytes per instance-point against the segment's 70 or fewer.
-const segmentPoints = 64
+const SegmentPoints = 64
 
 // segment is the per-instance detail of consecutive cold points, encoded
 // as in a time-series database's chunk: each row of the points (the i-th
@@ -276,7 +278,7 @@ func (c *columns) newSegReader(seg *segment, target string) *segReader {
 
 // point returns the InstancePoints of the segment's point k (not before
 // the last one read), or only the one of target when it is set.
-func (rd *segReader) point(c *columns, k int, target string) []InstancePoint {
+func (rd *segReader) point(c *columns, k int, target string) []point.InstancePoint {
 	for ; rd.next < k; rd.next++ {
 		for r := 0; r < int(rd.seg.n[rd.next]); r++ {
 			if rd.rows[r].want {
@@ -285,9 +287,9 @@ func (rd *segReader) point(c *columns, k int, target string) []InstancePoint {
 		}
 	}
 	n := int(rd.seg.n[k])
-	var out []InstancePoint
+	var out []point.InstancePoint
 	if target == "" {
-		out = make([]InstancePoint, n)
+		out = make([]point.InstancePoint, n)
 	}
 	for r := 0; r < n; r++ {
 		rc := &rd.rows[r]
@@ -299,7 +301,7 @@ func (rd *segReader) point(c *columns, k int, target string) []InstancePoint {
 			if c.instances.get(rc.id).target != target {
 				continue
 			}
-			out = make([]InstancePoint, 1)
+			out = make([]point.InstancePoint, 1)
 			rc.fill(c, &out[0])
 			continue
 		}
@@ -361,7 +363,7 @@ func (rc *rowCursor) step(data []byte) {
 }
 
 // fill writes the row's current point into p.
-func (rc *rowCursor) fill(c *columns, p *InstancePoint) {
+func (rc *rowCursor) fill(c *columns, p *point.InstancePoint) {
 	k := c.instances.get(rc.id)
 	p.Target, p.Role, p.Engine, p.Pool = k.target, k.role, k.engine, k.pool
 	p.Up = rc.up

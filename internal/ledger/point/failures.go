@@ -1,0 +1,88 @@
+package point
+
+import (
+	"reflect"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
+)
+
+// many per second, and their share of what they are a part of.
+type FailureRate struct {
+	PerSecond Num `json:"per_second"`
+	Ratio     Num `json:"ratio"`
+}
+
+// Failures are a pool's failed KV transfers by class
+// (docs/design.md#kv-failure-classes). A class no source of the pool
+// counts is absent with that reason, never 0.
+//
+// The ratio of a class is its failures ÷ the transfers attempted, taken as
+// the transfers counted plus the failures of every class: vLLM's
+// connectors count a transfer only when it completes, so 100% failing
+// reads 1, not a division by zero.
+type Failures struct {
+	Transfers    Num         `json:"transfers_per_second"`
+	Network      FailureRate `json:"network"`
+	Timeout      FailureRate `json:"timeout"`
+	Expiry       FailureRate `json:"expiry"`
+	Notification FailureRate `json:"notification"`
+	Unclassified FailureRate `json:"unclassified"`
+	// Recomputed is prefill work decode did itself: prompt tokens per
+	// second computed on the pool's decode instances (after a failed KV
+	// load, or for a request that skipped prefill), and their share of
+	// decode's prompt tokens.
+	Recomputed FailureRate `json:"recomputed_on_decode"`
+}
+
+// FailureKind names a field of Failures: the failure classes, then
+// recompute on decode.
+type FailureKind string
+
+// KindRecomputed is recompute on decode, the kind that is no failure
+// counter: it is counted in prompt tokens.
+const KindRecomputed FailureKind = "recomputed_on_decode"
+
+// FailureKinds lists the kinds in the order views show them.
+var FailureKinds = []FailureKind{
+	FailureKind(engine.FailNetwork), FailureKind(engine.FailTimeout), FailureKind(engine.FailExpiry),
+	FailureKind(engine.FailNotification), FailureKind(engine.FailUnclassified), KindRecomputed,
+}
+
+// Kind returns the rate of kind k (nil for a name that is none).
+func (f *Failures) Kind(k FailureKind) *FailureRate {
+	switch k {
+	case FailureKind(engine.FailNetwork):
+		return &f.Network
+	case FailureKind(engine.FailTimeout):
+		return &f.Timeout
+	case FailureKind(engine.FailExpiry):
+		return &f.Expiry
+	case FailureKind(engine.FailNotification):
+		return &f.Notification
+	case FailureKind(engine.FailUnclassified):
+		return &f.Unclassified
+	case KindRecomputed:
+		return &f.Recomputed
+	}
+	return nil
+}
+
+// MarshalJSON adds the reasons of absent values.
+func (f Failures) MarshalJSON() ([]byte, error) {
+	type alias Failures
+	return withAbsent(f, alias(f))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, reasons included.
+func (f *Failures) UnmarshalJSON(b []byte) error {
+	type alias Failures
+	return withoutAbsent(b, reflect.ValueOf(f).Elem(), (*alias)(f))
+}
+
+// AbsentFailures is Failures with every value absent for why: for a pool
+// the ledger has no values of.
+func AbsentFailures(why string) Failures {
+	n := Absent(why)
+	r := FailureRate{PerSecond: n, Ratio: n}
+	return Failures{Transfers: n, Network: r, Timeout: r, Expiry: r, Notification: r, Unclassified: r, Recomputed: r}
+}

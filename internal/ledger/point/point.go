@@ -1,0 +1,130 @@
+package point
+
+import "time"
+
+// Point is the state of the deployment at one tick.
+type Point struct {
+	Time    time.Time  `json:"time"`
+	Prefill StagePoint `json:"prefill"`
+	KV      KVPoint    `json:"kv"`
+	Decode  StagePoint `json:"decode"`
+	// GlobalKVBytes is flagcx_total_bytes_transferred_total: every engine's
+	// cumulative KV bytes, carried across resets and vanished engines.
+	GlobalKVBytes Num `json:"global_kv_bytes_total"`
+	// Router is every router's sum; Routers the Router of each pool that
+	// has routers, by pool name, as the JSON API writes them.
+	Router    RouterPoint     `json:"router"`
+	Routers   []RouterPoint   `json:"routers,omitempty"`
+	Instances []InstancePoint `json:"instances,omitempty"`
+	// Pools is each pool at the tick, in name order (poolsum.go); the API
+	// serves them as its pool objects.
+	Pools []PoolPoint `json:"-"`
+}
+
+// StagePoint is the prefill or decode stage: the sum over its instances.
+type StagePoint struct {
+	Instant Num `json:"requests_per_second"`
+	Window  Num `json:"requests_per_second_window"`
+
+	Instances int      `json:"instances"`
+	Up        int      `json:"instances_up"`
+	Partial   bool     `json:"partial,omitempty"`
+	Missing   []string `json:"missing,omitempty"`
+
+	Running   Num    `json:"running"`
+	Waiting   Num    `json:"waiting"`
+	Queues    Queues `json:"queues"`
+	KVUsage   Num    `json:"kv_cache_usage_ratio"`
+	PromptTPS Num    `json:"prompt_tokens_per_second"`
+	GenTPS    Num    `json:"generation_tokens_per_second"`
+	TTFT      Quant  `json:"ttft_seconds"`
+	ITL       Quant  `json:"itl_seconds"`
+	E2E       Quant  `json:"e2e_seconds"`
+}
+
+// KVPoint is the KV-transfer stage: bytes from every instance's connector,
+// converted to requests with B_request.
+type KVPoint struct {
+	Instant      Num `json:"requests_per_second"`
+	Window       Num `json:"requests_per_second_window"`
+	BytesInstant Num `json:"bytes_per_second"`
+	BytesWindow  Num `json:"bytes_per_second_window"`
+	Transfers    Num `json:"transfers_per_second"`
+	Failures     Num `json:"failures_per_second"`
+
+	Instances int      `json:"instances"`
+	Up        int      `json:"instances_up"`
+	Partial   bool     `json:"partial,omitempty"`
+	Missing   []string `json:"missing,omitempty"`
+
+	XferTime Quant `json:"transfer_seconds"`
+}
+
+// Queues are the P/D hand-off queues (SGLang): bootstrap and inflight on
+// prefill instances, prealloc and transfer on decode instances.
+type Queues struct {
+	Bootstrap Num `json:"bootstrap"`
+	Inflight  Num `json:"inflight"`
+	Prealloc  Num `json:"prealloc"`
+	Transfer  Num `json:"transfer"`
+}
+
+// Quant holds quantiles of a histogram over the window.
+type Quant struct {
+	P50 Num `json:"p50"`
+	P90 Num `json:"p90"`
+	P99 Num `json:"p99"`
+}
+
+// InstancePoint is one target at one tick.
+type InstancePoint struct {
+	Target string `json:"target"`
+	Role   string `json:"role"`
+	Engine string `json:"engine"`
+	// Pool is the pool the instance serves in (PoolOf), settled once per
+	// tick for every reader of the point.
+	Pool string `json:"-"`
+	Up   bool   `json:"up"`
+
+	Instant   Num    `json:"requests_per_second"`
+	Window    Num    `json:"requests_per_second_window"`
+	KVBytes   Num    `json:"kv_bytes_per_second"`
+	KVBytesW  Num    `json:"kv_bytes_per_second_window"`
+	Running   Num    `json:"running"`
+	Waiting   Num    `json:"waiting"`
+	Queues    Queues `json:"queues"`
+	KVUsage   Num    `json:"kv_cache_usage_ratio"`
+	PromptTPS Num    `json:"prompt_tokens_per_second"`
+	GenTPS    Num    `json:"generation_tokens_per_second"`
+
+	// WindowFrom and WindowTo are the real times of the first and last
+	// samples the windowed rate was computed from.
+	WindowFrom time.Time `json:"window_from,omitzero"`
+	WindowTo   time.Time `json:"window_to,omitzero"`
+}
+
+// MarshalJSON adds the reasons of absent values.
+func (s StagePoint) MarshalJSON() ([]byte, error) {
+	type alias StagePoint
+	return withAbsent(s, alias(s))
+}
+
+// MarshalJSON adds the reasons of absent values.
+func (k KVPoint) MarshalJSON() ([]byte, error) {
+	type alias KVPoint
+	return withAbsent(k, alias(k))
+}
+
+// MarshalJSON adds the reasons of absent values.
+func (p InstancePoint) MarshalJSON() ([]byte, error) {
+	type alias InstancePoint
+	return withAbsent(p, alias(p))
+}
+
+// MarshalJSON adds the reason when the global counter is absent.
+func (p Point) MarshalJSON() ([]byte, error) {
+	type alias Point
+	return withAbsent(struct {
+		GlobalKVBytes Num `json:"global_kv_bytes_total"`
+	}{p.GlobalKVBytes}, alias(p))
+}
