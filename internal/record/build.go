@@ -10,4 +10,4 @@ import "errors"
 
 // ErrLeftOut is what a build with -tags norecord answers for anything that
 // writes or reads a recording.
-var ErrLeftOut = errors.New("this ptdmon is built with -tags norecord, which leaves recording out; recording, replay and reports from a recording need the default build")
+var ErrLeftOut = errors.New("this build leaves recording out (-tags norecord); the default build records, replays and reports on recordings")
