@@ -37,8 +37,13 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	sizing := defineRuntimeFlags(fs)
 	advice := config.NewFlags(fs)
 	adviceFlags(advice)
-	advice.String("record", "keep the run in this directory (a Prometheus TSDB and run.json; docs/runs.md)", func(c *config.Config) *string { return &c.Record.Dir })
+	recordDir := advice.String("record", "keep the run in this directory (a Prometheus TSDB and run.json; docs/runs.md)", func(c *config.Config) *string { return &c.Record.Dir })
 	return c.Run(args, func([]string) error {
+		if *recordDir != "" {
+			if err := leftOut(); err != nil {
+				return err
+			}
+		}
 		log := c.Logger()
 		sc, err := sim.LoadScenarioFrom(*file, *scenario)
 		if err != nil {

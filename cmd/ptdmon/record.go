@@ -65,6 +65,9 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	}
 	status := 0
 	code := c.Run(args, func([]string) error {
+		if err := leftOut(); err != nil {
+			return err
+		}
 		if len(pos) == 0 {
 			return cli.Usagef("missing the command to run: -- CMD ARGS...")
 		}

@@ -33,6 +33,9 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		if *speed < 0 {
 			return cli.Usagef("-speed %v must be ≥ 0", *speed)
 		}
+		if err := leftOut(); err != nil {
+			return err
+		}
 		run, err := record.Open(pos[0])
 		if err != nil {
 			return cli.Usage(err)

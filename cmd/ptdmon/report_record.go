@@ -18,6 +18,9 @@ func init() { loadRecording = recordingInput }
 // report's input: the points the live ledger computed, replayed from the
 // recorded inputs, and what ran.
 func recordingInput(dir string) (report.Input, error) {
+	if err := leftOut(); err != nil {
+		return report.Input{}, err
+	}
 	run, err := record.Open(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return report.Input{}, fmt.Errorf("%s: %w (no %s)", dir, errNotRecording, record.MetaFile)

@@ -82,6 +82,11 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		fl.Apply(cfg)
+		if cfg.Record.Dir != "" {
+			if err := leftOut(); err != nil {
+				return err
+			}
+		}
 		kv, pools, err := settleConfig(cfg, *kvBytes != 0)
 		if err != nil {
 			return err

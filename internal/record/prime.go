@@ -1,3 +1,5 @@
+//go:build !norecord
+
 package record
 
 import (
