@@ -19,21 +19,6 @@ import (
 	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
-// CheckpointDir holds the ledger's checkpoints beside the TSDB: the
-// history's points as the live ledger computed and encoded them, one
-// record per sealed segment (ledger.Checkpoint), so that a resume
-// restores them rather than recomputing them from the recorded inputs
-// (docs/runs.md#resume). The TSDB stays the recording; the checkpoint is a
-// cache of what the ledger made of it, and a resume without one (a
-// recording of an older build, a ledger configured otherwise, a damaged
-// file) recomputes as before.
-//
-// Its files are numbered, *.ckpt; a file takes records until it holds as
-// many points as the ledger keeps, then the next starts and all but the
-// two newest are removed: the checkpoint holds between one and two
-// histories, whatever the run's length.
-const CheckpointDir = "checkpoint"
-
 // A record is its payload's length and CRC-32C, little-endian, then the
 // payload: a tear (a process killed mid-write) or damage shows as a record
 // whose length or checksum does not hold, where the checkpoint is cut.

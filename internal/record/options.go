@@ -21,3 +21,18 @@ type Options struct {
 	// (default 65,536); beyond it they are dropped, and the live view goes on.
 	Queue int
 }
+
+// CheckpointDir holds the ledger's checkpoints beside the TSDB: the
+// history's points as the live ledger computed and encoded them, one
+// record per sealed segment (ledger.Checkpoint), so that a resume
+// restores them rather than recomputing them from the recorded inputs
+// (docs/runs.md#resume). The TSDB stays the recording; the checkpoint is a
+// cache of what the ledger made of it, and a resume without one (a
+// recording of an older build, a ledger configured otherwise, a damaged
+// file) recomputes as before.
+//
+// Its files are numbered, *.ckpt; a file takes records until it holds as
+// many points as the ledger keeps, then the next starts and all but the
+// two newest are removed: the checkpoint holds between one and two
+// histories, whatever the run's length.
+const CheckpointDir = "checkpoint"
