@@ -42,20 +42,10 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	settle := fs.Duration("settle", 2*time.Second, "keep recording this long before and after CMD, for the rates around its start and end")
 	sizing := defineRuntimeFlags(fs)
 	fl := config.NewFlags(fs)
-	var prefill, decode listFlag
-	fs.Var(&prefill, "prefill", "prefill target URL or name=URL (repeatable)")
-	fs.Var(&decode, "decode", "decode target URL or name=URL (repeatable)")
-	fl.Bind("prefill", func(c *config.Config) { c.Targets = append(c.Targets, targetFlags("prefill", prefill)...) })
-	fl.Bind("decode", func(c *config.Config) { c.Targets = append(c.Targets, targetFlags("decode", decode)...) })
+	targetFlags(fs, fl)
 	listen := cli.HostPort(fs, "listen", "", "also serve the web UI and API here while recording (default 127.0.0.1:0, a free port)")
 	fl.StringVar(listen, "listen", func(c *config.Config) *string { return &c.Listen })
-	fl.Duration("interval", "interval", "scrape interval (default 1s)", func(c *config.Config) *config.Duration { return &c.Interval })
-	fl.Duration("window", "window", "window W of the windowed rates (default 5s)", func(c *config.Config) *config.Duration { return &c.Window })
-	kvBytes := fl.Int64("kv-bytes-per-request", "B_request: bytes of one request's KV cache", func(c *config.Config) *int64 { return &c.KVBytesPerRequest })
-	modelCfg := fl.String("model-config", "model's config.json, to compute B_request (with -seq-len)", func(c *config.Config) *string { return &c.Model.Config })
-	seqLen := fl.Int("seq-len", "input length S of the test run, in tokens (e.g. 8192)", func(c *config.Config) *int { return &c.Model.SeqLen })
-	fl.String("kv-dtype", "KV cache dtype: auto, bf16, fp16, fp8, fp8_e4m3, fp8_e5m2", func(c *config.Config) *string { return &c.Model.KVDtype })
-	fl.Int("tp", "tensor-parallel size of the engines", func(c *config.Config) *int { return &c.Model.TP })
+	model := modelFlags(fl, "")
 	adviceFlags(fl)
 	// The load generator's command line is everything after "--", its
 	// flags included.
@@ -74,8 +64,8 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		if *out == "" {
 			return cli.Usagef("-o DIR is required")
 		}
-		if *modelCfg != "" && *seqLen == 0 {
-			return cli.Usagef("-seq-len is required with -model-config (prompt tokens per request, e.g. 8192)")
+		if err := model.check(); err != nil {
+			return err
 		}
 		cfg := &config.Config{}
 		if *cfgPath != "" {
@@ -89,7 +79,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		if cfg.Listen == "" {
 			cfg.Listen = "127.0.0.1:0"
 		}
-		kv, pools, err := settleConfig(cfg, *kvBytes != 0)
+		kv, pools, err := settleConfig(cfg, model.kvGiven())
 		if err != nil {
 			return err
 		}

@@ -43,22 +43,12 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 
 	// The rest is bound to the configuration's fields, over -config's.
 	fl := config.NewFlags(fs)
-	var prefill, decode listFlag
-	fs.Var(&prefill, "prefill", "prefill target URL or name=URL (repeatable)")
-	fs.Var(&decode, "decode", "decode target URL or name=URL (repeatable)")
-	fl.Bind("prefill", func(c *config.Config) { c.Targets = append(c.Targets, targetFlags("prefill", prefill)...) })
-	fl.Bind("decode", func(c *config.Config) { c.Targets = append(c.Targets, targetFlags("decode", decode)...) })
+	targetFlags(fs, fl)
 	listen := cli.HostPort(fs, "listen", "", "address to serve on, host:port (default "+config.DefaultListen+")")
 	fl.StringVar(listen, "listen", func(c *config.Config) *string { return &c.Listen })
-	fl.Duration("interval", "interval", "scrape interval (default 1s)", func(c *config.Config) *config.Duration { return &c.Interval })
 	fl.Duration("timeout", "timeout", "scrape timeout, shorter than the interval (default 4/5 of it)", func(c *config.Config) *config.Duration { return &c.Timeout })
-	fl.Duration("window", "window", "window W of the windowed rates (default 5s)", func(c *config.Config) *config.Duration { return &c.Window })
 	fl.String("kv-source", "KV byte source: "+engine.KVSourceChoices(), func(c *config.Config) *string { return &c.KVSource })
-	kvBytes := fl.Int64("kv-bytes-per-request", "B_request: bytes of one request's KV cache", func(c *config.Config) *int64 { return &c.KVBytesPerRequest })
-	modelCfg := fl.String("model-config", "model's config.json, to compute B_request (with -seq-len)", func(c *config.Config) *string { return &c.Model.Config })
-	seqLen := fl.Int("seq-len", "input length S of the test run, in tokens (e.g. 8192)", func(c *config.Config) *int { return &c.Model.SeqLen })
-	fl.String("kv-dtype", "KV cache dtype: auto, bf16, fp16, fp8, fp8_e4m3, fp8_e5m2", func(c *config.Config) *string { return &c.Model.KVDtype })
-	fl.Int("tp", "tensor-parallel size of the engines (for the wire bytes of replicated KV heads)", func(c *config.Config) *int { return &c.Model.TP })
+	model := modelFlags(fl, " (for the wire bytes of replicated KV heads)")
 	fl.String("web.config.file", "exporter-toolkit web configuration (TLS, basic auth) for the HTTP server", func(c *config.Config) *string { return &c.WebConfigFile })
 	fl.List("allowed-hosts", "comma-separated Host headers to answer (default: any)", func(c *config.Config) *[]string { return &c.AllowedHosts })
 	fl.String("source", "read the engines from a TSDB instead of scraping them: prometheus=URL (Prometheus, VictoriaMetrics, Thanos, Mimir)", func(c *config.Config) *string { return &c.Source })
@@ -68,8 +58,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fl.String("record", "keep the run in this directory, and resume from it (a Prometheus TSDB and run.json; docs/runs.md)", func(c *config.Config) *string { return &c.Record.Dir })
 	return c.Run(args, func([]string) error {
 		log := c.Logger()
-		if *modelCfg != "" && *seqLen == 0 {
-			return cli.Usagef("-seq-len is required with -model-config (prompt tokens per request, e.g. 8192)")
+		if err := model.check(); err != nil {
+			return err
 		}
 		cfg := &config.Config{}
 		if *cfgPath != "" {
@@ -87,7 +77,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 				return err
 			}
 		}
-		kv, pools, err := settleConfig(cfg, *kvBytes != 0)
+		kv, pools, err := settleConfig(cfg, model.kvGiven())
 		if err != nil {
 			return err
 		}
@@ -159,13 +149,4 @@ func otlpFlags(fs *flag.FlagSet, fl *config.Flags) {
 	fl.String("otlp.forward", "forward the traces received, unchanged, to this OTLP/HTTP URL (e.g. http://tempo:4318/v1/traces)", func(c *config.Config) *string { return &c.OTLP.Forward })
 	fl.Int64("otlp.max-bytes", "bytes of OTLP exports read at once (default 16 MiB)", func(c *config.Config) *int64 { return &c.OTLP.MaxBytes })
 	fl.Int("otlp.max-spans", "spans the request ledger keeps (default 100000)", func(c *config.Config) *int { return &c.OTLP.MaxSpans })
-}
-
-// targetFlags turns -prefill or -decode values into targets of role.
-func targetFlags(role string, values []string) []config.Target {
-	var out []config.Target
-	for _, v := range values {
-		out = append(out, config.TargetFlag(role, v))
-	}
-	return out
 }

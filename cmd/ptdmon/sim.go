@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ptdmon/ptdmon/internal/cli"
+	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/gen"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
@@ -47,13 +48,14 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.DecodeStep, "decode-step", 0, "time of one decode step (0 = scenario's)")
 	fs.IntVar(&o.DecodeBatch, "decode-batch", 0, "max running requests per decode engine (0 = scenario's)")
 	fs.StringVar(&o.Model, "model", "", "served model name (empty = scenario's)")
-	fs.StringVar(&o.VLLMConnector, "vllm-connector", "", "KV connector of vLLM groups: flagcx or nixl")
+	vllmConnector := fs.String("vllm-connector", "", "KV connector of vLLM groups: flagcx or nixl")
 	return c.Run(args, func([]string) error {
 		log := c.Logger()
 		sc, err := sim.LoadScenarioFrom(*file, *scenario)
 		if err != nil {
 			return cli.Usage(err)
 		}
+		o.Connectors = map[engine.Engine]string{engine.VLLM: *vllmConnector}
 		if err := o.Apply(&sc); err != nil {
 			return cli.Usagef("overrides: %w", err)
 		}

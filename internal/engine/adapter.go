@@ -71,6 +71,11 @@ type Adapter struct {
 	// way): without them an aborted request would count as completed.
 	FinishedAliases []string
 
+	// LatencyPanels: the generated Grafana dashboards draw the engine's
+	// TTFT, ITL and E2E histograms (its families of those metrics), opt-in
+	// per engine.
+	LatencyPanels bool
+
 	// Traits: how the engine's numbers behave, for the readers downstream
 	// that interpret them (docs/adapters.md#traits).
 

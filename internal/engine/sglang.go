@@ -31,6 +31,7 @@ func init() {
 		// Decode's num_queue_reqs holds requests whose KV has arrived; the
 		// prealloc and transfer queues hold the others.
 		WaitingKVReady: true,
+		LatencyPanels:  true,
 		Families: []Family{
 			// Tokenizer side: finished requests, success or failure. On a
 			// prefill instance a request finishes only after its KV transfer.

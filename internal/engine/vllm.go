@@ -28,6 +28,7 @@ func init() {
 		// (https://github.com/llm-d/llm-d-inference-sim/blob/a38361e05ffb5ecf3e85c9885be0e16e2d745ce1/pkg/llm-d-inference-sim/metrics.go,
 		// vllmapi.PromLabelFinishReason).
 		FinishedAliases: []string{"finish_reason"},
+		LatencyPanels:   true,
 		Families: []Family{
 			{Name: "vllm:request_success_total", Type: model.MetricTypeCounter, Metric: Completed, Finished: true},
 			{Name: "vllm:prompt_tokens_total", Type: model.MetricTypeCounter, Metric: PromptTokens},

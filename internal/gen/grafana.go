@@ -154,12 +154,14 @@ func latencyPanels(by, extra string) []panelSpec {
 // latencyFamily is one engine's histogram family behind a latency panel.
 type latencyFamily struct{ name, fam string }
 
-// latencyEngines are the engines with latency panels (vLLM and SGLang) and
-// their histogram family of metric m.
+// latencyEngines are the registered engines whose adapters opt in to
+// latency panels, each with its histogram family of metric m.
 func latencyEngines(m engine.Metric) []latencyFamily {
 	var out []latencyFamily
-	for _, e := range []engine.Engine{engine.VLLM, engine.SGLang} {
-		a, _ := engine.Lookup(e)
+	for _, a := range engine.Adapters() {
+		if !a.LatencyPanels {
+			continue
+		}
 		if f, ok := a.Family(m, engine.KVAuto); ok {
 			out = append(out, latencyFamily{a.Display, f.Name})
 		}

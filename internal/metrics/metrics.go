@@ -5,7 +5,6 @@ package metrics
 
 import (
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -152,7 +151,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	if p.GlobalKVBytes.OK() {
 		ch <- prometheus.MustNewConstMetric(globalKVDesc, prometheus.CounterValue, p.GlobalKVBytes.V)
 	}
-	w := windowLabel(cfg.Window)
+	w := ledger.WindowLabel(cfg.Window)
 	emit := func(d *prometheus.Desc, n ledger.Num, lv ...string) {
 		// A sum can overflow to +Inf even when every term is finite.
 		if n.OK() && !math.IsInf(n.V, 0) && !math.IsNaN(n.V) {
@@ -167,15 +166,4 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	emit(stageRateDesc, p.Decode.Window, string(stage.Decode), w)
 	emit(kvBytesDesc, p.KV.BytesInstant, "instant")
 	emit(kvBytesDesc, p.KV.BytesWindow, w)
-}
-
-// windowLabel writes W the way PromQL range selectors do ("5s", "1m").
-func windowLabel(d time.Duration) string {
-	if d%time.Minute == 0 {
-		return strconv.Itoa(int(d/time.Minute)) + "m"
-	}
-	if d%time.Second == 0 {
-		return strconv.Itoa(int(d/time.Second)) + "s"
-	}
-	return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
 }

@@ -35,7 +35,7 @@ func (c *PhaseCollector) Collect(ch chan<- prometheus.Metric) {
 	if !ok {
 		return
 	}
-	w := windowLabel(c.Ledger.Config().Window)
+	w := ledger.WindowLabel(c.Ledger.Config().Window)
 	emit := gaugeSender(ch)
 	for i := range p.Pools {
 		pp := &p.Pools[i]

@@ -36,7 +36,7 @@ func (c *RouterCollector) Collect(ch chan<- prometheus.Metric) {
 	if !ok {
 		return
 	}
-	w := windowLabel(c.Ledger.Config().Window)
+	w := ledger.WindowLabel(c.Ledger.Config().Window)
 	emit := gaugeSender(ch)
 	for _, r := range p.Routers {
 		emit(routerArrivalDesc, r.Arrival, r.Pool, w)

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -588,7 +587,7 @@ type histRefs struct {
 }
 
 func newAppender(db *tsdb.DB, window time.Duration) *appender {
-	return &appender{db: db, window: windowLabel(window), refs: make(map[seriesKey]*ref), targets: make(map[string]*targetRefs)}
+	return &appender{db: db, window: ledger.WindowLabel(window), refs: make(map[seriesKey]*ref), targets: make(map[string]*targetRefs)}
 }
 
 func (w *appender) target(name string) *targetRefs {
@@ -656,18 +655,6 @@ func (w *appender) commit() error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
-}
-
-// windowLabel writes W as /metrics labels it ("5s", "1m"), the way PromQL
-// range selectors do.
-func windowLabel(d time.Duration) string {
-	if d%time.Minute == 0 {
-		return strconv.Itoa(int(d/time.Minute)) + "m"
-	}
-	if d%time.Second == 0 {
-		return strconv.Itoa(int(d/time.Second)) + "s"
-	}
-	return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
 }
 
 // warnOnly passes on warnings and errors only.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
+	"github.com/ptdmon/ptdmon/internal/stage"
 )
 
 // Comparison puts two runs side by side (docs/report.md#comparing-two-rounds).
@@ -205,7 +206,23 @@ func stageDiffs(a, b Stages) StageDiffs {
 
 // list is the stages in pipeline order, as the tables list them.
 func (d *StageDiffs) list() []namedDiff {
-	return []namedDiff{{"prefill", "Prefill", &d.Prefill}, {"kv", "KV transfer", &d.KV}, {"decode", "Decode", &d.Decode}}
+	var out []namedDiff
+	for _, s := range stage.All {
+		out = append(out, namedDiff{string(s), stageTitles[s], d.of(s)})
+	}
+	return out
+}
+
+// of is stage s in both runs.
+func (d *StageDiffs) of(s stage.Stage) *StageDiff {
+	switch s {
+	case stage.Prefill:
+		return &d.Prefill
+	case stage.KV:
+		return &d.KV
+	default:
+		return &d.Decode
+	}
 }
 
 // JSON writes the comparison as indented JSON.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
+	"github.com/ptdmon/ptdmon/internal/stage"
 )
 
 // The HTML report is one file with its styles and charts inline (SVG drawn
@@ -48,13 +49,12 @@ func (r *Report) HTML() ([]byte, error) {
 		KVBytes  chart
 		MinShare float64
 	}{Report: r, MinShare: minOutlierShare}
-	for _, s := range []struct {
-		key, name string
-		st        *Stage
-	}{{"prefill", "Prefill", &r.Stages.Prefill}, {"kv", "KV transfer", &r.Stages.KV}, {"decode", "Decode", &r.Stages.Decode}} {
-		data.Stages = append(data.Stages, stageView{Key: s.key, Name: s.name, Stage: s.st})
+	var rates []line
+	for _, s := range stage.All {
+		data.Stages = append(data.Stages, stageView{Key: string(s), Name: stageTitles[s], Stage: r.Stages.of(s)})
+		rates = append(rates, line{string(s), stageTitles[s], r.Series.of(s)})
 	}
-	data.Rates = r.chart([]line{{"prefill", "Prefill", r.Series.Prefill}, {"kv", "KV transfer", r.Series.KV}, {"decode", "Decode", r.Series.Decode}}, true)
+	data.Rates = r.chart(rates, true)
 	data.KVBytes = r.chart([]line{{"kvbytes", "KV bytes/s", r.Series.KVBytes}}, false)
 	if err := htmlTmpl.Execute(&b, data); err != nil {
 		return nil, fmt.Errorf("report HTML: %w", err)

@@ -8,6 +8,7 @@ import (
 	"github.com/ptdmon/ptdmon/internal/diagnose"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/stage"
 )
 
 // Pool is one pool's part of a report of a run that served more than one
@@ -112,5 +113,9 @@ type poolStage struct {
 
 // StageList is the pool's stages in pipeline order, for the HTML report.
 func (p *Pool) StageList() []poolStage {
-	return []poolStage{{"prefill", &p.Stages.Prefill}, {"kv", &p.Stages.KV}, {"decode", &p.Stages.Decode}}
+	var out []poolStage
+	for _, s := range stage.All {
+		out = append(out, poolStage{string(s), p.Stages.of(s)})
+	}
+	return out
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/advice"
 	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/stage"
 )
 
 // JSON writes the report as indented JSON.
@@ -60,15 +61,13 @@ func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
 // stageRows are the stage table's rows in both text formats.
 func (r *Report) stageRows() [][]string {
 	rows := [][]string{}
-	for _, s := range []struct {
-		name string
-		st   *Stage
-	}{{"Prefill", &r.Stages.Prefill}, {"KV transfer", &r.Stages.KV}, {"Decode", &r.Stages.Decode}} {
-		c := ci(s.st.CI95)
-		if s.st.CI95 == nil && s.st.Absent != "" {
-			c = "– (" + s.st.Absent + ")"
+	for _, s := range stage.All {
+		st := r.Stages.of(s)
+		c := ci(st.CI95)
+		if st.CI95 == nil && st.Absent != "" {
+			c = "– (" + st.Absent + ")"
 		}
-		rows = append(rows, []string{s.name, num(s.st.RequestsPerSecond, ""), c, num(s.st.Capacity, "")})
+		rows = append(rows, []string{stageTitles[s], num(st.RequestsPerSecond, ""), c, num(st.Capacity, "")})
 	}
 	return rows
 }

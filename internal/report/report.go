@@ -10,6 +10,7 @@ import (
 	"github.com/ptdmon/ptdmon/internal/diagnose"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/slo"
+	"github.com/ptdmon/ptdmon/internal/stage"
 )
 
 // Report is one run's report; its JSON keys are a contract
@@ -52,6 +53,21 @@ type Stages struct {
 	Decode  Stage `json:"decode"`
 }
 
+// of is stage s of st.
+func (st *Stages) of(s stage.Stage) *Stage {
+	switch s {
+	case stage.Prefill:
+		return &st.Prefill
+	case stage.KV:
+		return &st.KV
+	default:
+		return &st.Decode
+	}
+}
+
+// stageTitles name the stages in the report's tables and charts.
+var stageTitles = map[stage.Stage]string{stage.Prefill: "Prefill", stage.KV: "KV transfer", stage.Decode: "Decode"}
+
 // Stage is one stage's mean completion rate over the steady span: the
 // mean of the instant rates, which is the counters' increase over the span
 // divided by its length.
@@ -80,6 +96,18 @@ type Series struct {
 	KV      []*float64 `json:"kv"`
 	Decode  []*float64 `json:"decode"`
 	KVBytes []*float64 `json:"kv_bytes_per_second"`
+}
+
+// of is the rates of stage s.
+func (se *Series) of(s stage.Stage) []*float64 {
+	switch s {
+	case stage.Prefill:
+		return se.Prefill
+	case stage.KV:
+		return se.KV
+	default:
+		return se.Decode
+	}
 }
 
 const noThresholds = "no SLO threshold set (slo.ttft, slo.itl or slo.e2e)"

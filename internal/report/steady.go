@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/stage"
 )
 
 // Steady-state detection: a run starts with its pipeline filling (decode
@@ -94,7 +95,7 @@ func findSteady(pts []ledger.Point, interval time.Duration) (int, int, Steady) {
 				raw[i] = math.NaN()
 			}
 		}
-		name := stageNames[s]
+		name := string(stage.All[s])
 		st.Medians[name], st.Bands[name] = nil, nil
 		if !any {
 			continue
@@ -125,7 +126,7 @@ func findSteady(pts []ledger.Point, interval time.Duration) (int, int, Steady) {
 	for i := range n {
 		in := true
 		for _, s := range used {
-			v, med, band := smooth[s][i], st.Medians[stageNames[s]], st.Bands[stageNames[s]]
+			v, med, band := smooth[s][i], st.Medians[string(stage.All[s])], st.Bands[string(stage.All[s])]
 			if math.IsNaN(v) || med == nil || math.Abs(v-*med) > *band {
 				in = false
 				break
@@ -178,5 +179,3 @@ func centred(xs []float64, half int) []float64 {
 	}
 	return out
 }
-
-var stageNames = [3]string{"prefill", "kv", "decode"}

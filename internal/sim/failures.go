@@ -1,10 +1,9 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
-
-	ptd "github.com/ptdmon/ptdmon/internal/engine"
 )
 
 // FailureSpec makes a share of a group's KV loads fail; decode then
@@ -28,10 +27,12 @@ const (
 	FailExpiry       = "expiry"
 )
 
-func (f FailureSpec) validate(eng, connector string) error {
+// validate checks f for a group of engine eng (its profile prof) and its
+// connector.
+func (f FailureSpec) validate(prof *Profile, eng, connector string) error {
 	switch {
-	case f.Ratio > 0 && eng != string(ptd.VLLM):
-		return fmt.Errorf("only the vllm engine recomputes failed KV loads, not %s", eng)
+	case f.Ratio > 0 && !prof.RecomputesFailedLoads:
+		return notRecomputing(eng)
 	case f.Ratio < 0 || f.Ratio >= 1:
 		return fmt.Errorf("ratio must be within [0, 1), got %g", f.Ratio)
 	case f.Class == FailNotification && connector != ConnectorNIXL:
@@ -42,6 +43,24 @@ func (f FailureSpec) validate(eng, connector string) error {
 		return nil
 	}
 	return fmt.Errorf("class must be network, notification or expiry, got %q", f.Class)
+}
+
+// notRecomputing is the error for failures set on a group of engine eng,
+// which does not recompute failed KV loads: it names the engines that do.
+func notRecomputing(eng string) error {
+	var do []string
+	for _, e := range profileEngines() {
+		if profileFor(e).RecomputesFailedLoads {
+			do = append(do, e)
+		}
+	}
+	switch len(do) {
+	case 0:
+		return errors.New("no engine recomputes failed KV loads")
+	case 1:
+		return fmt.Errorf("only the %s engine recomputes failed KV loads, not %s", do[0], eng)
+	}
+	return fmt.Errorf("only the %s engines recompute failed KV loads, not %s", orList(do), eng)
 }
 
 // FailureTruth is what a group's KV loads did, counted where they happen,

@@ -21,7 +21,9 @@ type Overrides struct {
 	KVBytes          int64
 	DecodeStep       time.Duration
 	Model            string
-	VLLMConnector    string
+	// Connectors are KV connectors by engine: each replaces the connector
+	// of every group of its engine.
+	Connectors map[ptd.Engine]string
 }
 
 // Apply changes sc and validates the result.
@@ -71,8 +73,8 @@ func (o Overrides) Apply(sc *Scenario) error {
 				g.Decode.KVSlots = o.DecodeBatch
 			}
 		}
-		if o.VLLMConnector != "" && g.Engine == string(ptd.VLLM) {
-			g.Connector = o.VLLMConnector
+		if c := o.Connectors[ptd.Engine(g.Engine)]; c != "" {
+			g.Connector = c
 		}
 	}
 	// Restarts and fault lists name instances; drop those that a smaller

@@ -1,7 +1,5 @@
 package sim
 
-import ptd "github.com/ptdmon/ptdmon/internal/engine"
-
 // PhaseTruth is where a group's requests spent their time to first token,
 // summed over the requests that completed, from the model's own timestamps
 // rather than any exposition: the truth the ledger's TTFT phases are
@@ -60,12 +58,12 @@ var sglangStages = [4]string{"prefill_bootstrap", "prefill_waiting", "prefill_fo
 // sglangStageBuckets cover milliseconds to minutes, as the TTFT buckets do.
 var sglangStageBuckets = newTable(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60)
 
-// sglangStageDone observes a request's prefill-side stages on SGLang
-// prefill engine p as its KV leaves: bootstrap until it joined the
-// waiting queue, waiting, the forward pass, and the hand-off from the
-// forward's end to the copy's.
-func (m *Model) sglangStageDone(p *engine, r *request) {
-	if p.inst.grp.prof.Engine != ptd.SGLang {
+// prefillStagesDone observes a request's prefill-side stages on prefill
+// engine p as its KV leaves (Profile.PrefillStages): bootstrap until it
+// joined the waiting queue, waiting, the forward pass, and the hand-off
+// from the forward's end to the copy's.
+func (m *Model) prefillStagesDone(p *engine, r *request) {
+	if !p.inst.grp.prof.PrefillStages {
 		return
 	}
 	s := p.stats

@@ -53,6 +53,21 @@ type Profile struct {
 	// num_bootstrap_failed_reqs) rather than the connector's per-thread
 	// stats.
 	EngineCountsKVFailures bool
+	// RecomputesFailedLoads: when a KV load fails, decode computes the
+	// request's prompt itself (vLLM's kv_load_failure_policy "recompute"),
+	// so a group may set failures (docs/sim.md#failed-kv-loads).
+	RecomputesFailedLoads bool
+	// PrefillStages: a prefill engine times each request's stages
+	// (bootstrap, waiting, forward, KV hand-off) into EngineStats.Stages as
+	// its KV leaves, for the format to print (SGLang's
+	// per_stage_req_latency_seconds).
+	PrefillStages bool
+	// NoDecodeOnly: requests sent straight to decode
+	// (Group.DecodeOnlyFraction) are not simulated for the engine.
+	NoDecodeOnly bool
+	// Traces is the shape of the spans the engine's tracing exports, which
+	// SendTraces posts; NoTraces leaves its requests untraced.
+	Traces TraceShape
 
 	// Histograms gives a new engine process's histograms their bucket
 	// layouts (the `le` values are part of the wire format). Nil leaves them
@@ -64,6 +79,21 @@ type Profile struct {
 	// nothing more.
 	OnTransfer func(exporter, prefill *EngineStats, x Transfer)
 }
+
+// TraceShape is the shape of the spans an engine exports for a request.
+type TraceShape uint8
+
+// The trace shapes (docs/engines.md#traces).
+const (
+	NoTraces TraceShape = iota
+	// LLMRequestSpans: vLLM's, one llm_request span per leg behind a P/D
+	// proxy's span, plus a KV-transfer span (vllm/tracing).
+	LLMRequestSpans
+	// StageSliceSpans: SGLang's, per engine a root span from the API
+	// server and a scheduler thread span with the stage slices under it,
+	// in two exports.
+	StageSliceSpans
+)
 
 // Transfer is one completed KV copy.
 type Transfer struct {

@@ -17,6 +17,8 @@ func init() {
 		Connectors:             []string{ConnectorMooncake},
 		PreallocFirst:          true,
 		EngineCountsKVFailures: true,
+		PrefillStages:          true,
+		Traces:                 StageSliceSpans,
 		Histograms:             sglangHistograms,
 		OnTransfer:             sglangTransfer,
 	})

@@ -15,6 +15,7 @@ func init() {
 		MetricsPath:    "/prometheus/metrics",
 		IterationStats: true,
 		SplitLegs:      true,
+		NoDecodeOnly:   true,
 		// The simulator gives its histograms vLLM's layouts.
 		Histograms: vllmHistograms,
 	})

@@ -16,8 +16,11 @@ func init() {
 		Connectors:        []string{ConnectorFlagCX, ConnectorNIXL},
 		ConnectorRequired: true,
 		SplitLegs:         true,
-		Histograms:        vllmHistograms,
-		OnTransfer:        vllmTransfer,
+		// kv_load_failure_policy "recompute".
+		RecomputesFailedLoads: true,
+		Traces:                LLMRequestSpans,
+		Histograms:            vllmHistograms,
+		OnTransfer:            vllmTransfer,
 	})
 }
 

@@ -37,8 +37,8 @@ func (g Group) validateRouting(path string, bad func(string, string, ...any) err
 	if g.DecodeOnlyFraction < 0 || g.DecodeOnlyFraction >= 1 {
 		return bad(path+".decode_only_fraction", "must be within [0, 1)")
 	}
-	if g.DecodeOnlyFraction > 0 && g.Engine == string(ptd.TensorRTLLM) {
-		return bad(path+".decode_only_fraction", "is not simulated for trtllm")
+	if p := profileFor(g.Engine); g.DecodeOnlyFraction > 0 && p != nil && p.NoDecodeOnly {
+		return bad(path+".decode_only_fraction", "is not simulated for %s", g.Engine)
 	}
 	if g.Router != "" && !slices.Contains(RouterEngines, g.Router) {
 		return bad(path+".router", "must be %s, got %q", orList(RouterEngines), g.Router)

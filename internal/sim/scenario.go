@@ -10,15 +10,20 @@ import (
 	ptd "github.com/ptdmon/ptdmon/internal/engine"
 )
 
-// Roles and KV connectors used across the package.
+// Roles and KV connectors used across the package, spelled as
+// internal/engine spells them.
 const (
-	RolePrefill = "prefill"
-	RoleDecode  = "decode"
+	RolePrefill = string(ptd.Prefill)
+	RoleDecode  = string(ptd.Decode)
 
-	ConnectorFlagCX   = "flagcx"
-	ConnectorNIXL     = "nixl"
+	ConnectorFlagCX = string(ptd.KVFlagCX)
+	ConnectorNIXL   = string(ptd.KVNIXL)
+	// SGLang's Mooncake transfer backend (whose bytes SGLang counts
+	// itself, engine.KVSGLang) and TensorRT-LLM's UCX cache transceiver
+	// are transfer backends, not KV sources of internal/engine: these
+	// names are the scenarios' own.
 	ConnectorMooncake = "mooncake"
-	ConnectorUCX      = "ucx" // TensorRT-LLM cache transceiver
+	ConnectorUCX      = "ucx"
 )
 
 // LlamaKVBytes is B_request of Llama-3.1-8B in bf16 at S=8192:
@@ -396,7 +401,7 @@ func (sc Scenario) Validate() error {
 		if g.Rate < 0 {
 			return bad(p+".rate", "must be >= 0")
 		}
-		if err := g.Failures.validate(g.Engine, g.Connector); err != nil {
+		if err := g.Failures.validate(prof, g.Engine, g.Connector); err != nil {
 			return bad(p+".failures", "%v", err)
 		}
 		if b := g.Burst; b.Period < 0 || b.Period > 0 && (b.Duty <= 0 || b.Duty > 1) {

@@ -81,7 +81,7 @@ func (m *Model) transferDone(p *engine, th int, r *request) {
 		es.GenTokens++
 		es.E2E.observe(float64(m.now-r.arrival) / 1e9)
 		p.inst.truth.addPrefill(m.now)
-		m.sglangStageDone(p, r)
+		m.prefillStagesDone(p, r)
 	}
 	m.releasePrefillSlot(p, r)
 

@@ -12,8 +12,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
-
-	ptd "github.com/ptdmon/ptdmon/internal/engine"
 )
 
 // Traces shaped as the engines': for every completed request of a vLLM
@@ -29,7 +27,7 @@ import (
 // journeyRecord is one completed request's moments, in model time.
 type journeyRecord struct {
 	id                         uint64
-	engine                     ptd.Engine
+	prof                       *Profile
 	group, prefill, decode     string
 	arrival, queued, pStart    int64
 	pEnd, dSubmit, xferStart   int64
@@ -39,7 +37,7 @@ type journeyRecord struct {
 
 func journeyOf(r *request, d *engine, now int64) journeyRecord {
 	return journeyRecord{
-		id: r.id, engine: d.inst.grp.prof.Engine, group: d.inst.grp.spec.Name,
+		id: r.id, prof: d.inst.grp.prof, group: d.inst.grp.spec.Name,
 		prefill: r.p.inst.name, decode: d.inst.name,
 		arrival: r.arrival, queued: r.queued, pStart: r.pStart, pEnd: r.pEnd, dSubmit: r.dSubmit,
 		xferStart: r.xferStart, dReady: r.dReady, dStart: r.dStart, first: r.firstTok, end: now,
@@ -82,7 +80,7 @@ func (c *Cluster) SendTraces(ctx context.Context, url string, every time.Duratio
 	ts := &TraceSender{}
 	c.mu.Lock()
 	c.model.traced = func(j journeyRecord) {
-		if j.engine != ptd.VLLM && j.engine != ptd.SGLang {
+		if j.prof.Traces == NoTraces {
 			return
 		}
 		ts.mu.Lock()
@@ -150,10 +148,11 @@ func (c *Cluster) journeyTruth(j journeyRecord) JourneyTruth {
 		ID: journeyID(j), Prefill: j.prefill, Decode: j.decode, Arrival: c.at(j.arrival),
 		Queue: s(j.queued, j.pStart), PrefillDur: s(j.pStart, j.pEnd), KVTransfer: s(j.xferStart, j.dReady),
 		DecodeQueue: s(j.dSubmit, j.dStart) - c.at(max(ov, 0)).Sub(c.at(0)).Seconds(),
-		DecodeDur:   s(j.dStart, j.end), Engine: string(j.engine),
+		DecodeDur:   s(j.dStart, j.end), Engine: string(j.prof.Engine),
 	}
-	if j.engine == ptd.SGLang {
-		// SGLang's decode engine queues a request once its KV is in.
+	if j.prof.PreallocFirst {
+		// The request is on decode from its arrival; the decode engine
+		// queues it once its KV is in.
 		tr.DecodeQueue = s(max(j.dSubmit, j.dReady), j.dStart)
 	}
 	return tr
@@ -181,7 +180,7 @@ func (c *Cluster) traces(batch []journeyRecord) ptrace.Traces {
 	ts := func(t int64) pcommon.Timestamp { return pcommon.NewTimestampFromTime(c.at(t)) }
 	sec := func(a, b int64) float64 { return c.at(b).Sub(c.at(a)).Seconds() }
 	for _, j := range batch {
-		if j.engine != ptd.VLLM {
+		if j.prof.Traces != LLMRequestSpans {
 			continue
 		}
 		trace, proxy := journeyIDs(j)
@@ -277,7 +276,7 @@ func (c *Cluster) sglangTraces(batch []journeyRecord) (sched, roots ptrace.Trace
 	}
 	ts := func(t int64) pcommon.Timestamp { return pcommon.NewTimestampFromTime(c.at(t)) }
 	for _, j := range batch {
-		if j.engine != ptd.SGLang {
+		if j.prof.Traces != StageSliceSpans {
 			continue
 		}
 		trace, proxy := journeyIDs(j)
