@@ -82,6 +82,7 @@ func recordedSeries(t *testing.T, addr string) []ledger.Point {
 // first rates after it are no spike although the engines' counters kept
 // growing meanwhile.
 func TestKilledServeResumes(t *testing.T) {
+	t.Parallel() // serve runs in its own process: nothing of this one's is shared
 	if testing.Short() {
 		t.Skip("runs serve for over a minute")
 	}
@@ -460,6 +461,7 @@ func TestReportOfARecording(t *testing.T) {
 // observations are the increase of their completion counters between the
 // same two recorded reads (the windowed rates' first and last samples).
 func TestRecordedBucketsCountTheCompletions(t *testing.T) {
+	t.Parallel() // its own simulator and directory; the record command's state is its own
 	cfg := recordingSimConfig(t, "balanced")
 	dir := filepath.Join(t.TempDir(), "round1")
 	recordRound(t, cfg, dir, "15")
