@@ -82,7 +82,7 @@ func recordedSeries(t *testing.T, addr string) []ledger.Point {
 // first rates after it are no spike although the engines' counters kept
 // growing meanwhile.
 func TestKilledServeResumes(t *testing.T) {
-	t.Parallel() // serve runs in its own process: nothing of this one's is shared
+	t.Parallel() // serve runs in a process of its own; nothing of this one is changed
 	if testing.Short() {
 		t.Skip("runs serve for over a minute")
 	}
