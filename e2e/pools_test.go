@@ -23,7 +23,8 @@ import (
 // that pool's instances alone within 2%: each recorded sample held to the
 // truth over lags of 0 to 4 s, as the engines path reads each target's
 // scrape an interval late, and samples whose window holds a failed scrape
-// left out, as in TestPrometheusBothPaths.
+// left out, as in TestPrometheusBothPaths, and, as it, not beside this
+// package's other tests.
 func TestPrometheusPools(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the 30 s Prometheus run")

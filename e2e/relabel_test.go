@@ -22,6 +22,7 @@ import (
 // a TensorRT-LLM target is scraped on /prometheus/metrics (its /metrics is
 // JSON, drained on read, and must be left alone).
 func TestPrometheusRelabelling(t *testing.T) {
+	t.Parallel()
 	promBin := prometheusBin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()

@@ -20,6 +20,7 @@ import (
 // simulator's true completions over that span, and the verdict is the
 // scenario's.
 func TestReportFromPrometheus(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: skipping the 50 s report run")
 	}

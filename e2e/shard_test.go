@@ -19,6 +19,7 @@ import (
 // ptdmon -shard i/N keeps are exactly those a real Prometheus keeps with
 // the documented hashmod sharding recipe on __address__.
 func TestShardMatchesPrometheusHashmod(t *testing.T) {
+	t.Parallel()
 	promBin := prometheusBin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()

@@ -19,6 +19,7 @@ import (
 // attainment must equal internal/slo's fraction of the same buckets, read
 // back from Prometheus per target and interpolated in Go.
 func TestSLORulesOnEngines(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: skipping the 35 s Prometheus run")
 	}

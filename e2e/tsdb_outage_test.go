@@ -19,6 +19,7 @@ import (
 // engine shows as down with reason "source" and the stage rates are absent,
 // not 0; when it comes back (same storage), the rates come back.
 func TestTSDBOutage(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: skipping the 30 s outage run")
 	}

@@ -128,6 +128,7 @@ func (r *tsdbRun) compare(t *testing.T) {
 // scrapes the simulator with the generated configuration) shows the same
 // stage rates as ptdmon scraping the simulator itself, through restarts.
 func TestTSDBSourcePrometheus(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: skipping the 42 s TSDB run")
 	}
@@ -145,6 +146,7 @@ func TestTSDBSourcePrometheus(t *testing.T) {
 // generated rules evaluated by vmalert against it: its recorded stage rates
 // agree with the simulator's truth.
 func TestTSDBSourceVictoriaMetrics(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: skipping the 42 s TSDB run")
 	}

@@ -23,14 +23,14 @@ import (
 	"github.com/ptdmon/ptdmon/internal/testutil"
 )
 
-// buildRecordingPtdmon builds this command into a temporary directory: the tests of
-// a crash run the real binary in its own process.
-func buildRecordingPtdmon(t *testing.T) string {
+// recordingPtdmon is ptdmon for the tests of a crash, which run it in its
+// own process: this test binary, which TestMain makes ptdmon when asPtdmon
+// is set.
+func recordingPtdmon(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "ptdmon")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	bin, err := os.Executable()
 	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatal(err)
 	}
 	return bin
 }
@@ -39,6 +39,7 @@ func buildRecordingPtdmon(t *testing.T) string {
 func startRecordingServe(t *testing.T, bin, cfg, dir string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "-config", cfg, "-record", dir, "-listen", "127.0.0.1:0", "-log-level", "warn")
+	cmd.Env = append(os.Environ(), asPtdmon+"=1")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -81,10 +82,11 @@ func recordedSeries(t *testing.T, addr string) []ledger.Point {
 // first rates after it are no spike although the engines' counters kept
 // growing meanwhile.
 func TestKilledServeResumes(t *testing.T) {
+	t.Parallel() // serve runs in a process of its own; nothing of this one is changed
 	if testing.Short() {
-		t.Skip("builds the binary")
+		t.Skip("runs serve for over a minute")
 	}
-	bin := buildRecordingPtdmon(t)
+	bin := recordingPtdmon(t)
 	sc, err := sim.LoadScenario("balanced")
 	if err != nil {
 		t.Fatal(err)
@@ -371,14 +373,17 @@ func TestReplayServesTheRecording(t *testing.T) {
 		}
 	}
 
-	// At -speed 1 the points arrive as they were recorded: after half a
-	// second, a few of them and not all.
+	// At -speed 1 the points arrive as they were recorded: once the first
+	// ones are served, a few of them and not all.
 	addr, stop = replay("-speed", "1")
 	defer stop()
-	time.Sleep(time.Second)
-	n := len(recordedSeries(t, addr))
-	if n == 0 || n >= len(want)-2 {
-		t.Errorf("at -speed 1, %d of %d points served after 1 s", n, len(want))
+	var n int
+	testutil.Eventually(t, 10*time.Second, 20*time.Millisecond, func() (bool, string) {
+		n = len(recordedSeries(t, addr))
+		return n > 0, "no point served at -speed 1"
+	})
+	if n >= len(want)-2 {
+		t.Errorf("at -speed 1, %d of %d points served at once", n, len(want))
 	}
 }
 
@@ -456,6 +461,7 @@ func TestReportOfARecording(t *testing.T) {
 // observations are the increase of their completion counters between the
 // same two recorded reads (the windowed rates' first and last samples).
 func TestRecordedBucketsCountTheCompletions(t *testing.T) {
+	t.Parallel() // its own simulator and directory; the record command's state is its own
 	cfg := recordingSimConfig(t, "balanced")
 	dir := filepath.Join(t.TempDir(), "round1")
 	recordRound(t, cfg, dir, "15")

@@ -227,19 +227,22 @@ func TestStreamSendsVerdictPerTick(t *testing.T) {
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("content type %q", ct)
 	}
-	go func() {
-		for k := 0; k < 3; k++ {
-			time.Sleep(50 * time.Millisecond)
-			l.Tick(start.Add(time.Duration(21+k) * time.Second))
-		}
-	}()
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	// The handler has subscribed before the response's headers arrive: each
+	// tick is sent, and the next one is made once its event is read.
 	events := 0
-	for sc.Scan() && events < 3 {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "data: ") {
-			continue
+	for k := 0; k < 3; k++ {
+		l.Tick(start.Add(time.Duration(21+k) * time.Second))
+		line := ""
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "data: ") {
+				line = sc.Text()
+				break
+			}
+		}
+		if line == "" {
+			break
 		}
 		events++
 		var c map[string]json.RawMessage

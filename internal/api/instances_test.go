@@ -203,6 +203,10 @@ func TestStreamPicksInstances(t *testing.T) {
 		}
 		sc := bufio.NewScanner(resp.Body)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		// The handler writes its first line once it has subscribed.
+		if !sc.Scan() || !strings.HasPrefix(sc.Text(), "retry:") {
+			t.Fatalf("stream%s: first line %q, %v", q, sc.Text(), sc.Err())
+		}
 		return sc
 	}
 	next := func(sc *bufio.Scanner) event {
@@ -219,7 +223,6 @@ func TestStreamPicksInstances(t *testing.T) {
 		return event{}
 	}
 	full, none, one := open(""), open("?instances=0"), open("?target=vllm-p1")
-	time.Sleep(100 * time.Millisecond) // all three subscribed
 	l.Tick(start.Add(21 * time.Second))
 	f, n, o := next(full), next(none), next(one)
 	if f.T != n.T || f.T != o.T || len(f.I) != 16 {

@@ -8,6 +8,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/ptdmon/ptdmon/internal/testutil"
 )
 
 // TestServeClosesStalledExports: a client that sends the headers of an
@@ -31,7 +33,12 @@ func TestServeClosesStalledExports(t *testing.T) {
 	defer conn.Close()
 	// 100 bytes announced, 10 sent: the handler waits for the rest.
 	fmt.Fprintf(conn, "POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\nContent-Length: 100\r\n\r\n0123456789")
-	time.Sleep(200 * time.Millisecond)
+	// The handler has reserved the announced body: it is reading it.
+	testutil.Eventually(t, 10*time.Second, time.Millisecond, func() (bool, string) {
+		r.budget.mu.Lock()
+		defer r.budget.mu.Unlock()
+		return r.budget.used == 100, fmt.Sprintf("%d bytes reserved, want the announced 100", r.budget.used)
+	})
 	cancel()
 	select {
 	case err := <-done:

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/testutil"
 )
 
 // smallDisk mounts a tmpfs of size bytes (root only) and returns its path.
@@ -55,7 +57,10 @@ func TestFullDiskKeepsTheLiveView(t *testing.T) {
 			t.Fatalf("tick %d: prefill rate absent (%s) while the disk fills", s, p.Prefill.Instant.Why)
 		}
 		if s%20 == 0 {
-			time.Sleep(50 * time.Millisecond) // let the writer catch up
+			// The writer catches up: its status then tells of what it wrote.
+			testutil.Eventually(t, 10*time.Second, time.Millisecond, func() (bool, string) {
+				return len(rec.ch) == 0, fmt.Sprintf("%d inputs still queued", len(rec.ch))
+			})
 			msg, _ := rec.Status()
 			failed = msg != ""
 		}

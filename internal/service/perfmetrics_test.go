@@ -17,6 +17,7 @@ import (
 	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/journey"
+	"github.com/ptdmon/ptdmon/internal/testutil"
 	"github.com/ptdmon/ptdmon/internal/trtllm/reqtrace/reqtracetest"
 )
 
@@ -60,7 +61,7 @@ func TestPerfMetricsToRequests(t *testing.T) {
 	base := <-web
 
 	var body api.RequestsResponse
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	testutil.Eventually(t, 10*time.Second, 50*time.Millisecond, func() (bool, string) {
 		resp, err := http.Get("http://" + base + "/api/v1/requests?pool=trt&limit=1000")
 		if err != nil {
 			t.Fatal(err)
@@ -71,10 +72,8 @@ func TestPerfMetricsToRequests(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if body.Total >= len(ts) || time.Now().After(deadline) {
-			break
-		}
-	}
+		return body.Total >= len(ts), fmt.Sprintf("total %d, want %d", body.Total, len(ts))
+	})
 	if body.Total != len(ts) {
 		t.Fatalf("total %d, want %d", body.Total, len(ts))
 	}
