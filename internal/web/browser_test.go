@@ -250,15 +250,41 @@ func (s pageState) counts() []int {
 	return out
 }
 
+// built is the ptdmon binary the browser tests run, built once for all of
+// them: each build links the whole binary again.
+var built struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
 func buildPtdmon(t *testing.T, ctx context.Context) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "ptdmon")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/ptdmon")
-	build.Dir = moduleRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/ptdmon: %v\n%s", err, out)
+	root := moduleRoot(t)
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "ptdmon-web-test"); built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "ptdmon")
+		build := exec.CommandContext(ctx, "go", "build", "-o", built.bin, "./cmd/ptdmon")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build ./cmd/ptdmon: %w\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.bin
 }
 
 // startDemo runs `ptdmon demo` on a free port and returns its URL.
