@@ -271,7 +271,8 @@ func buildPtdmon(t *testing.T, ctx context.Context) string {
 	t.Helper()
 	root := moduleRoot(t)
 	built.once.Do(func() {
-		if built.dir, built.err = os.MkdirTemp("", "ptdmon-web-test"); built.err != nil {
+		// The binary outlives the test that builds it: TestMain removes it.
+		if built.dir, built.err = os.MkdirTemp("", "ptdmon-web-test"); built.err != nil { //nolint:usetesting // shared by every test, removed by TestMain
 			return
 		}
 		built.bin = filepath.Join(built.dir, "ptdmon")
