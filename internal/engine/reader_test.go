@@ -256,11 +256,11 @@ func TestReaderCaptures(t *testing.T) {
 		},
 	})
 	// vLLM, two engines: 100 steps of 8192 tokens and 60 steps of 409600
-	// tokens in all; a KV cache of 40000 blocks of 16 tokens from the info
-	// gauge's labels (one series: the logger's labels are the config's).
+	// tokens in all; a KV cache of 40000 blocks of 16 tokens per engine
+	// from the info gauge's labels: the blocks add up, the size does not.
 	f("vllm_busy.txt", Prefill, want{
 		engine: VLLM, role: Prefill, model: "meta-llama/Llama-3.1-8B-Instruct",
-		gauges: map[Metric]float64{KVBlocks: 40000, KVBlockSize: 16, Running: 8},
+		gauges: map[Metric]float64{KVBlocks: 80000, KVBlockSize: 16, Running: 8},
 		hists:  map[Metric][2]float64{IterationTokens: {160, 819200 + 409600}},
 	})
 }

@@ -86,7 +86,7 @@ func TestSummary(t *testing.T) {
 	f("sglang_busy.txt", "", "scheduler_idle_seconds             200  (2 series)", "forward_occupancy_ratio            0.7\n")
 	f("trtllm_worker_iter.txt", engine.Decode, "iteration_latency_seconds          0.025\n", "kv_cache_blocks                    8192\n",
 		"kv_cache_blocks_used               6144\n", "requests_generation                48\n")
-	f("vllm_busy.txt", engine.Prefill, "kv_cache_blocks                    40000\n", "kv_cache_block_size_tokens         16\n", "iteration_tokens")
+	f("vllm_busy.txt", engine.Prefill, "kv_cache_blocks                    80000\n", "kv_cache_block_size_tokens         16\n", "iteration_tokens")
 	// The other spelling of the finish reason is read, and said.
 	f("llmd_inference_sim.txt", engine.Decode, "requests_completed                 45", "requests_aborted                   3",
 		"vllm:request_success_total: the finish reason is read from the label finish_reason, not finished_reason")
