@@ -277,3 +277,27 @@ func TestTruthBusyAndCapacity(t *testing.T) {
 		}
 	}
 }
+
+// A restarted process counts its idle and busy seconds from its start, as
+// its other counters do; the truth's busy seconds run on across restarts,
+// and the process that died worked until it died.
+func TestBusyAcrossRestart(t *testing.T) {
+	sc, _ := LoadScenario("restart")
+	m, _ := NewModel(sc, 1, testEpoch)
+	rd := ptd.NewReader(ptd.SGLang, ptd.Decode, ptd.KVAuto)
+	m.AdvanceTo(39 * time.Second)
+	before, _ := readInstance(t, m, rd, "sglang-d0").CounterSum(ptd.SchedulerIdle)
+	busyBefore := m.TruthAt(39 * time.Second).Instance("sglang-d0").BusySeconds
+	m.AdvanceTo(50 * time.Second)
+	after, ok := readInstance(t, m, rd, "sglang-d0").CounterSum(ptd.SchedulerIdle)
+	up := 42 * time.Second
+	tr := m.TruthAt(50 * time.Second).Instance("sglang-d0")
+	busySinceUp := tr.BusySeconds - m.TruthAt(up).Instance("sglang-d0").BusySeconds
+	if !ok || after > (50*time.Second-up).Seconds() || math.Abs(after-((50*time.Second-up).Seconds()-busySinceUp)) > 1e-9 {
+		t.Fatalf("idle %v before the restart, %v (present %v) 8 s after it, want %v",
+			before, after, ok, (50*time.Second-up).Seconds()-busySinceUp)
+	}
+	if tr.BusySeconds < busyBefore || tr.Restarts != 1 {
+		t.Fatalf("truth's busy seconds %v after %v, restarts %d", tr.BusySeconds, busyBefore, tr.Restarts)
+	}
+}
