@@ -30,7 +30,7 @@ func TestInspect(t *testing.T) {
 	capture := filepath.Join("..", "..", "internal", "engine", "testdata", "vllm_prefill_flagcx.txt")
 	f(0, `"engine": "vllm"`, "", "-json", "-role", "prefill", capture)
 	f(0, `"requests_completed": 1993`, "", "-json", "-role", "prefill", capture)
-	f(0, `"family": "vllm:iteration_tokens_total"`, "", "-json", capture)            // ignored, with the reason
+	f(0, `"family": "vllm:flagcx_bytes_transferred"`, "", "-json", capture)          // ignored, with the reason
 	f(0, `role unknown`, "", "-json", capture)                                       // without -role: said, not fatal
 	f(0, "requests_completed                 1993", "", capture, "-role", "prefill") // summary; flags after the file
 	f(0, "engine     vllm\nprefix     vllm: (", "", capture)

@@ -105,6 +105,12 @@ type Reason struct {
 	Metric Metric
 }
 
+// LabelValue reads the value of the label Label as the metric Metric.
+type LabelValue struct {
+	Label  string
+	Metric Metric
+}
+
 // Family is one row of an engine's metric table.
 type Family struct {
 	// Name as exposed: counters with their _total, histograms without
@@ -123,6 +129,15 @@ type Family struct {
 	// not read. Metric is unused then.
 	ByLabel string
 	ByValue []Reason
+	// ByFallback: values of ByLabel read like ByValue, but as a deprecated
+	// name is: only where no current family of the same metric is in the
+	// exposition (SGLang's idle stage, where the idle counter is absent).
+	ByFallback []Reason
+	// FromLabels: an info gauge (value 1) whose labels carry the values:
+	// each listed label's value is read as its metric (vLLM's
+	// cache_config_info); a label absent or not a number gives no value.
+	// At most two.
+	FromLabels []LabelValue
 	// Sizes: a histogram of per-transfer sizes whose _sum is the counter
 	// Metric and whose _count is the counter Count; its buckets are not read.
 	Sizes bool
@@ -263,6 +278,9 @@ func (a *adapter) add(fams []Family, kv KVSource) {
 		m := a.plain
 		if f.Type == model.MetricTypeHistogram {
 			m = a.hist
+		}
+		if len(f.FromLabels) > 2 {
+			panic(fmt.Sprintf("engine: family %s reads more than two labels", f.Name))
 		}
 		names := []string{f.Name}
 		if bare, ok := strings.CutPrefix(f.Name, a.Prefix); ok && a.PrefixOptional && !f.PrefixOnly {
@@ -420,7 +438,7 @@ func ParseKVSource(s string) (KVSource, bool) {
 // from source kv (KVAuto: the engine's own families), and whether there is one.
 func (a Adapter) Family(m Metric, kv KVSource) (Family, bool) {
 	for _, f := range a.Families {
-		if f.Metric == m && f.KV == kv && f.Skip == "" && !f.Deprecated && f.ByLabel == "" {
+		if f.Metric == m && f.KV == kv && f.Skip == "" && !f.Deprecated && f.ByLabel == "" && len(f.FromLabels) == 0 {
 			return f, true
 		}
 	}

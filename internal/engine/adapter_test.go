@@ -154,7 +154,7 @@ func TestDetectByPrefix(t *testing.T) {
 	f("num_requests_running 2\n", TensorRTLLM)
 	f("trtllm_kv_transfer_bytes_sum 10\n", TensorRTLLM)
 	// Only families ptdmon does not read: detected all the same.
-	f("# TYPE vllm:iteration_tokens_total histogram\nvllm:iteration_tokens_total_bucket{le=\"+Inf\"} 3\n", VLLM)
+	f("# TYPE vllm:request_generation_tokens histogram\nvllm:request_generation_tokens_bucket{le=\"+Inf\"} 3\n", VLLM)
 	f("vllm:request_success_created 1.7e9\n", VLLM)
 	body, err := os.ReadFile(filepath.Join("testdata", "vllm_unread_histograms.txt"))
 	if err != nil {
@@ -166,7 +166,7 @@ func TestDetectByPrefix(t *testing.T) {
 		t.Errorf("Detect = %+v, %v; want vllm: with 2 families", ms, err)
 	}
 	// Both prefixes without a family read: still refused as mixed.
-	if _, err := NewReader(EngineAuto, Decode, KVAuto).Read([]byte("vllm:iteration_tokens_total_count 1\nsglang:unknown_thing 2\n"), ""); !errors.Is(err, ErrUnusable) || !strings.Contains(err.Error(), "mixes") {
+	if _, err := NewReader(EngineAuto, Decode, KVAuto).Read([]byte("vllm:request_generation_tokens_count 1\nsglang:unknown_thing 2\n"), ""); !errors.Is(err, ErrUnusable) || !strings.Contains(err.Error(), "mixes") {
 		t.Errorf("two engines' unread families: %v", err)
 	}
 }

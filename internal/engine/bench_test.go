@@ -169,7 +169,7 @@ func readExpfmt(body []byte) error {
 				m, fam := split(r.classify(series, t))
 				m.binding = &fam
 				if m.use {
-					kept = append(kept, staged{&entry{meaning: &m}, v})
+					kept = append(kept, staged{&entry{meaning: &m}, m.metric, v})
 				}
 			}
 			switch {

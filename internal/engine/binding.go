@@ -47,6 +47,12 @@ type binding struct {
 	why      string // why the series is not used
 	note     bool   // the reason is worth telling the user on every scrape
 	mtype    model.MetricType
+	// fromLabels: the values are lv (where lvOK), read as metric and
+	// metric2, not the sample's value (Family.FromLabels).
+	fromLabels bool
+	metric2    Metric
+	lv         [2]float64
+	lvOK       [2]bool
 }
 
 // entry is one cached series of one target: what the series means, shared
@@ -70,13 +76,16 @@ type meaning struct {
 	rank   int32
 	role   Role
 	model  string
+	lv     [2]float64
+	lvOK   [2]bool
 	key    string // the raw series text
 }
 
 // split cuts b into its per-series fields and its family's meaning.
 func split(b binding) (meaning, binding) {
-	m := meaning{le: b.le, group: b.group, series: b.series, rank: b.rank, role: b.role, model: b.model}
+	m := meaning{le: b.le, group: b.group, series: b.series, rank: b.rank, role: b.role, model: b.model, lv: b.lv, lvOK: b.lvOK}
 	b.le, b.group, b.series, b.rank, b.role, b.model = 0, 0, 0, 0, RoleUnknown, ""
+	b.lv, b.lvOK = [2]float64{}, [2]bool{}
 	return m, b
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -105,11 +106,13 @@ func (a *adapter) bind(full string, t model.MetricType, ls labels.Labels, role R
 	case f.Skip != "":
 		return skipNote(base, f)
 	case f.ByLabel != "":
-		m, ok := f.byValue(ls)
+		m, fallback, ok := f.byValue(ls)
 		if !ok {
 			return skip(base, f.ByLabel+"=\""+ls.Get(f.ByLabel)+"\" is not read")
 		}
-		return set(b, f, m, f.Scale, p, ls)
+		b = set(b, f, m, f.Scale, p, ls)
+		b.fallback = b.fallback || fallback
+		return b
 	case f.Sizes:
 		switch p {
 		case partSum:
@@ -140,11 +143,15 @@ func (a *adapter) bindPlain(b binding, f *Family, full string, t model.MetricTyp
 		return wrongType(full, f.Type, t)
 	}
 	m := f.Metric
+	fallback := false
 	if f.ByLabel != "" {
 		var ok bool
-		if m, ok = f.byValue(ls); !ok {
+		if m, fallback, ok = f.byValue(ls); !ok {
 			return skip(full, f.ByLabel+"=\""+ls.Get(f.ByLabel)+"\" is not read")
 		}
+	}
+	if len(f.FromLabels) > 0 {
+		return fromLabels(b, f, ls)
 	}
 	alias := ""
 	if f.Finished && a.FinishedLabel != "" {
@@ -165,6 +172,7 @@ func (a *adapter) bindPlain(b binding, f *Family, full string, t model.MetricTyp
 		}
 	}
 	b = set(b, f, m, f.Scale, partValue, ls)
+	b.fallback = b.fallback || fallback
 	if alias != "" {
 		b.note = true
 		b.why = "the finish reason is read from the label " + alias + ", not " + a.FinishedLabel + ": aborted and failed requests are told apart by it"
@@ -214,13 +222,48 @@ func atoiOr(s string, def int) int {
 	return n
 }
 
-// byValue is the metric a series of a ByLabel family counts.
-func (f *Family) byValue(ls labels.Labels) (Metric, bool) {
+// byValue is the metric a series of a ByLabel family counts, and whether
+// it is read only as a fallback (ByFallback).
+func (f *Family) byValue(ls labels.Labels) (m Metric, fallback, ok bool) {
 	v := ls.Get(f.ByLabel)
 	for _, r := range f.ByValue {
 		if r.Value == v {
-			return r.Metric, true
+			return r.Metric, false, true
 		}
 	}
-	return 0, false
+	for _, r := range f.ByFallback {
+		if r.Value == v {
+			return r.Metric, true, true
+		}
+	}
+	return 0, false, false
+}
+
+// fromLabels binds a series of an info gauge whose label values are the
+// values read (Family.FromLabels).
+func fromLabels(b binding, f *Family, ls labels.Labels) binding {
+	for i, lv := range f.FromLabels {
+		v, err := strconv.ParseFloat(ls.Get(lv.Label), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		b.lv[i], b.lvOK[i] = v, true
+	}
+	if !b.lvOK[0] && !b.lvOK[1] {
+		return skip(f.Name, "no number in the labels "+labelList(f.FromLabels))
+	}
+	b = set(b, f, f.FromLabels[0].Metric, f.Scale, partValue, ls)
+	b.fromLabels = true
+	if len(f.FromLabels) > 1 {
+		b.metric2 = f.FromLabels[1].Metric
+	}
+	return b
+}
+
+func labelList(lvs []LabelValue) string {
+	var out []string
+	for _, lv := range lvs {
+		out = append(out, lv.Label)
+	}
+	return strings.Join(out, ", ")
 }

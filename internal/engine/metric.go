@@ -45,6 +45,10 @@ const (
 	RouterRequests
 	RouterRemotePrefill
 	RouterDecodeOnly
+	// SchedulerIdle: seconds the engine's scheduler had nothing to run
+	// (SGLang's scheduler_idle_seconds_total); 1 − its rate is the busy
+	// fraction of each scheduler (DP ranks add up).
+	SchedulerIdle
 	numCounters
 )
 
@@ -65,6 +69,19 @@ const (
 	FrontendInflight
 	ActivePrefillTokens
 	ActiveDecodeBlocks
+	// ForwardOccupancy: the share (0..1) of recent wall time the GPU spent
+	// in forward passes (SGLang's fwd_occupancy, a percentage upstream).
+	ForwardOccupancy
+	// ContextRequests and GenerationRequests: the requests of the current
+	// iteration in their context (prefill) and generation (decode) phase.
+	ContextRequests
+	GenerationRequests
+	// The KV cache in blocks: its size, the free and the used blocks, and
+	// the tokens one block holds.
+	KVBlocks
+	KVBlocksFree
+	KVBlocksUsed
+	KVBlockSize
 	numGaugesEnd
 )
 
@@ -88,6 +105,9 @@ const (
 	StageBootstrap
 	StageForward
 	StageKVTransfer
+	// IterationTokens: tokens per engine step (vLLM's iteration_tokens_total);
+	// its count is the number of steps run.
+	IterationTokens
 	numMetrics
 )
 
@@ -193,6 +213,17 @@ var metricNames = [numMetrics]string{
 	StageBootstrap:          "stage_bootstrap_seconds",
 	StageForward:            "stage_forward_seconds",
 	StageKVTransfer:         "stage_kv_transfer_seconds",
+
+	// Busy-time signals: what a stage's scheduler and GPU spent working.
+	SchedulerIdle:      "scheduler_idle_seconds",
+	ForwardOccupancy:   "forward_occupancy_ratio",
+	ContextRequests:    "requests_context",
+	GenerationRequests: "requests_generation",
+	KVBlocks:           "kv_cache_blocks",
+	KVBlocksFree:       "kv_cache_blocks_free",
+	KVBlocksUsed:       "kv_cache_blocks_used",
+	KVBlockSize:        "kv_cache_block_size_tokens",
+	IterationTokens:    "iteration_tokens",
 }
 
 // String is the metric's canonical snake_case name, as used in JSON.
@@ -203,8 +234,15 @@ func (m Metric) String() string {
 	return "unknown"
 }
 
-// averaged gauges are ratios: instances' DP groups are averaged, not added.
-func (m Metric) averaged() bool { return m == KVUsage }
+// averaged gauges are ratios or per-group sizes: instances' DP groups are
+// averaged, not added.
+func (m Metric) averaged() bool {
+	switch m {
+	case KVUsage, ForwardOccupancy, KVBlockSize, IterationLatency:
+		return true
+	}
+	return false
+}
 
 // Role is the part an instance plays in the P/D pipeline.
 type Role string

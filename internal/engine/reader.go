@@ -58,6 +58,7 @@ type Reader struct {
 
 type staged struct {
 	b *entry
+	m Metric // b.metric, or b.metric2 for a second label value
 	v float64
 }
 
@@ -185,13 +186,23 @@ func (r *Reader) visit(s *parse.Sample) error {
 		}
 		return nil
 	}
+	if b.fromLabels {
+		// An info gauge: its labels hold the values.
+		if b.lvOK[0] {
+			r.staged = append(r.staged, staged{b, b.metric, b.lv[0]})
+		}
+		if b.lvOK[1] {
+			r.staged = append(r.staged, staged{b, b.metric2, b.lv[1]})
+		}
+		return nil
+	}
 	if math.IsNaN(s.Value) {
 		return nil
 	}
 	if b.metric.Kind() == KindCounter && s.Value < 0 {
 		return nil
 	}
-	r.staged = append(r.staged, staged{b, s.Value})
+	r.staged = append(r.staged, staged{b, b.metric, s.Value})
 	return nil
 }
 
@@ -261,10 +272,10 @@ func (r *Reader) finish(o *Observation) error {
 	for _, s := range r.staged {
 		b := s.b
 		if !b.fallback {
-			r.primary[b.metric] = true
+			r.primary[s.m] = true
 		}
 		if b.rank >= 0 {
-			k := groupKey{b.metric, b.group}
+			k := groupKey{s.m, b.group}
 			if cur, ok := r.minRank[k]; !ok || b.rank < cur {
 				r.minRank[k] = b.rank
 			}
@@ -288,22 +299,22 @@ func (r *Reader) finish(o *Observation) error {
 	nanLE := false // a bucket bound of NaN was added (Histogram.addAt)
 	for _, s := range r.staged {
 		b := s.b
-		if b.fallback && r.primary[b.metric] {
+		if b.fallback && r.primary[s.m] {
 			continue
 		}
-		if b.rank >= 0 && b.rank != r.minRank[groupKey{b.metric, b.group}] {
+		if b.rank >= 0 && b.rank != r.minRank[groupKey{s.m, b.group}] {
 			continue
 		}
 		v := s.v * b.scale
-		switch b.metric.Kind() {
+		switch s.m.Kind() {
 		case KindCounter:
-			o.Counters = append(o.Counters, CounterValue{Metric: b.metric, Series: b.series, Value: v})
+			o.Counters = append(o.Counters, CounterValue{Metric: s.m, Series: b.series, Value: v})
 		case KindGauge:
-			i := b.metric.GaugeIndex()
+			i := s.m.GaugeIndex()
 			r.gsum[i] += v
 			r.gcnt[i]++
 		case KindHistogram:
-			h := &o.Histograms[b.metric.HistogramIndex()]
+			h := &o.Histograms[s.m.HistogramIndex()]
 			h.Present = true
 			switch b.part {
 			case partBucket:
@@ -444,7 +455,7 @@ func (r *Reader) fillIgnored(o *Observation) {
 			continue
 		}
 		for _, s := range r.staged {
-			if s.b.metric == m && s.b.fallback {
+			if s.m == m && s.b.fallback {
 				o.Ignored = append(o.Ignored, Ignored{Family: s.b.family, Reason: "deprecated name; the current name is present and read instead"})
 				break
 			}

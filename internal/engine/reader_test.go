@@ -236,6 +236,77 @@ func TestReaderCaptures(t *testing.T) {
 			StageBootstrap: {200, 8}, StageWaiting: {200, 20}, StageForward: {200, 60}, StageKVTransfer: {200, 10},
 		},
 	})
+	// SGLang 0.5.20 decode, two DP ranks of two TP ranks: idle 120 s and
+	// 80 s (TP rank 0 of each; the idle stage, 119 + 79, is not added as
+	// the idle counter is there); forward occupancy 60 % and 80 %, averaged.
+	f("sglang_busy.txt", RoleUnknown, want{
+		engine: SGLang, role: Decode, model: "Qwen/Qwen3-32B",
+		counters: map[Metric]float64{SchedulerIdle: 200},
+		series:   map[Metric]int{SchedulerIdle: 2},
+		gauges:   map[Metric]float64{ForwardOccupancy: (0.6 + 0.8) / 2, Running: 32},
+	})
+	// A TensorRT-LLM gen worker's iteration gauges: the last iteration took
+	// 25 ms with 0 context and 48 generation requests; 6144 of 8192 KV
+	// blocks used, 2048 free, 32 tokens each.
+	f("trtllm_worker_iter.txt", Decode, want{
+		engine: TensorRTLLM, role: Decode,
+		gauges: map[Metric]float64{
+			IterationLatency: 0.025, ContextRequests: 0, GenerationRequests: 48, Running: 48,
+			KVBlocks: 8192, KVBlocksFree: 2048, KVBlocksUsed: 6144, KVBlockSize: 32,
+		},
+	})
+	// vLLM, two engines: 100 steps of 8192 tokens and 60 steps of 409600
+	// tokens in all; a KV cache of 40000 blocks of 16 tokens per engine
+	// from the info gauge's labels: the blocks add up, the size does not.
+	f("vllm_busy.txt", Prefill, want{
+		engine: VLLM, role: Prefill, model: "meta-llama/Llama-3.1-8B-Instruct",
+		gauges: map[Metric]float64{KVBlocks: 80000, KVBlockSize: 16, Running: 8},
+		hists:  map[Metric][2]float64{IterationTokens: {160, 819200 + 409600}},
+	})
+}
+
+// The busy-time families: SGLang's idle stage stands in for the idle
+// counter where an older build lacks it; a build with neither, and an
+// occupancy of NaN (SGLang's value once idle), give no value, never 0; an
+// info gauge without the labels gives none either.
+func TestReaderBusySignals(t *testing.T) {
+	read := func(e Engine, role Role, body string) *Observation {
+		t.Helper()
+		o, err := NewReader(e, role, KVAuto).Read([]byte(body), "")
+		if err != nil {
+			t.Fatalf("%.60q: %v", body, err)
+		}
+		return o
+	}
+	o := read(SGLang, Decode, `sglang:scheduler_stage_seconds_total{category="idle",dp_rank="0",tp_rank="0"} 119
+sglang:scheduler_stage_seconds_total{category="idle",dp_rank="0",tp_rank="1"} 118
+sglang:scheduler_stage_seconds_total{category="run_batch",dp_rank="0",tp_rank="0"} 150
+sglang:scheduler_stage_seconds_total{category="idle",dp_rank="1",tp_rank="0"} 79
+sglang:fwd_occupancy{dp_rank="0",tp_rank="0"} NaN
+`)
+	if v, ok := o.CounterSum(SchedulerIdle); !ok || v != 198 {
+		t.Errorf("idle from the stage counter = %v (present %v), want 198", v, ok)
+	}
+	if _, ok := o.Gauge(ForwardOccupancy); ok {
+		t.Error("occupancy NaN read as a value")
+	}
+	o = read(SGLang, Decode, "sglang:num_running_reqs{tp_rank=\"0\"} 3\n")
+	if _, ok := o.CounterSum(SchedulerIdle); ok {
+		t.Error("idle present in a build without the family")
+	}
+	o = read(VLLM, Decode, "vllm:cache_config_info{block_size=\"16\",num_gpu_blocks=\"None\"} 1\nvllm:num_requests_running 1\n")
+	if _, ok := o.Gauge(KVBlocks); ok {
+		t.Error("KV blocks read from num_gpu_blocks=\"None\"")
+	}
+	if v, ok := o.Gauge(KVBlockSize); !ok || v != 16 {
+		t.Errorf("block size = %v (present %v), want 16", v, ok)
+	}
+	o = read(TensorRTLLM, Decode, "trtllm_num_requests_running 2\n")
+	for _, m := range []Metric{IterationLatency, ContextRequests, GenerationRequests, KVBlocks, KVBlocksFree, KVBlocksUsed, KVBlockSize} {
+		if _, ok := o.Gauge(m); ok {
+			t.Errorf("%s present in a build without it", m)
+		}
+	}
 }
 
 func TestReaderFixtures(t *testing.T) {

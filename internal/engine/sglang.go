@@ -54,6 +54,17 @@ func init() {
 			{Name: "sglang:token_usage", Type: model.MetricTypeGauge, Metric: KVUsage},
 			{Name: "sglang:num_retracted_reqs", Type: model.MetricTypeGauge, Metric: RetractedNow},
 
+			// Busy time. The scheduler's idle wall seconds (PR #37461),
+			// and its wall seconds split into mutually exclusive stages by
+			// category (PR #37636): the idle stage is read only where the
+			// idle counter is absent. The GPU's forward occupancy over the
+			// last log window (PR #24458), a percentage (NaN, so absent,
+			// once idle).
+			{Name: "sglang:scheduler_idle_seconds_total", Type: model.MetricTypeCounter, Metric: SchedulerIdle},
+			{Name: "sglang:scheduler_stage_seconds_total", Type: model.MetricTypeCounter, ByLabel: "category",
+				ByFallback: []Reason{{"idle", SchedulerIdle}}},
+			{Name: "sglang:fwd_occupancy", Type: model.MetricTypeGauge, Metric: ForwardOccupancy, Scale: 0.01},
+
 			{Name: "sglang:time_to_first_token_seconds", Type: model.MetricTypeHistogram, Metric: TTFT},
 			{Name: "sglang:inter_token_latency_seconds", Type: model.MetricTypeHistogram, Metric: ITL},
 			{Name: "sglang:time_per_output_token_seconds", Type: model.MetricTypeHistogram, Metric: ITL, Deprecated: true},

@@ -48,6 +48,16 @@ func init() {
 			{Name: "trtllm_num_requests_running", Type: model.MetricTypeGauge, Metric: Running},
 			{Name: "trtllm_num_requests_waiting", Type: model.MetricTypeGauge, Metric: Waiting},
 			{Name: "trtllm_kv_cache_utilization", Type: model.MetricTypeGauge, Metric: KVUsage},
+			// Iteration statistics of the newest iteration logged (a gauge:
+			// the last iteration's latency, not a sum of them), the batch's
+			// context and generation requests, and the KV cache in blocks.
+			{Name: "trtllm_iteration_latency_seconds", Type: model.MetricTypeGauge, Metric: IterationLatency, PrefixOnly: true},
+			{Name: "trtllm_num_context_requests", Type: model.MetricTypeGauge, Metric: ContextRequests, PrefixOnly: true},
+			{Name: "trtllm_num_generation_requests", Type: model.MetricTypeGauge, Metric: GenerationRequests, PrefixOnly: true},
+			{Name: "trtllm_kv_cache_max_blocks", Type: model.MetricTypeGauge, Metric: KVBlocks, PrefixOnly: true},
+			{Name: "trtllm_kv_cache_free_blocks", Type: model.MetricTypeGauge, Metric: KVBlocksFree, PrefixOnly: true},
+			{Name: "trtllm_kv_cache_used_blocks", Type: model.MetricTypeGauge, Metric: KVBlocksUsed, PrefixOnly: true},
+			{Name: "trtllm_kv_cache_tokens_per_block", Type: model.MetricTypeGauge, Metric: KVBlockSize, PrefixOnly: true},
 
 			{Name: "trtllm_time_to_first_token_seconds", Type: model.MetricTypeHistogram, Metric: TTFT},
 			{Name: "trtllm_time_per_output_token_seconds", Type: model.MetricTypeHistogram, Metric: ITL},

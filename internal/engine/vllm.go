@@ -54,6 +54,11 @@ func init() {
 			{Name: "vllm:num_requests_waiting", Type: model.MetricTypeGauge, Metric: Waiting},
 			{Name: "vllm:kv_cache_usage_perc", Type: model.MetricTypeGauge, Metric: KVUsage},
 			{Name: "vllm:gpu_cache_usage_perc", Type: model.MetricTypeGauge, Metric: KVUsage, Deprecated: true},
+			// The KV cache's configuration as an info gauge (value 1): its
+			// size in blocks and the tokens per block are label values.
+			{Name: "vllm:cache_config_info", Type: model.MetricTypeGauge, Metric: KVBlocks, FromLabels: []LabelValue{
+				{"num_gpu_blocks", KVBlocks}, {"block_size", KVBlockSize},
+			}},
 
 			{Name: "vllm:time_to_first_token_seconds", Type: model.MetricTypeHistogram, Metric: TTFT},
 			{Name: "vllm:inter_token_latency_seconds", Type: model.MetricTypeHistogram, Metric: ITL},
@@ -65,6 +70,9 @@ func init() {
 			// Per request, the prefill tokens computed here, cache hits and
 			// transferred KV excluded (PR #30189).
 			{Name: "vllm:request_prefill_kv_computed_tokens", Type: model.MetricTypeHistogram, Metric: PrefillKVComputedTokens},
+			// Tokens per engine step, a histogram despite its name: its
+			// count is the steps run, its sum the tokens they processed.
+			{Name: "vllm:iteration_tokens_total", Type: model.MetricTypeHistogram, Metric: IterationTokens},
 		},
 	})
 }

@@ -146,9 +146,9 @@ func TestKeepListCoversEverySeriesRead(t *testing.T) {
 		}
 	}
 	// Series a vLLM server exposes that nothing reads.
-	for _, n := range []string{"vllm:request_success_created", "vllm:iteration_tokens_total_bucket",
+	for _, n := range []string{"vllm:request_success_created", "vllm:request_max_num_generation_tokens_bucket",
 		"vllm:request_params_n_bucket", "python_gc_objects_collected_total", "process_resident_memory_bytes",
-		"vllm:cache_config_info", "vllm:request_success_total_x", "xvllm:request_success_total"} {
+		"vllm:lora_requests_info", "vllm:request_success_total_x", "xvllm:request_success_total"} {
 		if keep.MatchString(n) {
 			t.Errorf("%s is kept, though nothing reads it", n)
 		}

@@ -82,6 +82,11 @@ func TestSummary(t *testing.T) {
 	f("llmd_epp.txt", "", "engine     llm-d-epp\n", "role       router (", "router_decode_only_decisions       400\n", "router_requests                    1000  (2 series)")
 	f("sglang_gateway.txt", "", "engine     sglang-gateway\n", "role       router (", "router_requests                    500  (2 series)")
 	f("vllm_router.txt", "", "engine     vllm-router\n", "role       router (", "frontend_requests                  800  (2 series)")
+	// The busy-time signals.
+	f("sglang_busy.txt", "", "scheduler_idle_seconds             200  (2 series)", "forward_occupancy_ratio            0.7\n")
+	f("trtllm_worker_iter.txt", engine.Decode, "iteration_latency_seconds          0.025\n", "kv_cache_blocks                    8192\n",
+		"kv_cache_blocks_used               6144\n", "requests_generation                48\n")
+	f("vllm_busy.txt", engine.Prefill, "kv_cache_blocks                    80000\n", "kv_cache_block_size_tokens         16\n", "iteration_tokens")
 	// The other spelling of the finish reason is read, and said.
 	f("llmd_inference_sim.txt", engine.Decode, "requests_completed                 45", "requests_aborted                   3",
 		"vllm:request_success_total: the finish reason is read from the label finish_reason, not finished_reason")

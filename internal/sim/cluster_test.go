@@ -107,6 +107,16 @@ func TestClusterServesTruthfulCounters(t *testing.T) {
 	if iv.Rates.PrefillPerSec < 4 || iv.Rates.PrefillPerSec > 10 {
 		t.Fatalf("implausible prefill rate %v", iv.Rates.PrefillPerSec)
 	}
+	if len(iv.Busy) != len(iv.To.Instances) {
+		t.Fatalf("busy fractions of %d instances, %d instances", len(iv.Busy), len(iv.To.Instances))
+	}
+	for i, b := range iv.Busy {
+		in := iv.To.Instance(b.Name)
+		want := (in.BusySeconds - iv.From.Instance(b.Name).BusySeconds) / (50 * float64(in.Engines))
+		if b.Fraction != want || b.Fraction <= 0 || b.Fraction > 1 || b.Name != iv.To.Instances[i].Name {
+			t.Errorf("busy %+v, want %v", b, want)
+		}
+	}
 	resp, err := testClient.Get(c.TruthURL() + "?at=yesterday")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,16 @@ type IntervalTruth struct {
 	To      Truth        `json:"to"`
 	Seconds float64      `json:"seconds"`
 	Rates   IntervalRate `json:"rates"`
+	// Busy is every instance's true busy fraction over the interval.
+	Busy []InstanceBusy `json:"busy"`
+}
+
+// InstanceBusy is an instance's busy fraction over an interval: its
+// engines' busy seconds ÷ (seconds × engines); the rest is idle.
+type InstanceBusy struct {
+	Name     string  `json:"name"`
+	Role     string  `json:"role"`
+	Fraction float64 `json:"fraction"`
 }
 
 // IntervalRate are the true stage rates over an interval; KV requests/s is
@@ -40,6 +50,10 @@ func (c *Cluster) Interval(from, to time.Time) IntervalTruth {
 			KVRequestsPerSec: float64(d.KVBytes) / s / float64(b.BytesPerRequest),
 			KVTransfersPerS:  float64(d.KVTransfers) / s,
 			DecodePerSec:     float64(d.DecodeCompleted) / s,
+		}
+		for _, in := range b.Instances {
+			busy := in.BusySeconds - a.Instance(in.Name).BusySeconds
+			it.Busy = append(it.Busy, InstanceBusy{in.Name, in.Role, busy / (s * float64(max(in.Engines, 1)))})
 		}
 	}
 	return it

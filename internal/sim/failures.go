@@ -161,10 +161,12 @@ func (m *Model) decodePrompt(d *engine, r *request) {
 // pass, plus the prompts of the requests it admitted for recompute.
 func (m *Model) nextStepNs(d *engine) int64 {
 	ns := int64(d.inst.grp.spec.Decode.StepTime)
+	d.stepTokens = len(d.running) // a token each
 	for _, r := range d.running {
 		if r.recompute && !r.recomputed {
 			r.recomputed = true
 			ns += m.recomputeNs(d)
+			d.stepTokens += m.sc.InputTokens // and the prompt it computes
 		}
 	}
 	d.stepNs = ns

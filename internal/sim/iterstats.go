@@ -184,6 +184,7 @@ func (m *Model) trtIteration(e *engine, latency int64, reqs []trtReqStat, newAct
 	in := e.inst
 	t := in.trt
 	t.sync(in)
+	e.stats.LastIterSec = float64(latency) / 1e9
 	t.iter++
 	t.pendNew += newActive
 	t.pendReqs = append(t.pendReqs, reqs...)

@@ -90,6 +90,11 @@ type engine struct {
 	dSlots    int
 	stepNs    int64 // the length of the step under way (failures.go)
 
+	// work: when the engine computed a batch or ran a step (busy.go).
+	work busyLog
+	// stepTokens: the tokens of the decode step under way (failures.go).
+	stepTokens int
+
 	// Utilisation integrals (engine-nanoseconds), for tests and /truth.
 	busyNs     int64
 	xferBusyNs int64

@@ -12,6 +12,7 @@ func (m *Model) refresh(in *instance) {
 	for _, e := range in.engines {
 		s := e.stats
 		s.KV = s.kv.Snapshot()
+		m.refreshBusy(in, e)
 		if e.role == RolePrefill {
 			s.Running = len(e.batch)
 			s.Queued = len(e.waiting)

@@ -90,6 +90,10 @@ var sglangGauges = []sglGauge{
 		func(s *EngineStats) float64 { return 0 }},
 	{"sglang:num_paused_reqs", "The number of paused requests by async weight sync.", true,
 		func(s *EngineStats) float64 { return 0 }},
+	// PR #24458: the GPU's forward share of the last window, in percent;
+	// NaN once idle.
+	{"sglang:fwd_occupancy", "Forward pass GPU occupancy percentage.", false,
+		func(s *EngineStats) float64 { return 100 * s.Occupancy }},
 }
 
 var (
@@ -219,6 +223,7 @@ func (sglangFormat) Render(dst []byte, v *InstanceView) []byte {
 	for _, c := range sglSchedulerCounters {
 		dst = sglSchedulerCounter(dst, v, c)
 	}
+	dst = sglSchedulerTime(dst, v)
 	if !v.Group.OldKVGauge {
 		for _, h := range sglKVHists {
 			dst = sglSchedulerHist(dst, v, h)
@@ -256,6 +261,26 @@ func sglSchedulerCounter(dst []byte, v *InstanceView, c sglCounter) []byte {
 			header = true
 		}
 		dst = appendSample(dst, c.name, "", sglSchedulerLabels(v, s, &lb), c.get(s))
+	}
+	return dst
+}
+
+// sglSchedulerTime prints the scheduler's wall time (SGLang 0.5.20): its
+// idle seconds (PR #37461) and its seconds by stage (PR #37636), of which
+// the model has two: run_batch while it computes, idle otherwise.
+func sglSchedulerTime(dst []byte, v *InstanceView) []byte {
+	var lb [5]label
+	const idle = "sglang:scheduler_idle_seconds_total"
+	dst = appendHeader(dst, idle, "Total wall time the scheduler spent idle in seconds.", "counter")
+	for _, s := range v.Engines {
+		dst = appendSample(dst, idle, "", sglSchedulerLabels(v, s, &lb), s.Elapsed-s.Busy)
+	}
+	const stage = "sglang:scheduler_stage_seconds_total"
+	dst = appendHeader(dst, stage, "Total scheduler wall time by stage in seconds.", "counter")
+	for _, s := range v.Engines {
+		base := sglSchedulerLabels(v, s, &lb)
+		dst = appendSample(dst, stage, "", base, s.Elapsed-s.Busy, label{"category", "idle"})
+		dst = appendSample(dst, stage, "", base, s.Busy, label{"category", "run_batch"})
 	}
 	return dst
 }

@@ -139,6 +139,7 @@ func (trtllmFormat) Render(dst []byte, v *InstanceView) []byte {
 		dst = appendHeader(dst, name(g.n), g.help, "gauge")
 		dst = appendSample(dst, name(g.n), "", base, g.v)
 	}
+	dst = trtIterationGauges(dst, v, base)
 	n := name("num_requests_completed_total")
 	dst = appendHeader(dst, n, "Number of completed requests (from iteration stats).", "counter")
 	return appendSample(dst, n, "", base, float64(done))
@@ -200,4 +201,41 @@ func trtHistFamily(dst []byte, v *InstanceView, base []label, name string, h trt
 		dst = appendSample(dst, name, "_bucket", base, float64(acc), label{"le", le})
 	}
 	return appendSample(dst, name, "_count", base, float64(acc))
+}
+
+// trtIterationGauges prints the iteration gauges of the newest iteration
+// logged (log_iteration_stats): its latency, once there was one, its context
+// and generation requests and the KV cache in blocks, the attention-DP
+// ranks' requests and blocks added.
+func trtIterationGauges(dst []byte, v *InstanceView, base []label) []byte {
+	var latency float64
+	var ctx, gen, total, used, size int
+	for _, s := range v.Engines {
+		latency = max(latency, s.LastIterSec)
+		ctx += s.CtxReqs
+		gen += s.GenReqs
+		total += s.KVBlocksMax
+		used += s.KVBlocksUsed
+		size = s.KVBlockTokens
+	}
+	gauges := [...]struct {
+		n, help string
+		v       float64
+	}{
+		{"trtllm_iteration_latency_seconds", "Iteration latency in seconds", latency},
+		{"trtllm_kv_cache_max_blocks", "Maximum number of KV cache blocks", float64(total)},
+		{"trtllm_kv_cache_free_blocks", "Number of free KV cache blocks", float64(total - used)},
+		{"trtllm_kv_cache_used_blocks", "Number of used KV cache blocks", float64(used)},
+		{"trtllm_kv_cache_tokens_per_block", "Number of tokens per KV cache block", float64(size)},
+		{"trtllm_num_context_requests", "Number of context (prefill) requests", float64(ctx)},
+		{"trtllm_num_generation_requests", "Number of generation (decode) requests", float64(gen)},
+	}
+	for i, g := range gauges {
+		if i == 0 && latency == 0 { // no iteration logged yet
+			continue
+		}
+		dst = appendHeader(dst, g.n, g.help, "gauge")
+		dst = appendSample(dst, g.n, "", base, g.v)
+	}
+	return dst
 }

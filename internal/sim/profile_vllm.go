@@ -40,6 +40,7 @@ func vllmHistograms(es *EngineStats) {
 	es.PostTime = newHistogram(vllmPostTimeBuckets)
 	es.XferBytes = newHistogram(vllmXferBytesBuckets)
 	es.XferDescs = newHistogram(vllmDescriptorBuckets)
+	es.IterTokens = newHistogram(vllmIterTokenBuckets)
 }
 
 // Bucket boundaries of vLLM's v1/metrics/loggers.py and of its KV
@@ -64,6 +65,8 @@ var (
 		return newTable(b...)
 	}()
 	vllmDescriptorBuckets = newTable(10, 20, 30, 50, 75, 100, 200, 400, 1000, 2000, 4000, 10000, 20000, 50000)
+	// build_cudagraph_buckets with enforce_eager.
+	vllmIterTokenBuckets = newTable(1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8096)
 )
 
 // vllmTransfer: the KV connector's stats observe every copy on the side
@@ -126,6 +129,8 @@ var vllmHists = []vllmHist{
 		func(s *EngineStats) *Histogram { return &s.PromptLen }},
 	{"vllm:request_generation_tokens", "Number of generation tokens processed.",
 		func(s *EngineStats) *Histogram { return &s.GenLen }},
+	{"vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.",
+		func(s *EngineStats) *Histogram { return &s.IterTokens }},
 	{"vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
 		func(s *EngineStats) *Histogram { return &s.TTFT }},
 	{"vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
@@ -242,6 +247,27 @@ func (vllmFormat) Render(dst []byte, v *InstanceView) []byte {
 		for _, c := range nixlCounters {
 			dst = vllmCounterFamily(dst, v, c)
 		}
+	}
+	return vllmCacheConfig(dst, v)
+}
+
+// vllmCacheConfig prints cache_config_info, which the logger sets once the
+// engines are initialised (so last): an info gauge per engine whose labels
+// are CacheConfig.metrics_info() (the fields the model has) and engine.
+func vllmCacheConfig(dst []byte, v *InstanceView) []byte {
+	const name = "vllm:cache_config_info"
+	dst = appendHeader(dst, name, "Information of the LLMEngine CacheConfig", "gauge")
+	for _, s := range v.Engines {
+		ls := [...]label{
+			{"block_size", strconv.Itoa(s.KVBlockTokens)},
+			{"cache_dtype", "auto"},
+			{"enable_prefix_caching", "True"},
+			{"engine", strconv.Itoa(s.Index)},
+			{"gpu_memory_utilization", "0.9"},
+			{"num_cpu_blocks", "None"},
+			{"num_gpu_blocks", strconv.Itoa(s.KVBlocksMax)},
+		}
+		dst = appendSample(dst, name, "", ls[:], 1)
 	}
 	return dst
 }

@@ -17,6 +17,7 @@ func (m *Model) takeDown(in *instance) {
 		e.gen++
 		e.bootstrap, e.waiting, e.batch, e.xferQ = nil, nil, nil, nil
 		e.prealloc, e.receiving, e.ready, e.running = nil, nil, nil, nil
+		e.work.stop(m.now) // the GPU worked until the process died
 		e.busy, e.stepping = false, false
 		e.slotsUsed, e.inflight, e.dSlots = 0, 0, 0
 		for i := range e.threadBusy {

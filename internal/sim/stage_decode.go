@@ -11,6 +11,7 @@ func (m *Model) kickDecode(d *engine) {
 		return
 	}
 	d.stepping = true
+	d.work.begin(m.now)
 	m.schedule(&event{t: m.now + m.nextStepNs(d), kind: evDecodeStep, eng: d, gen: d.gen})
 }
 
@@ -32,6 +33,8 @@ func (m *Model) decodeStep(d *engine) {
 	s := d.stats
 	split := d.inst.grp.prof.SplitLegs
 	d.busyNs += d.stepNs
+	d.work.stop(m.now)
+	s.IterTokens.observe(float64(d.stepTokens))
 	d.occNs += float64(d.stepNs) * float64(len(d.running)) / float64(spec.MaxBatch)
 
 	var gaps uint64
@@ -69,6 +72,7 @@ func (m *Model) decodeStep(d *engine) {
 	}
 	m.admit(d)
 	if len(d.running) > 0 {
+		d.work.begin(m.now)
 		m.schedule(&event{t: m.now + m.nextStepNs(d), kind: evDecodeStep, eng: d, gen: d.gen})
 	} else {
 		d.stepping = false

@@ -23,6 +23,7 @@ func (m *Model) kickPrefill(p *engine) {
 		return
 	}
 	p.busy = true
+	p.work.begin(m.now)
 	dur := m.spread(secsToNs(float64(len(p.batch)*m.sc.InputTokens) / spec.TokensPerSec))
 	m.schedule(&event{t: m.now + dur, kind: evPrefillDone, eng: p, gen: p.gen})
 }
@@ -31,8 +32,10 @@ func (m *Model) prefillDone(p *engine) {
 	batch := p.batch
 	p.batch = nil
 	p.busy = false
+	p.work.stop(m.now)
 	if len(batch) > 0 {
 		p.busyNs += m.now - batch[0].pStart
+		p.stats.IterTokens.observe(float64(len(batch) * m.sc.InputTokens))
 	}
 	g := p.inst.grp
 	for _, r := range batch {

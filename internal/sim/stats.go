@@ -71,6 +71,18 @@ type EngineStats struct {
 	Queued                       int     // SGLang waiting queue (num_queue_reqs)
 	LastKVMB, LastKVMs, LastKVGB float64 // old SGLang gauges: last transfer
 
+	// Busy time (busy.go): seconds since the process started and the
+	// seconds of them the engine worked; Occupancy, its busy share of the
+	// last second (NaN when it ran nothing).
+	Elapsed, Busy, Occupancy float64
+	// The requests of the batch under way by phase, and the KV cache in
+	// blocks of KVBlockTokens tokens.
+	CtxReqs, GenReqs                         int
+	KVBlockTokens, KVBlocksMax, KVBlocksUsed int
+	// LastIterSec: the latency of the newest iteration (TensorRT-LLM's
+	// iteration statistics, iterstats.go).
+	LastIterSec float64
+
 	// Counters.
 	Finished        [len(finishReasons)]uint64
 	Requests        uint64 // SGLang num_requests_total
@@ -93,6 +105,8 @@ type EngineStats struct {
 	KVMB, KVLatencyMs, KVSpeedGBs Histogram // SGLang, per request
 	// Stages: SGLang's per-stage latency on prefill (phases.go).
 	Stages [4]Histogram
+	// IterTokens: tokens per step (a prefill batch, a decode step).
+	IterTokens Histogram
 
 	// KV is the connector's cumulative counters; refreshed from kv.
 	KV kvstats.Snapshot

@@ -81,6 +81,14 @@ type InstanceTruth struct {
 	// Exported is what the instance's own counters show at that instant:
 	// counts since its current process started (zero while down).
 	Exported Counts `json:"exported"`
+	// Engines is the instance's DP engines (schedulers); BusySeconds the
+	// engine-seconds they spent working over the whole run: a prefill
+	// engine computing batches (S tokens each at tokens_per_sec, jitter
+	// included), a decode engine running steps. Over an interval, its
+	// difference ÷ (seconds × engines) is the busy fraction; idle is the
+	// rest.
+	Engines     int     `json:"engines"`
+	BusySeconds float64 `json:"busy_seconds"`
 }
 
 // Truth is the exact state of the simulated cluster at one instant.
@@ -102,6 +110,8 @@ type Truth struct {
 	// Routers: the groups' arrivals and P/D decisions, where a group has a
 	// router or a decode-only share (router.go).
 	Routers []RouterTruth `json:"routers,omitempty"`
+	// Capacity: every group's stages' true capacity per engine (busy.go).
+	Capacity []CapacityTruth `json:"capacity"`
 }
 
 // Instance returns the named instance's truth (zero value if absent).
@@ -129,6 +139,7 @@ func (m *Model) TruthAt(d time.Duration) Truth {
 	}
 	tr.Bottleneck = m.load.Bottleneck
 	tr.Routers = m.routerTruth(t)
+	tr.Capacity = m.capacityTruth()
 	for _, in := range m.instances {
 		c := in.truth.at(t)
 		restarts, up, start := 0, true, int64(0)
@@ -150,6 +161,7 @@ func (m *Model) TruthAt(d time.Duration) Truth {
 		tr.Instances = append(tr.Instances, InstanceTruth{
 			Name: in.name, Role: in.role, Engine: in.grp.spec.Engine, Connector: in.grp.spec.Connector,
 			Up: up, Restarts: restarts, Counts: c, Exported: exp,
+			Engines: len(in.engines), BusySeconds: in.busySeconds(t),
 		})
 		tr.Totals = tr.Totals.add(c)
 	}
