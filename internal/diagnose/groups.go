@@ -30,9 +30,9 @@ type GroupVerdict struct {
 	BytesSkew        bool    `json:"-"`
 }
 
-// ByEngine is the group of an instance the ledger put in no pool: its
+// byEngine is the group of an instance the ledger put in no pool: its
 // engine kind.
-func ByEngine(ip *ledger.InstancePoint) string {
+func byEngine(ip *ledger.InstancePoint) string {
 	if ip.Engine == "" {
 		return "unknown"
 	}
@@ -44,7 +44,7 @@ func groupOf(ip *ledger.InstancePoint) string {
 	if ip.Pool != "" {
 		return ip.Pool
 	}
-	return ByEngine(ip)
+	return byEngine(ip)
 }
 
 // groupNames lists the pools that serve anywhere in the window, sorted.
