@@ -57,7 +57,12 @@ fi
 # Another run in the same tree (an editor's, say) is no reason to fail.
 "$lint" run --allow-parallel-runners ./...
 
-go test -race -timeout 30m ./...
+# Three packages at a time on two cores: the suite waits more than it
+# computes (e2e's real Prometheus, the browser tests, serve's restarts),
+# and at two packages the processors are busy about half of the run. The
+# rate tests of e2e stay within 1% of the truth beside two other packages
+# (their bound is 2%).
+go test -race -p 3 -timeout 30m ./...
 # Without the race detector: the verdict tests over simulated deployments,
 # which under it run a sample of their cells, run every cell here (about
 # 40 s on 2 cores); the ledger's hour of history at 200 instances, a heap
