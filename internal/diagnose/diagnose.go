@@ -179,7 +179,7 @@ func Diagnose(pts []ledger.Point, cfg Config) Verdict {
 	}
 	first := windowStart(pts, cfg.Window)
 	w := pts[first:]
-	return diagnoseGroups(pts, first, cfg, groupNames(w))
+	return diagnoseGroups(pts, first, cfg, ledger.PoolNames(w))
 }
 
 // windowStart is the index of the oldest of pts within window of the
@@ -202,7 +202,7 @@ func diagnoseGroups(pts []ledger.Point, first int, cfg Config, names []string) V
 	}
 	var groups []GroupVerdict
 	for _, name := range names {
-		gw := groupPoints(w, name)
+		gw := ledger.PoolWindow(w, name)
 		facts := kvFacts(gw, cfg.Thresholds)
 		v := judge(gw, cfg, facts)
 		if held, ok := holdAcrossRestart(pts, first, name, v, cfg); ok {

@@ -1,8 +1,6 @@
 package diagnose
 
 import (
-	"sort"
-
 	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
@@ -45,31 +43,4 @@ func groupOf(ip *ledger.InstancePoint) string {
 		return ip.Pool
 	}
 	return byEngine(ip)
-}
-
-// groupNames lists the pools that serve anywhere in the window, sorted.
-func groupNames(w []ledger.Point) []string {
-	seen := map[string]bool{}
-	for i := range w {
-		for k := range w[i].Pools {
-			if pp := &w[i].Pools[k]; pp.Serving() {
-				seen[pp.Name] = true
-			}
-		}
-	}
-	out := make([]string, 0, len(seen))
-	for g := range seen {
-		out = append(out, g)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// groupPoints is pool name's view at every point of w (ledger.PoolView).
-func groupPoints(w []ledger.Point, name string) []ledger.Point {
-	out := make([]ledger.Point, len(w))
-	for i := range w {
-		out[i] = w[i].PoolView(name)
-	}
-	return out
 }

@@ -32,7 +32,7 @@ func holdAcrossRestart(pts []ledger.Point, first int, name string, v Verdict, cf
 		return v, false
 	}
 	pre := pts[start:end]
-	gw := groupPoints(pre, name)
+	gw := ledger.PoolWindow(pre, name)
 	pv := judge(gw, cfg, kvFacts(gw, cfg.Thresholds))
 	// Only a named bottleneck is held: a restart empties the queues that
 	// showed it. "Balanced" before a restart is not held against evidence

@@ -59,3 +59,9 @@ func AbsentFailures(why string) Failures { return point.AbsentFailures(why) }
 // SplitPools is w's points pool by pool: for every pool that serves in
 // any of them, its view at every point (Point.PoolView).
 func SplitPools(w []Point) map[string][]Point { return point.SplitPools(w) }
+
+// PoolNames lists the pools that serve at any point of w, sorted.
+func PoolNames(w []Point) []string { return point.PoolNames(w) }
+
+// PoolWindow is pool name's view at every point of w (Point.PoolView).
+func PoolWindow(w []Point, name string) []Point { return point.PoolWindow(w, name) }

@@ -61,20 +61,34 @@ func (p *Point) RouterOf(pool string) RouterPoint {
 // any of them, its view at every point (PoolView). The advisor learns
 // each pool's capacity from these, live and in a report.
 func SplitPools(w []Point) map[string][]Point {
-	out := map[string][]Point{}
+	names := PoolNames(w)
+	out := make(map[string][]Point, len(names))
+	for _, name := range names {
+		out[name] = PoolWindow(w, name)
+	}
+	return out
+}
+
+// PoolNames lists the pools that serve at any point of w, sorted: a pool
+// of routers alone serves no one.
+func PoolNames(w []Point) []string {
+	var out []string
 	for i := range w {
 		for k := range w[i].Pools {
-			if pp := &w[i].Pools[k]; pp.Serving() && out[pp.Name] == nil {
-				out[pp.Name] = nil
+			if pp := &w[i].Pools[k]; pp.Serving() && !slices.Contains(out, pp.Name) {
+				out = append(out, pp.Name)
 			}
 		}
 	}
-	for name := range out {
-		v := make([]Point, len(w))
-		for i := range w {
-			v[i] = w[i].PoolView(name)
-		}
-		out[name] = v
+	slices.Sort(out)
+	return out
+}
+
+// PoolWindow is pool name's view at every point of w (PoolView).
+func PoolWindow(w []Point, name string) []Point {
+	out := make([]Point, len(w))
+	for i := range w {
+		out[i] = w[i].PoolView(name)
 	}
 	return out
 }
