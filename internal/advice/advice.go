@@ -182,6 +182,13 @@ type Advice struct {
 	// at the headroom.
 	Short      []stage.Stage `json:"short,omitempty"`
 	Capacities []Capacity    `json:"capacities"`
+	// LimitsFirst is the stage that will limit first as load grows.
+	LimitsFirst LimitsFirst `json:"limits_first"`
+	// CapacityRatio is the P:D ratio that balances the stages' capacities
+	// per instance (prefill instances per decode instance), whatever the
+	// load; CapacityRatioText says what it rests on.
+	CapacityRatio     ledger.Num `json:"pd_capacity_ratio"`
+	CapacityRatioText string     `json:"pd_capacity,omitempty"`
 }
 
 // MarshalJSON adds the reasons of absent values.
@@ -200,7 +207,8 @@ func Advise(caps []Capacity, d Demand, headroom float64) (Advice, error) {
 	if len(caps) != 3 {
 		return Advice{}, fmt.Errorf("want the capacities of prefill, kv and decode, got %d", len(caps))
 	}
-	a := Advice{Demand: d, Headroom: headroom, Capacities: caps}
+	a := Advice{Demand: d, Headroom: headroom, Capacities: caps, LimitsFirst: limitsFirst(caps)}
+	a.CapacityRatio, a.CapacityRatioText = capacityRatio(caps)
 	remote := d.remote()
 	a.Prefill = sizeStage(caps[0], remote.Target, headroom)
 	a.Decode = sizeStage(caps[2], d.Target, headroom)

@@ -82,6 +82,16 @@ type Capacity struct {
 	// smaller.
 	AtLeast ledger.Num `json:"at_least_per_instance"`
 
+	// Basis is what the capacity rests on (BasisSaturated, BasisBusy,
+	// BasisBatch, BasisTransferTime), "" while nothing supports one; Bound
+	// says when it only bounds the capacity (AtLeast, AtMost).
+	Basis string `json:"basis,omitempty"`
+	Bound string `json:"bound,omitempty"`
+	// Utilisation is the stage's rate over the last minute against the
+	// capacity of its instances up; a capacity known at least gives a
+	// utilisation at most, and the other way round.
+	Utilisation ledger.Num `json:"utilisation"`
+
 	Samples   int       `json:"samples"`
 	Saturated float64   `json:"saturated_seconds"`
 	From      time.Time `json:"from,omitzero"`
@@ -147,6 +157,8 @@ type Learner struct {
 	// recent is each decode instance's running batch over the newest
 	// saturation.PinSeconds, for the rule the verdict shares.
 	recent map[string][]timedRun
+	// est estimates each stage's capacity below saturation.
+	est estimator
 }
 
 // timedRun is one sample of a decode instance's running batch.
@@ -192,6 +204,7 @@ func (l *Learner) Observe(p ledger.Point) {
 	for i := range l.st {
 		l.step(i, &l.st[i], p, sat[i])
 	}
+	l.est.observe(p)
 	l.last = p
 	l.n++
 }
@@ -432,7 +445,36 @@ func (l *Learner) capacity(i int) Capacity {
 			stage.All[i], s.rate.n, l.opts.MinSamples, l.opts.Window.Seconds())
 		c.PerInstance, c.StdErr, c.Total, c.Tokens, c.Bytes = ledger.Absent(why), ledger.Absent(why), ledger.Absent(why), ledger.Absent(why), ledger.Absent(why)
 		c.Evidence = "never saturated long enough; " + saturationRule(i, l.opts)
+		e, whyNot := l.est.estimate(i)
+		if whyNot != "" {
+			c.Utilisation = ledger.Absent(whyNot)
+			c.Evidence += "; " + whyNot
+			return c
+		}
+		c.Basis, c.Bound = e.basis, e.bound
+		c.Utilisation = ledger.Val(e.utilisation)
+		c.Evidence = e.detail + "; " + c.Evidence
+		if e.bound == AtLeast {
+			// A lower bound sizes nothing: it raises the stage's at-least
+			// capacity, and its utilisation is at most this.
+			if !c.AtLeast.OK() || e.perInstance > c.AtLeast.V {
+				c.AtLeast = ledger.Val(e.perInstance)
+			}
+			return c
+		}
+		c.PerInstance = ledger.Val(e.perInstance)
+		c.StdErr = ledger.Absent("an estimate below saturation has no spread of saturated windows")
+		if s.instances > 0 {
+			c.Total = ledger.Val(e.perInstance * float64(s.instances))
+		} else {
+			c.Total = ledger.Absent("no " + string(stage.All[i]) + " instance up now")
+		}
 		return c
+	}
+	c.Basis = BasisSaturated
+	c.Utilisation = ledger.Absent("no complete rate in the last minute")
+	if v, ok := l.est.load(i); ok && s.rate.mean > 0 {
+		c.Utilisation = ledger.Val(v / s.rate.mean)
 	}
 	c.PerInstance = ledger.Val(s.rate.mean)
 	c.StdErr = ledger.Val(s.rate.stderr())

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/ptdmon/ptdmon/internal/metrics"
 	"github.com/ptdmon/ptdmon/internal/sim"
 	"github.com/ptdmon/ptdmon/internal/sim/simtest"
 )
@@ -62,6 +63,8 @@ func TestAdviceEndpoint(t *testing.T) {
 				Stage       string   `json:"stage"`
 				PerInstance *float64 `json:"requests_per_second_per_instance"`
 				Total       *float64 `json:"requests_per_second"`
+				Basis       string   `json:"basis"`
+				Utilisation *float64 `json:"utilisation"`
 			} `json:"capacities"`
 		} `json:"advice"`
 		SLOAbsent string `json:"slo_absent"`
@@ -97,11 +100,23 @@ func TestAdviceEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Each series by its stage, and its basis where it has one.
+	basis := map[string]string{}
 	byStage := func(name string) map[string]float64 {
 		out := map[string]float64{}
 		if f := fams[name]; f != nil {
 			for _, m := range f.Metric {
-				out[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+				var st, b string
+				for _, l := range m.GetLabel() {
+					switch l.GetName() {
+					case "stage":
+						st = l.GetValue()
+					case "basis":
+						b = l.GetValue()
+					}
+				}
+				basis[name+"/"+st] = b
+				out[st] = m.GetGauge().GetValue()
 			}
 		}
 		return out
@@ -110,8 +125,22 @@ func TestAdviceEndpoint(t *testing.T) {
 	if _, ok := rec["decode"]; ok || rec["prefill"] < 1 {
 		t.Errorf("ptd_recommended_instances: %v", rec)
 	}
-	if len(capy) != 1 || math.Abs(capy["prefill"]-*a.Capacities[0].Total) > 1e-9 {
-		t.Errorf("ptd_stage_capacity_requests_per_second: %v, want only prefill = %v", capy, *a.Capacities[0].Total)
+	if len(capy) != 1 || math.Abs(capy["prefill"]-*a.Capacities[0].Total) > 1e-9 || basis["ptd_stage_capacity_requests_per_second/prefill"] != a.Capacities[0].Basis {
+		t.Errorf("ptd_stage_capacity_requests_per_second: %v (%v), want only prefill = %v (%s)", capy, basis, *a.Capacities[0].Total, a.Capacities[0].Basis)
+	}
+	// Utilisation wherever the API has one, with the same basis.
+	util := byStage(metrics.NameStageUtilisation)
+	for _, c := range a.Capacities {
+		got, ok := util[c.Stage]
+		switch {
+		case c.Utilisation == nil && ok:
+			t.Errorf("%s: utilisation %v on /metrics, absent in the API", c.Stage, got)
+		case c.Utilisation != nil && (!ok || math.Abs(got-*c.Utilisation) > 1e-9 || basis[metrics.NameStageUtilisation+"/"+c.Stage] != c.Basis):
+			t.Errorf("%s: utilisation %v (%s) on /metrics, %v (%s) in the API", c.Stage, got, basis[metrics.NameStageUtilisation+"/"+c.Stage], *c.Utilisation, c.Basis)
+		}
+	}
+	if len(util) == 0 {
+		t.Error("no ptd_stage_utilisation series")
 	}
 
 	if bin, err := exec.LookPath("promtool"); err == nil {

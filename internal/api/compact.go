@@ -19,7 +19,7 @@ const CompactFormat = "compact-1"
 // CompactFields names the positions of the compact arrays: "p" and "d" are
 // stages, "k" the KV stage, "i" one instance (in the order of "nm").
 var CompactFields = map[string][]string{
-	"p": stageFields, "d": stageFields, "k": kvFields, "i": instanceFields,
+	"p": stageFields, "d": decodeFields, "k": kvFields, "i": instanceFields,
 	"u":  {"prefill_instances", "prefill_up", "kv_instances", "kv_up", "decode_instances", "decode_up"},
 	"nm": {"target", "role", "engine"},
 }
@@ -28,10 +28,13 @@ var (
 	stageFields = []string{"requests_per_second", "requests_per_second_window", "running", "waiting",
 		"queue_bootstrap", "queue_inflight", "queue_prealloc", "queue_transfer", "kv_cache_usage_ratio",
 		"prompt_tokens_per_second", "generation_tokens_per_second",
-		"ttft_p50", "ttft_p90", "ttft_p99", "itl_p50", "itl_p90", "itl_p99", "e2e_p50", "e2e_p90", "e2e_p99"}
-	kvFields = []string{"requests_per_second", "requests_per_second_window", "bytes_per_second",
+		"ttft_p50", "ttft_p90", "ttft_p99", "itl_p50", "itl_p90", "itl_p99", "e2e_p50", "e2e_p90", "e2e_p99",
+		"busy_instances"}
+	// decodeFields are a stage's and its batch's.
+	decodeFields = append(slices.Clone(stageFields), "batch_running_mean", "batch_limit")
+	kvFields     = []string{"requests_per_second", "requests_per_second_window", "bytes_per_second",
 		"bytes_per_second_window", "transfers_per_second", "failures_per_second",
-		"transfer_p50", "transfer_p90", "transfer_p99"}
+		"transfer_p50", "transfer_p90", "transfer_p99", "link_busy_transfers"}
 	instanceFields = []string{"up", "requests_per_second", "requests_per_second_window",
 		"kv_bytes_per_second", "kv_bytes_per_second_window", "running", "waiting",
 		"queue_bootstrap", "queue_inflight", "queue_prealloc", "queue_transfer", "kv_cache_usage_ratio",
@@ -42,12 +45,22 @@ func stageNums(s *ledger.StagePoint) []ledger.Num {
 	q := s.Queues
 	return []ledger.Num{s.Instant, s.Window, s.Running, s.Waiting, q.Bootstrap, q.Inflight, q.Prealloc, q.Transfer,
 		s.KVUsage, s.PromptTPS, s.GenTPS, s.TTFT.P50, s.TTFT.P90, s.TTFT.P99, s.ITL.P50, s.ITL.P90, s.ITL.P99,
-		s.E2E.P50, s.E2E.P90, s.E2E.P99}
+		s.E2E.P50, s.E2E.P90, s.E2E.P99, s.Busy}
+}
+
+// decodeNums are the decode stage's values: a stage's and its batch's.
+func decodeNums(s *ledger.StagePoint) []ledger.Num {
+	b := s.Batch
+	if b == nil {
+		none := ledger.Absent("no decode batch in the point")
+		b = &ledger.Batch{Running: none, Limit: none}
+	}
+	return append(stageNums(s), b.Running, b.Limit)
 }
 
 func kvNums(k *ledger.KVPoint) []ledger.Num {
 	return []ledger.Num{k.Instant, k.Window, k.BytesInstant, k.BytesWindow, k.Transfers, k.Failures,
-		k.XferTime.P50, k.XferTime.P90, k.XferTime.P99}
+		k.XferTime.P50, k.XferTime.P90, k.XferTime.P99, k.LinkBusy}
 }
 
 func instanceNums(p *ledger.InstancePoint) []ledger.Num {
@@ -92,7 +105,7 @@ func (e *compactEncoder) encode(b []byte, p *ledger.Point, v *diagnose.Verdict) 
 	}
 	b = appendNums(append(b, `,"p":`...), "p", stageNums(&p.Prefill), absent)
 	b = appendNums(append(b, `,"k":`...), "k", kvNums(&p.KV), absent)
-	b = appendNums(append(b, `,"d":`...), "d", stageNums(&p.Decode), absent)
+	b = appendNums(append(b, `,"d":`...), "d", decodeNums(&p.Decode), absent)
 	b = append(b, `,"g":`...)
 	b = appendNum(b, p.GlobalKVBytes)
 	if !p.GlobalKVBytes.OK() {

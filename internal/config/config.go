@@ -47,6 +47,12 @@ type Config struct {
 	KVSource          string      `yaml:"kv_source"`
 	KVBytesPerRequest int64       `yaml:"kv_bytes_per_request"`
 	Model             ModelConfig `yaml:"model"`
+	// MaxNumSeqs is the most requests one decode instance runs at once
+	// (vLLM's --max-num-seqs, SGLang's --max-running-requests, TensorRT-
+	// LLM's max_batch_size), for a deployment of one pool; a pool's own
+	// in pools. The advisor carries decode's rate to it
+	// (docs/advisor.md#decode-batch).
+	MaxNumSeqs int `yaml:"max_num_seqs"`
 	// Pools are the pools' own B_request by pool name (pools.go).
 	Pools   map[string]PoolConfig `yaml:"pools"`
 	Targets []Target              `yaml:"targets"`
@@ -345,6 +351,9 @@ func (c *Config) Validate() error {
 	}
 	if c.KVBytesPerRequest < 0 {
 		bad(file, "kv_bytes_per_request must be positive")
+	}
+	if c.MaxNumSeqs < 0 {
+		bad(at("max_num_seqs"), "max_num_seqs must be positive")
 	}
 	if c.KVBytesPerRequest > 0 && c.Model.Config != "" {
 		bad(file, "set kv_bytes_per_request or model.config, not both")

@@ -49,6 +49,10 @@ const (
 	// (SGLang's scheduler_idle_seconds_total); 1 − its rate is the busy
 	// fraction of each scheduler (DP ranks add up).
 	SchedulerIdle
+	// BusySeconds: seconds the engine spent running iterations (TensorRT-
+	// LLM's iteration statistics: each iteration's loop time, added up);
+	// its rate is the engine's busy fraction.
+	BusySeconds
 	numCounters
 )
 
@@ -216,6 +220,7 @@ var metricNames = [numMetrics]string{
 
 	// Busy-time signals: what a stage's scheduler and GPU spent working.
 	SchedulerIdle:      "scheduler_idle_seconds",
+	BusySeconds:        "busy_seconds",
 	ForwardOccupancy:   "forward_occupancy_ratio",
 	ContextRequests:    "requests_context",
 	GenerationRequests: "requests_generation",

@@ -66,7 +66,7 @@ func FromConfig(cfg *config.Config, kvBytes int64) Input {
 		KVSource:          cfg.KVSource,
 	}
 	for _, t := range cfg.Targets {
-		in.Targets = append(in.Targets, t.Resolve())
+		in.Targets = append(in.Targets, cfg.ResolveTarget(t))
 	}
 	for _, e := range cfg.FileSD {
 		in.FileSD = append(in.FileSD, e.Files...)

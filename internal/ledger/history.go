@@ -92,10 +92,14 @@ func (l *Ledger) CheckpointKey() uint64 {
 	return checkpointKey(&l.cfg)
 }
 
-func checkpointKey(c *Config) uint64 {
+func checkpointKey(c *Config) uint64 { return checkpointKeyOf(c, history.CheckpointVersion) }
+
+// checkpointKeyOf is the key a ledger configured as c gives pieces of a
+// version: a version-1 piece restores under its own key.
+func checkpointKeyOf(c *Config, version byte) uint64 {
 	h := fnv.New64a()
 	// fmt prints maps in key order.
-	fmt.Fprintf(h, "v%d|%d|%d|%d|%d|%d|%v|%v", history.CheckpointVersion, c.Interval, c.Window, c.StaleAfter,
+	fmt.Fprintf(h, "v%d|%d|%d|%d|%d|%d|%v|%v", version, c.Interval, c.Window, c.StaleAfter,
 		c.MaxSeries, c.SeriesStaleAfter, c.KVRequest, c.PoolRequests)
 	return h.Sum64()
 }
@@ -122,9 +126,9 @@ func (l *Ledger) Checkpoint() ([][]byte, error) {
 // the last; on an error the pieces before the damaged one stay restored.
 func (l *Ledger) Restore(pieces [][]byte, from time.Time) (n int, last time.Time, err error) {
 	l.mu.Lock()
-	key := checkpointKey(&l.cfg)
+	cfg := l.cfg
 	l.mu.Unlock()
-	return l.hist.Restore(&l.mu, pieces, from, key)
+	return l.hist.Restore(&l.mu, pieces, from, func(v byte) uint64 { return checkpointKeyOf(&cfg, v) })
 }
 
 // CheckpointAll makes the next Checkpoint hand out every stored point

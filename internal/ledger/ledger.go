@@ -162,6 +162,7 @@ func (l *Ledger) SetTargets(infos []engine.Target) {
 		keep[in.Name] = true
 		if t, ok := l.targets[in.Name]; ok {
 			t.info = in
+			t.maxNumSeqs = parseMaxNumSeqs(in.Labels)
 			continue
 		}
 		l.targets[in.Name] = newTarget(in, l.cfg.Interval, l.cfg.Window)

@@ -9,6 +9,7 @@ import "github.com/ptdmon/ptdmon/internal/ledger/point"
 
 // The types of a point (package point).
 type (
+	Batch         = point.Batch
 	Point         = point.Point
 	StagePoint    = point.StagePoint
 	KVPoint       = point.KVPoint

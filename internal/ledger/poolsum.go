@@ -47,16 +47,16 @@ type poolSum struct {
 // add adds one instance read at the tick. kvCounts says its KV counters
 // count (kvCounted): a transfer library's endpoint beside an engine's
 // connector counts the same transfers.
-func (s *poolSum) add(in *instanceRead, ip *InstancePoint, lat *latency, kr *kvRates, kvCounts bool) {
+func (s *poolSum) add(in *instanceRead, ip *InstancePoint, lat *latency, kr *kvRates, w *work, kvCounts bool) {
 	s.instances++
 	if in.t.has(engine.KVBytes) && kvCounts {
-		s.kv.add(in, ip, lat, kr)
+		s.kv.add(in, ip, lat, kr, w)
 	}
 	switch in.role {
 	case engine.Prefill:
-		s.prefill.add(in, ip, lat)
+		s.prefill.add(in, ip, lat, w)
 	case engine.Decode:
-		s.decode.add(in, ip, lat)
+		s.decode.add(in, ip, lat, w)
 	case engine.Router:
 		s.router.add(in, lat)
 	}
@@ -90,8 +90,8 @@ func (ps *pools) pool(name string) *poolSum {
 // set writes the deployment's sums and every pool's into p. noKV is the
 // reason of a KV value no instance has.
 func (ps *pools) set(p *Point, cfg *Config, noKV string) {
-	p.Prefill = ps.all.prefill.point("no prefill instance configured")
-	p.Decode = ps.all.decode.point("no decode instance configured")
+	p.Prefill = ps.all.prefill.point("no prefill instance configured", "prefill")
+	p.Decode = ps.all.decode.point("no decode instance configured", "decode")
 	p.KV = ps.all.kv.point(noKV)
 
 	names := make([]string, 0, len(ps.byName))
@@ -111,8 +111,8 @@ func (ps *pools) set(p *Point, cfg *Config, noKV string) {
 func (s *poolSum) point(cfg *Config) PoolPoint {
 	pp := PoolPoint{Name: s.name, Model: s.model, Instances: s.instances}
 	pp.KVRequest, pp.KVRequestWhy = PoolRequest(s.name, cfg.PoolRequests, cfg.KVRequest)
-	pp.Prefill = s.prefill.point("the pool has no prefill instance")
-	pp.Decode = s.decode.point("the pool has no decode instance")
+	pp.Prefill = s.prefill.point("the pool has no prefill instance", "prefill")
+	pp.Decode = s.decode.point("the pool has no decode instance", "decode")
 	pp.KV = s.kv.point("no instance of the pool exports a KV byte counter")
 	perRequest := func(bytes Num) Num {
 		switch {
@@ -206,13 +206,13 @@ func (l *Ledger) poolsAt(now time.Time, p *Point, of func(*InstancePoint) string
 		ip := in.point(name)
 		ip.Pool = of(&ip)
 		p.Instances = append(p.Instances, ip)
-		lat, kr := in.latency(), in.kvRates()
-		ps.all.add(&in, &ip, &lat, &kr, kvCounts)
+		lat, kr, w := in.latency(), in.kvRates(), in.work()
+		ps.all.add(&in, &ip, &lat, &kr, &w, kvCounts)
 		pool := ps.pool(ip.Pool)
 		if pool.model == "" {
 			pool.model = meta[name].ShownModel()
 		}
-		pool.add(&in, &ip, &lat, &kr, kvCounts)
+		pool.add(&in, &ip, &lat, &kr, &w, kvCounts)
 		pool.addPool(&in, &kr, kvCounts)
 	}
 	return ps, notes, kvTotal

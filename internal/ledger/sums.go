@@ -52,9 +52,10 @@ type stageSum struct {
 	rate, rateW, running, waiting, usage, promptTPS, genTPS sum
 	queues                                                  queueSums
 	ttft, itl, e2e                                          merged
+	work                                                    workSum
 }
 
-func (s *stageSum) add(in *instanceRead, ip *InstancePoint, lat *latency) {
+func (s *stageSum) add(in *instanceRead, ip *InstancePoint, lat *latency, w *work) {
 	s.instances++
 	if in.why == "" {
 		s.up++
@@ -75,10 +76,12 @@ func (s *stageSum) add(in *instanceRead, ip *InstancePoint, lat *latency) {
 	s.ttft.addPart(&lat.ttft, lat.has[0])
 	s.itl.addPart(&lat.itl, lat.has[1])
 	s.e2e.addPart(&lat.e2e, lat.has[2])
+	s.work.add(w)
 }
 
-// point is the stage's sums; none is the reason of a value no instance has.
-func (s *stageSum) point(none string) StagePoint {
+// point is the stage's sums; none is the reason of a value no instance has,
+// role the stage's instances' role.
+func (s *stageSum) point(none, role string) StagePoint {
 	sp := StagePoint{Instances: s.instances, Up: s.up, Missing: s.missing}
 	sp.Partial = s.rateW.n > 0 && len(s.missing) > 0
 	sp.Instant, sp.Window = s.rate.num(none), s.rateW.num(none)
@@ -94,6 +97,7 @@ func (s *stageSum) point(none string) StagePoint {
 	sp.TTFT = quant(&s.ttft, "TTFT")
 	sp.ITL = quant(&s.itl, "ITL")
 	sp.E2E = quant(&s.e2e, "E2E")
+	s.work.set(&sp, role)
 	return sp
 }
 
@@ -104,9 +108,10 @@ type kvSum struct {
 
 	bytes, bytesW, transfers, failures sum
 	xferTime                           merged
+	link                               workSum
 }
 
-func (k *kvSum) add(in *instanceRead, ip *InstancePoint, lat *latency, kr *kvRates) {
+func (k *kvSum) add(in *instanceRead, ip *InstancePoint, lat *latency, kr *kvRates, w *work) {
 	k.instances++
 	if in.why == "" {
 		k.up++
@@ -122,6 +127,7 @@ func (k *kvSum) add(in *instanceRead, ip *InstancePoint, lat *latency, kr *kvRat
 			k.failures.add(f)
 		}
 		k.xferTime.addPart(&lat.xfer, lat.has[3])
+		k.link.addLink(w)
 	}
 }
 
@@ -148,5 +154,6 @@ func (k *kvSum) point(noKV string) KVPoint {
 	kp.BytesInstant, kp.BytesWindow = k.bytes.num(noKV), k.bytesW.num(noKV)
 	kp.Transfers, kp.Failures = k.transfers.num(noKV), k.failures.num(noKV)
 	kp.XferTime = quant(&k.xferTime, "KV transfer time")
+	k.link.setLink(&kp)
 	return kp
 }

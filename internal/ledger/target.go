@@ -31,6 +31,12 @@ type target struct {
 	resets       uint64
 	notes        []string
 
+	// maxNumSeqs is the LabelMaxNumSeqs label's batch limit, 0 if none.
+	maxNumSeqs int
+	// seriesN is the newest observation's series per counter: the ranks
+	// whose busy or idle seconds add up.
+	seriesN [engine.NumCounters]int
+
 	series   map[seriesKey]*seriesState
 	scrapes  uint64                      // successful scrapes ingested, the clock of seriesState.seen
 	totals   [engine.NumCounters]float64 // reset-adjusted, per metric
@@ -79,10 +85,11 @@ func newTarget(in engine.Target, interval, window time.Duration) *target {
 	// for scrapes that land more often than the interval.
 	n := int(window/interval)*2 + 4
 	return &target{
-		info:     in,
-		failures: make(map[scrape.Reason]uint64),
-		series:   make(map[seriesKey]*seriesState),
-		samples:  make([]sample, n),
+		info:       in,
+		maxNumSeqs: parseMaxNumSeqs(in.Labels),
+		failures:   make(map[scrape.Reason]uint64),
+		series:     make(map[seriesKey]*seriesState),
+		samples:    make([]sample, n),
 	}
 }
 
@@ -107,7 +114,9 @@ func (t *target) ingest(at time.Time, o *engine.Observation, log *slog.Logger, s
 	s := &t.samples[t.head]
 	s.nonFinite = [engine.NumCounters]bool{}
 	s.nonFiniteGauge = [engine.NumGauges]bool{}
+	t.seriesN = [engine.NumCounters]int{}
 	for _, c := range o.Counters {
+		t.seriesN[c.Metric]++
 		if !finite(c.Value) {
 			// Leave the series' state alone: one +Inf would make the
 			// reset-adjusted total +Inf for good.

@@ -9,8 +9,9 @@ import (
 )
 
 var (
-	recommendedDesc = desc("ptd_recommended_instances", "Smallest number of instances of a stage (prefill, decode) whose capacity, learned while the stage was saturated, carries the observed arrival rate with the configured headroom (docs/advisor.md). Absent until the stage has saturated.", "stage")
-	capacityDesc    = desc(NameStageCapacity, "Requests per second a stage (prefill, kv, decode) sustains with the instances up now, learned while it was saturated (docs/advisor.md). Absent until the stage has saturated.", "stage")
+	recommendedDesc = desc("ptd_recommended_instances", "Smallest number of instances of a stage (prefill, decode) whose capacity (learned while the stage was saturated, or estimated below saturation) carries the observed arrival rate with the configured headroom (docs/advisor.md). Absent while the capacity is unknown.", "stage")
+	capacityDesc    = desc(NameStageCapacity, "Requests per second a stage (prefill, kv, decode) sustains with the instances up now; basis says what it rests on: saturated, busy (rate over busy time), batch (decode's rate carried to its batch limit) (docs/advisor.md#capacity-below-saturation). Absent while unknown; a capacity known only as a bound is not exported.", "stage", "basis")
+	utilisationDesc = desc(NameStageUtilisation, "Share of a stage's capacity its load used over the last minute (0..1); basis as ptd_stage_capacity_requests_per_second's, transfer_time for the KV link, whose capacity is known only as at least one transfer's speed: its utilisation is at most this (docs/advisor.md#capacity-below-saturation).", "stage", "basis")
 	kvNeedDesc      = desc("ptd_recommended_kv_bytes_per_second", "KV bandwidth that carries the observed arrival rate with the configured headroom: arrival rate × B_request ÷ (1 − headroom).")
 )
 
@@ -27,6 +28,7 @@ type AdviceCollector struct {
 func (c *AdviceCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- recommendedDesc
 	ch <- capacityDesc
+	ch <- utilisationDesc
 	ch <- kvNeedDesc
 }
 
@@ -46,7 +48,10 @@ func (c *AdviceCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, cp := range a.Capacities {
 		if cp.Total.OK() {
-			ch <- prometheus.MustNewConstMetric(capacityDesc, prometheus.GaugeValue, cp.Total.V, string(cp.Stage))
+			ch <- prometheus.MustNewConstMetric(capacityDesc, prometheus.GaugeValue, cp.Total.V, string(cp.Stage), cp.Basis)
+		}
+		if cp.Utilisation.OK() {
+			ch <- prometheus.MustNewConstMetric(utilisationDesc, prometheus.GaugeValue, cp.Utilisation.V, string(cp.Stage), cp.Basis)
 		}
 	}
 	if a.KV.BytesPerSecond.OK() {

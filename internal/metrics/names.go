@@ -11,4 +11,5 @@ const (
 	NameBottleneckStage     = "ptd_bottleneck_stage"
 	NamePoolBottleneckStage = "ptd_pool_bottleneck_stage"
 	NameStageCapacity       = "ptd_stage_capacity_requests_per_second"
+	NameStageUtilisation    = "ptd_stage_utilisation"
 )

@@ -19,7 +19,9 @@ const (
 	nameVerdict     = metrics.NameBottleneckStage
 	namePoolVerdict = metrics.NamePoolBottleneckStage
 	nameCapacity    = metrics.NameStageCapacity
+	nameUtilisation = metrics.NameStageUtilisation
 	labelPool       = "pool"
+	labelBasis      = "basis"
 )
 
 // verdicts computes, off the ledger's lock, the verdict and the learned
@@ -38,11 +40,14 @@ type verdicts struct {
 	// class is the deployment's class written last, pool each pool's.
 	class string
 	pool  map[string]string
+	// basis is the basis each capacity and utilisation series was
+	// written with last, by name and stage.
+	basis map[[2]string]string
 }
 
 func newVerdicts(m Meta) *verdicts {
 	dc := diagnose.Config{}.ForRates(time.Duration(m.Window))
-	return &verdicts{cfg: dc, lookback: dc.Lookback(time.Duration(m.Interval)), pool: map[string]string{},
+	return &verdicts{cfg: dc, lookback: dc.Lookback(time.Duration(m.Interval)), pool: map[string]string{}, basis: map[[2]string]string{},
 		learner: advice.NewLearner(advice.Options{Window: time.Duration(m.Window)})}
 }
 
@@ -84,15 +89,35 @@ func (v *verdicts) observe(w *appender, p *ledger.Point) error {
 		}
 	}
 	for _, c := range v.learner.Capacities() {
-		if !c.Total.OK() {
-			continue
-		}
-		st := string(c.Stage)
-		if err := w.add(seriesKey{name: nameCapacity, a: st}, func() labels.Labels { return lbls(nameCapacity, labelStage, st) }, ts, c.Total.V); err != nil {
-			return err
+		for _, s := range []struct {
+			name string
+			v    ledger.Num
+		}{{nameCapacity, c.Total}, {nameUtilisation, c.Utilisation}} {
+			if err := v.writeBasis(w, ts, s.name, string(c.Stage), c.Basis, s.v); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// writeBasis writes a stage's capacity or utilisation with its basis, as
+// /metrics exports it, and ends the series of the basis written before
+// (or of a value now absent) with a staleness marker.
+func (v *verdicts) writeBasis(w *appender, ts int64, name, st, basis string, x ledger.Num) error {
+	k := [2]string{name, st}
+	last, had := v.basis[k]
+	if had && (!x.OK() || last != basis) {
+		if err := w.add(seriesKey{name: name, a: st, b: last}, func() labels.Labels { return lbls(name, labelBasis, last, labelStage, st) }, ts, math.Float64frombits(value.StaleNaN)); err != nil {
+			return err
+		}
+		delete(v.basis, k)
+	}
+	if !x.OK() {
+		return nil
+	}
+	v.basis[k] = basis
+	return w.add(seriesKey{name: name, a: st, b: basis}, func() labels.Labels { return lbls(name, labelBasis, basis, labelStage, st) }, ts, x.V)
 }
 
 // writeClass writes the verdict's class now (the deployment's for pool "",

@@ -259,7 +259,7 @@ func resolveTargets(cfg *config.Config) ([]engine.Target, error) {
 		if !inShard(cfg, t.URL) {
 			continue
 		}
-		out = append(out, t.Resolve())
+		out = append(out, cfg.ResolveTarget(t))
 	}
 	return out, nil
 }

@@ -78,8 +78,10 @@ const occupancyWindow = int64(time.Second)
 func (m *Model) refreshBusy(in *instance, e *engine) {
 	s := e.stats
 	up := in.upAt[len(in.upAt)-1]
+	busy := e.work.at(m.now) - e.work.at(up)
 	s.Elapsed = float64(m.now-up) / 1e9
-	s.Busy = float64(e.work.at(m.now)-e.work.at(up)) / 1e9
+	s.Busy = float64(busy) / 1e9
+	s.Idle = float64(m.now-up-busy) / 1e9
 	from := max(m.now-occupancyWindow, up)
 	s.Occupancy = math.NaN()
 	if w := e.work.at(m.now) - e.work.at(from); w > 0 {

@@ -256,6 +256,7 @@ type trtIterJSON struct {
 	Timestamp                       string         `json:"timestamp"`
 	Iter                            int64          `json:"iter"`
 	IterLatencyMS                   float64        `json:"iterLatencyMS"`
+	HostStepTimeMS                  float64        `json:"hostStepTimeMS"`
 	NewActiveRequestsQueueLatencyMS float64        `json:"newActiveRequestsQueueLatencyMS"`
 	NumNewActiveRequests            int            `json:"numNewActiveRequests"`
 	NumActiveRequests               int            `json:"numActiveRequests"`
@@ -366,7 +367,9 @@ func (m *Model) IterationStats(name string, dst []byte) ([]byte, error) {
 		ts := m.epoch.Add(time.Duration(f.at) + t.wallOff).Local().Format(trtTimestampLayout)
 		for k, r := range f.rows {
 			j := trtIterJSON{
-				Timestamp: ts, Iter: f.iter, IterLatencyMS: f.latencyMS,
+				// The iteration's own time: in overlap mode iterLatencyMS
+				// would span about two (docs/trtllm.md).
+				Timestamp: ts, Iter: f.iter, IterLatencyMS: f.latencyMS, HostStepTimeMS: f.latencyMS,
 				NumActiveRequests: r.active, MaxNumActiveRequests: trtMaxActive,
 				GPUMemUsage: trtGPUMemBytes,
 				KVCacheStats: trtKVCacheJSON{

@@ -273,13 +273,13 @@ func sglSchedulerTime(dst []byte, v *InstanceView) []byte {
 	const idle = "sglang:scheduler_idle_seconds_total"
 	dst = appendHeader(dst, idle, "Total wall time the scheduler spent idle in seconds.", "counter")
 	for _, s := range v.Engines {
-		dst = appendSample(dst, idle, "", sglSchedulerLabels(v, s, &lb), s.Elapsed-s.Busy)
+		dst = appendSample(dst, idle, "", sglSchedulerLabels(v, s, &lb), s.Idle)
 	}
 	const stage = "sglang:scheduler_stage_seconds_total"
 	dst = appendHeader(dst, stage, "Total scheduler wall time by stage in seconds.", "counter")
 	for _, s := range v.Engines {
 		base := sglSchedulerLabels(v, s, &lb)
-		dst = appendSample(dst, stage, "", base, s.Elapsed-s.Busy, label{"category", "idle"})
+		dst = appendSample(dst, stage, "", base, s.Idle, label{"category", "idle"})
 		dst = appendSample(dst, stage, "", base, s.Busy, label{"category", "run_batch"})
 	}
 	return dst

@@ -73,8 +73,9 @@ type EngineStats struct {
 
 	// Busy time (busy.go): seconds since the process started and the
 	// seconds of them the engine worked; Occupancy, its busy share of the
-	// last second (NaN when it ran nothing).
-	Elapsed, Busy, Occupancy float64
+	// last second (NaN when it ran nothing); Idle, the rest of Elapsed,
+	// taken in whole nanoseconds so that it never steps back.
+	Elapsed, Busy, Idle, Occupancy float64
 	// The requests of the batch under way by phase, and the KV cache in
 	// blocks of KVBlockTokens tokens.
 	CtxReqs, GenReqs                         int

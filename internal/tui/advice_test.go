@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -75,14 +76,25 @@ func TestAdviceInFrame(t *testing.T) {
 		if !d.Instances.OK() {
 			t.Fatalf("decode's capacity not learned: %+v", d)
 		}
-		want := []string{fmt.Sprintf("decode %g (now %d)\n", d.Instances.V, d.Current), "goodput ", "short: decode\n"}
+		short := make([]string, len(b.Advice.Short))
+		for i, st := range b.Advice.Short {
+			short[i] = string(st)
+		}
+		if !slices.Contains(short, "decode") {
+			t.Fatalf("decode-bound, and the advice names %v short", short)
+		}
+		want := []string{fmt.Sprintf("decode %g (now %d)\n", d.Instances.V, d.Current), "goodput ", "short: " + strings.Join(short, ", ") + "\n"}
 		for _, m := range b.SLO.Decode.Metrics {
 			want = append(want, fmt.Sprintf("%s≤%gs %.1f%%", strings.ToUpper(m.Name), m.Threshold, m.Within.Fraction*100))
 		}
 		return want
 	})
-	f("no thresholds", slo.Thresholds{}, func(api.AdviceBody) []string {
-		return []string{"SLO      no SLO threshold set", "prefill: not known until prefill saturates"}
+	f("no thresholds", slo.Thresholds{}, func(b api.AdviceBody) []string {
+		p := b.Advice.Prefill
+		if !p.Instances.OK() || b.Advice.Capacities[0].Basis != "busy" {
+			t.Fatalf("prefill's capacity below saturation not estimated from its busy time: %+v", b.Advice.Capacities[0])
+		}
+		return []string{"SLO      no SLO threshold set", fmt.Sprintf("prefill %g (now %d)", p.Instances.V, p.Current)}
 	})
 
 	p, _ := l.Latest()

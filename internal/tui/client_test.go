@@ -95,6 +95,9 @@ func stripTimes(p ledger.Point) ledger.Point {
 	// The pools travel in the snapshot's pool objects (and the instance
 	// table's groups), not in its point.
 	p.Pools = nil
+	// Nor do the link's bytes: the advice reads them, the API shows the
+	// link's speed it derives.
+	p.KV.LinkBytes, p.KV.Links = ledger.Num{}, 0
 	return p
 }
 

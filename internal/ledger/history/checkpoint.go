@@ -26,8 +26,13 @@ import (
 // be read without decoding the rest, then the rest as gob.
 
 // CheckpointVersion changes with any change of a piece's layout or of the
-// segments' encoding; a piece of another version is not restored.
-const CheckpointVersion = 1
+// segments' encoding; a piece of another version is not restored, but for
+// version 1, whose points lack the stages' work (busy instances, decode
+// batch, link busy time): they are restored with those absent.
+const CheckpointVersion = 2
+
+// whyEarlierPiece is the reason of the values a version-1 piece lacks.
+const whyEarlierPiece = "not kept by the version of ptdmon that recorded this point"
 
 var checkpointMagic = [4]byte{'p', 't', 'd', 'c'}
 
@@ -38,6 +43,7 @@ var ErrCheckpointMismatch = errors.New("checkpoint of another ledger configurati
 
 // CheckpointHeader is what a piece says of itself before it is decoded.
 type CheckpointHeader struct {
+	Version     byte
 	Key         uint64 // CheckpointKey of the ledger that computed the points
 	Points      int
 	First, Last time.Time
@@ -195,9 +201,10 @@ func ParseCheckpointHeader(b []byte) (CheckpointHeader, []byte, error) {
 	if len(b) < 5+8 || !bytes.Equal(b[:4], checkpointMagic[:]) {
 		return h, nil, errors.New("not a checkpoint")
 	}
-	if b[4] != CheckpointVersion {
+	if b[4] != CheckpointVersion && b[4] != 1 {
 		return h, nil, fmt.Errorf("checkpoint version %d: %w", b[4], ErrCheckpointMismatch)
 	}
+	h.Version = b[4]
 	h.Key = binary.LittleEndian.Uint64(b[5:])
 	b = b[13:]
 	n, k := binary.Uvarint(b)
@@ -224,13 +231,13 @@ func ParseCheckpointHeader(b []byte) (CheckpointHeader, []byte, error) {
 // (zero: any), as many as the history keeps, newer than the history's
 // newest. Points appended afterwards (the inputs since the last piece, and
 // a warm-up before them) are stored only from after the last restored
-// point on. Pieces whose key is not key are refused with
+// point on. Pieces whose key is not key(their version) are refused with
 // ErrCheckpointMismatch. mu is the lock the history's owner holds for
 // every other call: it is held while each piece's points are appended,
 // not while the pieces are decoded. It returns the points restored and the
 // time of the last; on an error the pieces before the damaged one stay
 // restored.
-func (h *History) Restore(mu sync.Locker, pieces [][]byte, from time.Time, key uint64) (n int, last time.Time, err error) {
+func (h *History) Restore(mu sync.Locker, pieces [][]byte, from time.Time, key func(version byte) uint64) (n int, last time.Time, err error) {
 	keep := len(h.slots) // set by New, never changed
 	heads := make([]CheckpointHeader, len(pieces))
 	for i, b := range pieces {
@@ -244,7 +251,7 @@ func (h *History) Restore(mu sync.Locker, pieces [][]byte, from time.Time, key u
 		total += heads[start].Points
 	}
 	for _, hd := range heads[start:] {
-		if hd.Key != key {
+		if hd.Key != key(hd.Version) {
 			return 0, last, ErrCheckpointMismatch
 		}
 	}
@@ -327,6 +334,11 @@ func decodePiece(b []byte) (pts []point.Point, err error) {
 		}
 		segs[i] = &segment{n: s.N, data: s.Data, rowOff: s.RowOff, ids: s.IDs, idsOff: s.IDsOff, reasons: s.Reasons}
 	}
+	if hd.Version == 1 {
+		for i := range pc.Points {
+			withoutWork(&pc.Points[i])
+		}
+	}
 	var rd *segReader
 	for i := range pc.Points {
 		if k := pc.Seg[i]; k >= 0 {
@@ -345,4 +357,28 @@ func grow[T any](s []T, code uint32) []T {
 		return s
 	}
 	return append(s, make([]T, int(code)+1-len(s))...)
+}
+
+// withoutWork marks what a version-1 piece did not keep as absent.
+func withoutWork(p *point.Point) {
+	stage := func(s *point.StagePoint) {
+		s.Busy = point.Absent(whyEarlierPiece)
+	}
+	kv := func(k *point.KVPoint) {
+		k.LinkBusy, k.LinkBytes = point.Absent(whyEarlierPiece), point.Absent(whyEarlierPiece)
+	}
+	batch := func(s *point.StagePoint) {
+		none := point.Absent(whyEarlierPiece)
+		s.Batch = &point.Batch{Running: none, Limit: none}
+	}
+	stage(&p.Prefill)
+	stage(&p.Decode)
+	batch(&p.Decode)
+	kv(&p.KV)
+	for i := range p.Pools {
+		stage(&p.Pools[i].Prefill)
+		stage(&p.Pools[i].Decode)
+		batch(&p.Pools[i].Decode)
+		kv(&p.Pools[i].KV)
+	}
 }

@@ -221,10 +221,10 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	}
 	var mu sync.Mutex
 	r := New(ticks, 1<<20, 3, 7)
-	if n, _, err := r.Restore(&mu, pieces, time.Time{}, 43); !errors.Is(err, ErrCheckpointMismatch) || n != 0 {
+	if n, _, err := r.Restore(&mu, pieces, time.Time{}, func(byte) uint64 { return 43 }); !errors.Is(err, ErrCheckpointMismatch) || n != 0 {
 		t.Errorf("restore under another key: %d points, %v", n, err)
 	}
-	n, last, err := r.Restore(&mu, pieces, time.Time{}, 42)
+	n, last, err := r.Restore(&mu, pieces, time.Time{}, func(byte) uint64 { return 42 })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,12 @@ func (s *StagePoint) UnmarshalJSON(b []byte) error {
 }
 
 // UnmarshalJSON reads what MarshalJSON writes, reasons included.
+func (b *Batch) UnmarshalJSON(data []byte) error {
+	type alias Batch
+	return withoutAbsent(data, reflect.ValueOf(b).Elem(), (*alias)(b))
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, reasons included.
 func (k *KVPoint) UnmarshalJSON(b []byte) error {
 	type alias KVPoint
 	return withoutAbsent(b, reflect.ValueOf(k).Elem(), (*alias)(k))

@@ -40,6 +40,30 @@ type StagePoint struct {
 	TTFT      Quant  `json:"ttft_seconds"`
 	ITL       Quant  `json:"itl_seconds"`
 	E2E       Quant  `json:"e2e_seconds"`
+
+	// Busy is the stage's busy instances over the window: each instance's
+	// busy fraction, added up, where every instance up has one; BusyBasis
+	// is the weakest of their bases (docs/advisor.md#busy-time).
+	Busy      Num    `json:"busy_instances"`
+	BusyBasis string `json:"busy_basis,omitempty"`
+	// Batch is the decode stage's batch against its limit; nil for
+	// prefill.
+	Batch *Batch `json:"batch,omitempty"`
+}
+
+// Batch is the decode batch over the window (the running gauges' mean,
+// added up over the instances) and the largest batch the instances can
+// run, added up, with its basis (docs/advisor.md#decode-batch).
+type Batch struct {
+	Running    Num    `json:"running_mean"`
+	Limit      Num    `json:"limit"`
+	LimitBasis string `json:"limit_basis,omitempty"`
+}
+
+// MarshalJSON adds the reasons of absent values.
+func (b Batch) MarshalJSON() ([]byte, error) {
+	type alias Batch
+	return withAbsent(b, alias(b))
 }
 
 // KVPoint is the KV-transfer stage: bytes from every instance's connector,
@@ -58,6 +82,14 @@ type KVPoint struct {
 	Missing   []string `json:"missing,omitempty"`
 
 	XferTime Quant `json:"transfer_seconds"`
+	// LinkBusy is transfer-seconds per second over the window, from the
+	// connectors that export a transfer time histogram, and LinkBytes the
+	// bytes/s those connectors moved: their ratio is one transfer's speed
+	// (docs/advisor.md#kv-link), which the advice shows.
+	LinkBusy  Num `json:"link_busy_transfers"`
+	LinkBytes Num `json:"-"`
+	// Links are the instances those come from.
+	Links int `json:"-"`
 }
 
 // Queues are the P/D hand-off queues (SGLang): bootstrap and inflight on

@@ -5,6 +5,7 @@ package simtest
 
 import (
 	"fmt"
+	_ "github.com/ptdmon/ptdmon/internal/trtllm/iterstats" // the iteration statistics' reader
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
@@ -80,6 +81,16 @@ type Options struct {
 	// TickAt, if set, is the time of second s's tick, at the end of
 	// simulated time at (default: that time).
 	TickAt func(s int, at time.Time) time.Time
+	// Targets, if set, may change the targets (their labels, say) before
+	// the ledger is given them.
+	Targets func([]engine.Target)
+	// Model, if set, is given the model before the first second (a test
+	// reads its state as the run goes).
+	Model func(*sim.Model)
+	// IterationStats reads the TensorRT-LLM instances' JSON iteration
+	// statistics, as a target with iteration_stats does, rather than their
+	// Prometheus exposition.
+	IterationStats bool
 }
 
 // When the ledger takes a scrape.
@@ -101,6 +112,9 @@ func RunWith(sc sim.Scenario, seed int64, dur time.Duration, o Options) (*Result
 	if o.History <= 0 {
 		o.History = int(dur/time.Second) + 1
 	}
+	if o.Model != nil {
+		o.Model(m)
+	}
 	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, History: o.History,
 		KVRequest:    kvsize.Request{Bytes: sc.KVBytesPerRequest, Basis: kvsize.BasisSimulator},
 		PoolRequests: o.PoolRequests, Tap: o.Tap})
@@ -111,12 +125,21 @@ func RunWith(sc sim.Scenario, seed int64, dur time.Duration, o Options) (*Result
 	}
 	insts := m.Instances()
 	infos := make([]engine.Target, len(insts))
-	readers := make([]*engine.Reader, len(insts))
+	readers := make([]engine.BodyReader, len(insts))
 	for i, in := range insts {
 		role, _ := engine.ParseRole(in.Role)
 		eng, _ := engine.ParseEngine(in.Engine)
-		infos[i] = engine.Target{Name: in.Name, Role: role, Engine: eng}
-		readers[i] = engine.NewReader(eng, role, engine.KVAuto)
+		infos[i] = engine.Target{Name: in.Name, Role: role, Engine: eng, IterationStats: o.IterationStats && eng == engine.TensorRTLLM}
+		cfg := engine.BodyReaderConfig{Name: in.Name, Engine: eng, Role: role, KV: engine.KVAuto}
+		if infos[i].IterationStats {
+			cfg.Format = engine.FormatIterationStats
+		}
+		if readers[i], err = engine.NewBodyReader(cfg); err != nil {
+			return nil, err
+		}
+	}
+	if o.Targets != nil {
+		o.Targets(infos)
 	}
 	l.SetTargets(infos)
 	var buf []byte
@@ -131,15 +154,23 @@ func RunWith(sc sim.Scenario, seed int64, dur time.Duration, o Options) (*Result
 		res.hists = append(res.hists, hs)
 		for i, in := range insts {
 			sc := ledger.Scrape{Target: in.Name, Time: now}
-			body, f, err := m.Exposition(in.Name, buf[:0])
+			body, ct, err := fetch(m, in.Name, infos[i].IterationStats, buf[:0])
 			if err != nil {
 				sc.Err, sc.Reason = err, "refused"
 			} else {
 				buf = body
-				obs, err := readers[i].Read(body, f.ContentType())
-				if err != nil {
+				obs, t, err := readers[i].Read(body, ct, now)
+				switch {
+				case err != nil && infos[i].IterationStats:
+					// An empty or damaged poll is a failed scrape, as the
+					// scheduler records it.
+					sc.Err, sc.Reason = err, "adapter"
+					l.Record(sc)
+					continue
+				case err != nil:
 					return nil, fmt.Errorf("%s at %v: %w", in.Name, at, err)
 				}
+				sc.Time = t
 				for k, h := range obs.Histograms {
 					h.Buckets = append([]engine.Bucket(nil), h.Buckets...)
 					hs[i][k] = h
@@ -182,4 +213,15 @@ func copyObservation(o *engine.Observation) *engine.Observation {
 		c.Histograms[k].Buckets = append([]engine.Bucket(nil), o.Histograms[k].Buckets...)
 	}
 	return &c
+}
+
+// fetch is an instance's body as a scrape gets it: its exposition, or its
+// iteration statistics.
+func fetch(m *sim.Model, name string, iterationStats bool, buf []byte) ([]byte, string, error) {
+	if iterationStats {
+		b, err := m.IterationStats(name, buf)
+		return b, "application/json", err
+	}
+	b, f, err := m.Exposition(name, buf)
+	return b, f.ContentType(), err
 }

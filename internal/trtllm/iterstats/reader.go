@@ -175,6 +175,12 @@ type Reader struct {
 
 	completed    float64
 	hasCompleted bool
+	// busy is the seconds the engine ran iterations (busyTime), over
+	// every frame read; hasBusy once one frame carried a time.
+	busy     float64
+	hasBusy  bool
+	lastIter int64 // the iter of the newest frame counted in busy
+	hasIter  bool
 	kvBytes      float64
 	kvTransfers  float64
 	hasKV        bool
@@ -327,6 +333,11 @@ func (r *Reader) Read(body []byte, polledAt time.Time) (*engine.Observation, tim
 		if prev == nil || !rec.sameFrame(prev) {
 			if rec.IterLatencyMS.ok && rec.IterLatencyMS.v >= 0 {
 				r.lats = append(r.lats, rec.IterLatencyMS.v)
+			}
+			n := r.iterations(rec)
+			if s, ok := busyTime(rec, r.mode); ok {
+				r.busy += s * float64(n)
+				r.hasBusy = true
 			}
 			if rec.HostStepTimeMS.ok && rec.HostStepTimeMS.v >= 0 {
 				hostSum += rec.HostStepTimeMS.v
@@ -703,6 +714,9 @@ func (r *Reader) fill(notes []string) {
 	if r.hasCompleted {
 		o.Counters = append(o.Counters, engine.CounterValue{Metric: engine.Completed, Value: r.completed})
 	}
+	if r.hasBusy {
+		o.Counters = append(o.Counters, engine.CounterValue{Metric: engine.BusySeconds, Value: r.busy})
+	}
 	if r.hasKV {
 		o.Counters = append(o.Counters,
 			engine.CounterValue{Metric: engine.KVBytes, Value: r.kvBytes},
@@ -770,3 +784,40 @@ func ms(v float64) time.Duration {
 	}
 	return time.Duration(d)
 }
+
+// busyTime is the seconds one frame's iteration kept the engine busy: its
+// host step time where reported, else its iterLatencyMS, of which an
+// overlapped iteration is about half its own (IterationLatency.Loop). The
+// executor writes records of the iterations it ran, so each is work (its
+// active requests may already be counted out when it is written).
+func busyTime(rec *record, mode string) (float64, bool) {
+	switch {
+	case rec.HostStepTimeMS.ok && rec.HostStepTimeMS.v >= 0:
+		return rec.HostStepTimeMS.v / 1e3, true
+	case rec.IterLatencyMS.ok && rec.IterLatencyMS.v >= 0 && mode == "overlap":
+		return rec.IterLatencyMS.v / 2e3, true
+	case rec.IterLatencyMS.ok && rec.IterLatencyMS.v >= 0:
+		return rec.IterLatencyMS.v / 1e3, true
+	}
+	return 0, false
+}
+
+// iterations is how many iterations a frame stands for: those since the
+// previous frame, where the engine writes a record every few iterations
+// (iter_stats_interval), one where iter does not say.
+func (r *Reader) iterations(rec *record) int64 {
+	if !rec.Iter.ok {
+		return 1
+	}
+	it := int64(rec.Iter.v)
+	n := int64(1)
+	if r.hasIter && it > r.lastIter && it-r.lastIter <= maxIterGap {
+		n = it - r.lastIter
+	}
+	r.lastIter, r.hasIter = it, true
+	return n
+}
+
+// maxIterGap bounds the iterations one frame stands for: a larger jump is a
+// restart or a gap in the records, not a sampling interval.
+const maxIterGap = 1000

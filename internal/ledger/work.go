@@ -1,0 +1,321 @@
+package ledger
+
+import (
+	"strconv"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
+)
+
+// LabelMaxNumSeqs is the target label that carries the most requests the
+// instance runs at once where the engine does not export it (vLLM's
+// --max-num-seqs): the configuration's max_num_seqs writes it
+// (docs/advisor.md#decode-batch).
+const LabelMaxNumSeqs = "ptd_max_num_seqs"
+
+// Busy bases: where an instance's busy fraction comes from, best first
+// (docs/advisor.md#busy-time). The stage's is its weakest instance's.
+const (
+	BasisBusyCounter = "busy_seconds"   // the engine's own busy seconds (TensorRT-LLM's iteration statistics)
+	BasisIdleCounter = "idle_seconds"   // 1 − the scheduler's idle seconds (SGLang)
+	BasisOccupancy   = "occupancy"      // the forward occupancy gauge, averaged (SGLang)
+	BasisPrefillTime = "prefill_time"   // requests' prefill seconds ÷ requests per step (vLLM)
+	BasisStepTime    = "step_time"      // steps × the mean inter-token latency (vLLM decode)
+	BasisSampled     = "sampled"        // the share of scrapes with an iteration under way (TensorRT-LLM)
+	BasisMaxNumSeqs  = "max_num_seqs"   // the batch limit the configuration gives
+)
+
+// busyRank orders the bases from strongest to weakest.
+var busyRank = map[string]int{
+	BasisBusyCounter: 0, BasisIdleCounter: 1, BasisOccupancy: 2,
+	BasisPrefillTime: 3, BasisStepTime: 3, BasisSampled: 4,
+}
+
+// work is one instance's work over the window, read once per tick for the
+// deployment's sums and its pool's: how busy it was, and for decode the
+// batch it ran against the batch it can run.
+type work struct {
+	busy      float64 // the engines' mean busy fraction, 0..1
+	busyBasis string  // "" when no signal gives it
+	running   float64 // mean running batch over the window's samples
+	hasRun    bool
+	limit     float64 // the largest batch it can run
+	limitBase string  // "" when not known
+	// linkBusy is transfer-seconds per second of the connector's transfer
+	// time histogram, and linkBytes the KV bytes/s moved over the same
+	// samples: their ratio is one transfer's speed.
+	linkBusy, linkBytes float64
+	hasLink             bool
+}
+
+// work reads the instance's busy-time signals over the window.
+func (r *instanceRead) work() work {
+	var w work
+	if r.why != "" {
+		return w
+	}
+	w.busy, w.busyBasis = r.busyFraction()
+	if r.role == engine.Decode {
+		w.running, w.hasRun = r.gaugeMean(engine.Running)
+		w.limit, w.limitBase = r.batchLimit()
+	}
+	if x, ok := r.t.histWindow(engine.KVXferTime.HistogramIndex(), r.now, r.window); ok && x.seconds > 0 && x.count > 0 {
+		if b, _, _ := r.t.windowed(engine.KVBytes, r.now, r.window); b.OK() && b.V > 0 {
+			w.linkBusy, w.linkBytes, w.hasLink = x.sum/x.seconds, b.V, true
+		}
+	}
+	return w
+}
+
+// busyFraction is the instance's busy fraction over the window and its
+// basis, from the strongest signal it exports.
+func (r *instanceRead) busyFraction() (float64, string) {
+	t := r.t
+	if b := r.windowed(engine.BusySeconds); b.OK() {
+		return clamp01(b.V / float64(max(t.seriesN[engine.BusySeconds], 1))), BasisBusyCounter
+	}
+	if idle := r.windowed(engine.SchedulerIdle); idle.OK() {
+		ranks := float64(max(t.seriesN[engine.SchedulerIdle], 1))
+		return clamp01(1 - idle.V/ranks), BasisIdleCounter
+	}
+	if v, ok := r.occupancy(); ok {
+		return v, BasisOccupancy
+	}
+	switch {
+	case r.role == engine.Prefill && r.engine == engine.VLLM:
+		if v, ok := r.prefillBusy(); ok {
+			return v, BasisPrefillTime
+		}
+	case r.role == engine.Decode && r.engine == engine.VLLM:
+		if v, ok := r.stepBusy(); ok {
+			return v, BasisStepTime
+		}
+	}
+	m := engine.ContextRequests
+	if r.role == engine.Decode {
+		m = engine.GenerationRequests
+	}
+	if v, ok := r.sampledBusy(m); ok {
+		return v, BasisSampled
+	}
+	return 0, ""
+}
+
+// occupancy is the mean forward occupancy over the window's samples. SGLang
+// clears the gauge (NaN) once an engine has run nothing: such a sample
+// counts as idle.
+func (r *instanceRead) occupancy() (float64, bool) {
+	i := engine.ForwardOccupancy.GaugeIndex()
+	var sum float64
+	n, seen := 0, false
+	r.eachSample(func(s *sample) {
+		switch {
+		case s.hasGauge[i]:
+			sum += clamp01(s.gauges[i])
+			n++
+			seen = true
+		case s.nonFiniteGauge[i]:
+			n++
+		}
+	})
+	if !seen || n < 2 {
+		return 0, false
+	}
+	return sum / float64(n), true
+}
+
+// sampledBusy is the share of the window's samples in which an iteration
+// had requests of gauge m: a sample of the busy fraction, not its
+// measure, and the noisiest basis.
+func (r *instanceRead) sampledBusy(m engine.Metric) (float64, bool) {
+	i := m.GaugeIndex()
+	n, busy := 0, 0
+	r.eachSample(func(s *sample) {
+		if s.hasGauge[i] {
+			n++
+			if s.gauges[i] > 0 {
+				busy++
+			}
+		}
+	})
+	if n < 2 {
+		return 0, false
+	}
+	return float64(busy) / float64(n), true
+}
+
+// prefillBusy is a vLLM prefill instance's busy fraction: each request of a
+// step records the step's time as its prefill time, so the requests'
+// prefill seconds are the busy seconds times the requests per step, which
+// iteration_tokens_total counts (at least one: a prompt chunked over several
+// steps is one request per step). Steps of unequal batches make it high by
+// the batches' spread (docs/advisor.md#busy-time).
+func (r *instanceRead) prefillBusy() (float64, bool) {
+	pt, ok := r.t.histWindow(engine.PrefillTime.HistogramIndex(), r.now, r.window)
+	if !ok || pt.seconds <= 0 {
+		return 0, false
+	}
+	steps, ok := r.t.histWindow(engine.IterationTokens.HistogramIndex(), r.now, r.window)
+	if !ok {
+		return 0, false
+	}
+	if pt.count <= 0 {
+		return 0, steps.count == 0 // steps without a prompt done: unknown
+	}
+	perStep := 1.0
+	if steps.count > 0 && pt.count > steps.count {
+		perStep = pt.count / steps.count
+	}
+	return clamp01(pt.sum / pt.seconds / perStep), true
+}
+
+// stepBusy is a vLLM decode instance's busy fraction: its steps
+// (iteration_tokens_total's count) times the mean time between tokens,
+// which is a step's.
+func (r *instanceRead) stepBusy() (float64, bool) {
+	steps, ok := r.t.histWindow(engine.IterationTokens.HistogramIndex(), r.now, r.window)
+	if !ok || steps.seconds <= 0 {
+		return 0, false
+	}
+	itl, ok := r.t.histWindow(engine.ITL.HistogramIndex(), r.now, r.window)
+	if !ok || itl.count <= 0 {
+		return 0, ok && steps.count == 0 // no step, or steps without a time
+	}
+	return clamp01(steps.count * itl.sum / itl.count / steps.seconds), true
+}
+
+// batchLimit is the largest batch a decode instance can run and its basis:
+// the configured max_num_seqs. The batch its KV cache would hold (the
+// running batch over the cache's used share) is no limit to go by: requests
+// waiting for their KV hold cache too, and a cache full of them reads as a
+// small batch limit (docs/advisor.md#decode-batch).
+func (r *instanceRead) batchLimit() (float64, string) {
+	if n := r.t.maxNumSeqs; n > 0 {
+		return float64(n), BasisMaxNumSeqs
+	}
+	return 0, ""
+}
+
+// gaugeMean is gauge m's mean over the window's samples.
+func (r *instanceRead) gaugeMean(m engine.Metric) (float64, bool) {
+	i := m.GaugeIndex()
+	var sum float64
+	n := 0
+	r.eachSample(func(s *sample) {
+		if s.hasGauge[i] {
+			sum += s.gauges[i]
+			n++
+		}
+	})
+	if n == 0 {
+		return 0, false
+	}
+	return sum / float64(n), true
+}
+
+// eachSample calls f on the samples inside (now−W, now], newest first.
+func (r *instanceRead) eachSample(f func(*sample)) {
+	t := r.t
+	from := r.now.Add(-r.window)
+	for i := 0; i < t.n; i++ {
+		s := t.at(i)
+		if s.t.After(r.now) {
+			continue
+		}
+		if !s.t.After(from) {
+			return
+		}
+		f(s)
+	}
+}
+
+func clamp01(v float64) float64 { return min(max(v, 0), 1) }
+
+// parseMaxNumSeqs reads the LabelMaxNumSeqs label; 0 when absent or not a
+// positive integer (the configuration validates what it writes).
+func parseMaxNumSeqs(labels map[string]string) int {
+	n, err := strconv.Atoi(labels[LabelMaxNumSeqs])
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return n
+}
+
+// workSum adds up the work of a stage's instances.
+type workSum struct {
+	busy            float64
+	busyOf          int
+	basis           string
+	running, limit  float64
+	runOf, limitOf  int
+	limitBasis      string
+	linkBusy, bytes float64
+	linkOf          int
+}
+
+func (s *workSum) add(w *work) {
+	if w.busyBasis != "" {
+		s.busy += w.busy
+		s.busyOf++
+		if s.basis == "" || busyRank[w.busyBasis] > busyRank[s.basis] {
+			s.basis = w.busyBasis
+		}
+	}
+	if w.hasRun {
+		s.running += w.running
+		s.runOf++
+	}
+	if w.limitBase != "" {
+		s.limit += w.limit
+		s.limitOf++
+		s.limitBasis = w.limitBase
+	}
+}
+
+func (s *workSum) addLink(w *work) {
+	if w.hasLink {
+		s.linkBusy += w.linkBusy
+		s.bytes += w.linkBytes
+		s.linkOf++
+	}
+}
+
+// set writes the stage's work into sp; up is its instances up.
+func (s *workSum) set(sp *StagePoint, role string) {
+	switch {
+	case s.busyOf == 0:
+		sp.Busy = Absent("no busy time")
+	case s.busyOf < sp.Up:
+		sp.Busy = Absent(strconv.Itoa(sp.Up-s.busyOf) + " of " + strconv.Itoa(sp.Up) + " " + role + " instances export no busy-time signal")
+	default:
+		sp.Busy, sp.BusyBasis = Val(s.busy), s.basis
+	}
+	if role != "decode" {
+		return
+	}
+	b := &Batch{}
+	switch {
+	case s.runOf == 0 || s.runOf < sp.Up:
+		b.Running = Absent("no running gauge")
+	default:
+		b.Running = Val(s.running)
+	}
+	switch {
+	case s.limitOf == 0:
+		b.Limit = Absent("max_num_seqs not set")
+	case s.limitOf < sp.Up:
+		b.Limit = Absent(strconv.Itoa(sp.Up-s.limitOf) + " of " + strconv.Itoa(sp.Up) + " decode instances have no batch limit")
+	default:
+		b.Limit, b.LimitBasis = Val(s.limit), s.limitBasis
+	}
+	sp.Batch = b
+}
+
+// setLink writes the KV stage's transfer busy time into kp.
+func (s *workSum) setLink(kp *KVPoint) {
+	if s.linkOf == 0 {
+		kp.LinkBusy = Absent("no KV transfer time histogram")
+		kp.LinkBytes = kp.LinkBusy
+		return
+	}
+	kp.LinkBusy, kp.LinkBytes, kp.Links = Val(s.linkBusy), Val(s.bytes), s.linkOf
+}
