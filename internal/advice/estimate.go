@@ -58,7 +58,7 @@ type estimator struct {
 	horizon time.Duration
 	st      [3][]sample
 	loads   [3][]sample // every complete rate, for the utilisation of a saturated capacity
-	why     [3]string // why the newest point gave no sample
+	why     [3]string   // why the newest point gave no sample
 }
 
 func (e *estimator) observe(p ledger.Point) {

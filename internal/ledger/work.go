@@ -15,13 +15,13 @@ const LabelMaxNumSeqs = "ptd_max_num_seqs"
 // Busy bases: where an instance's busy fraction comes from, best first
 // (docs/advisor.md#busy-time). The stage's is its weakest instance's.
 const (
-	BasisBusyCounter = "busy_seconds"   // the engine's own busy seconds (TensorRT-LLM's iteration statistics)
-	BasisIdleCounter = "idle_seconds"   // 1 − the scheduler's idle seconds (SGLang)
-	BasisOccupancy   = "occupancy"      // the forward occupancy gauge, averaged (SGLang)
-	BasisPrefillTime = "prefill_time"   // requests' prefill seconds ÷ requests per step (vLLM)
-	BasisStepTime    = "step_time"      // steps × the mean inter-token latency (vLLM decode)
-	BasisSampled     = "sampled"        // the share of scrapes with an iteration under way (TensorRT-LLM)
-	BasisMaxNumSeqs  = "max_num_seqs"   // the batch limit the configuration gives
+	BasisBusyCounter = "busy_seconds" // the engine's own busy seconds (TensorRT-LLM's iteration statistics)
+	BasisIdleCounter = "idle_seconds" // 1 − the scheduler's idle seconds (SGLang)
+	BasisOccupancy   = "occupancy"    // the forward occupancy gauge, averaged (SGLang)
+	BasisPrefillTime = "prefill_time" // requests' prefill seconds ÷ requests per step (vLLM)
+	BasisStepTime    = "step_time"    // steps × the mean inter-token latency (vLLM decode)
+	BasisSampled     = "sampled"      // the share of scrapes with an iteration under way (TensorRT-LLM)
+	BasisMaxNumSeqs  = "max_num_seqs" // the batch limit the configuration gives
 )
 
 // busyRank orders the bases from strongest to weakest.

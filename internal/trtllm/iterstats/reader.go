@@ -177,16 +177,16 @@ type Reader struct {
 	hasCompleted bool
 	// busy is the seconds the engine ran iterations (busyTime), over
 	// every frame read; hasBusy once one frame carried a time.
-	busy     float64
-	hasBusy  bool
-	lastIter int64 // the iter of the newest frame counted in busy
-	hasIter  bool
-	kvBytes      float64
-	kvTransfers  float64
-	hasKV        bool
-	kvSeen       map[uint64]struct{}
-	kvRing       []uint64
-	kvHead       int
+	busy        float64
+	hasBusy     bool
+	lastIter    int64 // the iter of the newest frame counted in busy
+	hasIter     bool
+	kvBytes     float64
+	kvTransfers float64
+	hasKV       bool
+	kvSeen      map[uint64]struct{}
+	kvRing      []uint64
+	kvHead      int
 
 	ranks map[int64]*rankState
 
