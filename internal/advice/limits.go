@@ -29,8 +29,8 @@ func (l LimitsFirst) MarshalJSON() ([]byte, error) {
 
 // limitsFirst ranks the stages by utilisation. A stage known only as at
 // least some capacity (a utilisation at most) is named only when no stage
-// has an estimate; where its bound exceeds the leader's it is said to be
-// unsure.
+// has an estimate; where its bound (at most 1) exceeds the leader's it is
+// said to be unsure.
 func limitsFirst(caps []Capacity) LimitsFirst {
 	var best, bounded *Capacity
 	for i := range caps {
@@ -52,7 +52,9 @@ func limitsFirst(caps []Capacity) LimitsFirst {
 	}
 	l := LimitsFirst{Stage: best.Stage, RequestsPerSecond: best.Total, Utilisation: best.Utilisation}
 	l.Text = fmt.Sprintf("%s at %.0f%% of capacity: limits first at ≈ %.3g req/s", best.Stage, 100*best.Utilisation.V, best.Total.V)
-	if bounded != nil && bounded.Utilisation.V > best.Utilisation.V {
+	// A bound above 1 says transfers overlap on the link, so one's speed
+	// is below the link's: it says nothing of which stage limits.
+	if bounded != nil && bounded.Utilisation.V > best.Utilisation.V && bounded.Utilisation.V <= 1 {
 		l.Unsure = fmt.Sprintf("%s may limit first: its capacity is known only as at least %.3g req/s per instance (utilisation at most %.0f%%)",
 			bounded.Stage, bounded.AtLeast.V, 100*bounded.Utilisation.V)
 	}

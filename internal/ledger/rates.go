@@ -100,6 +100,17 @@ func (t *target) histWindow(h int, now time.Time, w time.Duration) (histPart, bo
 	return histPart{bounds: b.bounds, counts: inc, sum: b.sum - a.sum, count: b.count - a.count, seconds: last.t.Sub(first.t).Seconds()}, true
 }
 
+// histTotals is histWindow's sum, count and seconds without its buckets,
+// for the readers that need no quantile: nothing is allocated.
+func (t *target) histTotals(h int, now time.Time, w time.Duration) (histPart, bool) {
+	first, last := t.span(now, w, func(s *sample) bool { return s.hists[h].present })
+	if first == nil || first == last || &first.hists[h].bounds[0] != &last.hists[h].bounds[0] {
+		return histPart{}, false
+	}
+	a, b := &first.hists[h], &last.hists[h]
+	return histPart{sum: b.sum - a.sum, count: b.count - a.count, seconds: last.t.Sub(first.t).Seconds()}, true
+}
+
 func quant(acc *merged, what string) Quant {
 	bounds, counts := acc.sum()
 	n := len(counts)

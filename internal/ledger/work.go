@@ -58,7 +58,7 @@ func (r *instanceRead) work() work {
 		w.running, w.hasRun = r.gaugeMean(engine.Running)
 		w.limit, w.limitBase = r.batchLimit()
 	}
-	if x, ok := r.t.histWindow(engine.KVXferTime.HistogramIndex(), r.now, r.window); ok && x.seconds > 0 && x.count > 0 {
+	if x, ok := r.t.histTotals(engine.KVXferTime.HistogramIndex(), r.now, r.window); ok && x.seconds > 0 && x.count > 0 && r.t.has(engine.KVBytes) {
 		if b, _, _ := r.t.windowed(engine.KVBytes, r.now, r.window); b.OK() && b.V > 0 {
 			w.linkBusy, w.linkBytes, w.hasLink = x.sum/x.seconds, b.V, true
 		}
@@ -70,12 +70,17 @@ func (r *instanceRead) work() work {
 // basis, from the strongest signal it exports.
 func (r *instanceRead) busyFraction() (float64, string) {
 	t := r.t
-	if b := r.windowed(engine.BusySeconds); b.OK() {
-		return clamp01(b.V / float64(max(t.seriesN[engine.BusySeconds], 1))), BasisBusyCounter
+	// has first: a counter's absence costs its reason's string.
+	if t.has(engine.BusySeconds) {
+		if b := r.windowed(engine.BusySeconds); b.OK() {
+			return clamp01(b.V / float64(max(t.seriesN[engine.BusySeconds], 1))), BasisBusyCounter
+		}
 	}
-	if idle := r.windowed(engine.SchedulerIdle); idle.OK() {
-		ranks := float64(max(t.seriesN[engine.SchedulerIdle], 1))
-		return clamp01(1 - idle.V/ranks), BasisIdleCounter
+	if t.has(engine.SchedulerIdle) {
+		if idle := r.windowed(engine.SchedulerIdle); idle.OK() {
+			ranks := float64(max(t.seriesN[engine.SchedulerIdle], 1))
+			return clamp01(1 - idle.V/ranks), BasisIdleCounter
+		}
 	}
 	if v, ok := r.occupancy(); ok {
 		return v, BasisOccupancy
@@ -150,11 +155,11 @@ func (r *instanceRead) sampledBusy(m engine.Metric) (float64, bool) {
 // steps is one request per step). Steps of unequal batches make it high by
 // the batches' spread (docs/advisor.md#busy-time).
 func (r *instanceRead) prefillBusy() (float64, bool) {
-	pt, ok := r.t.histWindow(engine.PrefillTime.HistogramIndex(), r.now, r.window)
+	pt, ok := r.t.histTotals(engine.PrefillTime.HistogramIndex(), r.now, r.window)
 	if !ok || pt.seconds <= 0 {
 		return 0, false
 	}
-	steps, ok := r.t.histWindow(engine.IterationTokens.HistogramIndex(), r.now, r.window)
+	steps, ok := r.t.histTotals(engine.IterationTokens.HistogramIndex(), r.now, r.window)
 	if !ok {
 		return 0, false
 	}
@@ -172,11 +177,11 @@ func (r *instanceRead) prefillBusy() (float64, bool) {
 // (iteration_tokens_total's count) times the mean time between tokens,
 // which is a step's.
 func (r *instanceRead) stepBusy() (float64, bool) {
-	steps, ok := r.t.histWindow(engine.IterationTokens.HistogramIndex(), r.now, r.window)
+	steps, ok := r.t.histTotals(engine.IterationTokens.HistogramIndex(), r.now, r.window)
 	if !ok || steps.seconds <= 0 {
 		return 0, false
 	}
-	itl, ok := r.t.histWindow(engine.ITL.HistogramIndex(), r.now, r.window)
+	itl, ok := r.t.histTotals(engine.ITL.HistogramIndex(), r.now, r.window)
 	if !ok || itl.count <= 0 {
 		return 0, ok && steps.count == 0 // no step, or steps without a time
 	}

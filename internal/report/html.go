@@ -22,14 +22,18 @@ import (
 var htmlTemplate string
 
 var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-	"num":       num,
-	"ci":        ci,
-	"bytesRate": bytesRate,
-	"ms":        ms,
-	"stamp":     stamp,
-	"numN":      numN,
-	"ratio":     ratio,
-	"pct":       func(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) },
+	"num":             num,
+	"ci":              ci,
+	"bytesRate":       bytesRate,
+	"ms":              ms,
+	"stamp":           stamp,
+	"numN":            numN,
+	"ratio":           ratio,
+	"capacityCell":    capacityCell,
+	"basisCell":       basisCell,
+	"utilisationCell": utilisationCell,
+	"headroomLine":    headroomLine,
+	"pct":             func(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) },
 	"raw": func(v *float64) string {
 		if v == nil {
 			return ""

@@ -144,15 +144,9 @@ func (r *Report) Markdown() []byte {
 	for _, s := range r.Verdicts {
 		p("| %s | %s | %s | %s |\n", stamp(s.From), stamp(s.To), s.Headline, strings.ReplaceAll(strings.Join(s.Evidence, "; "), "|", "\\|"))
 	}
-	p("\n## Capacity and advice\n\n| stage | per instance req/s | evidence |\n|---|---|---|\n")
+	p("\n## Capacity and advice\n\n| stage | per instance req/s | basis | utilisation | evidence |\n|---|---|---|---|---|\n")
 	for _, c := range r.Capacities {
-		v := "–"
-		if c.PerInstance.OK() {
-			v = fmt.Sprintf("%.3g", c.PerInstance.V)
-		} else if c.AtLeast.OK() {
-			v = fmt.Sprintf("≥ %.3g", c.AtLeast.V)
-		}
-		p("| %s | %s | %s |\n", c.Stage, v, c.Evidence)
+		p("| %s | %s | %s | %s | %s |\n", c.Stage, capacityCell(c), basisCell(c), utilisationCell(c), c.Evidence)
 	}
 	if a := r.Advice; a != nil {
 		measured := ""
@@ -161,6 +155,7 @@ func (r *Report) Markdown() []byte {
 		}
 		p("\nAdvice for %s req/s%s at %.0f%% headroom: %s", numN(a.Demand.Target), measured, 100*a.Headroom, ratio(a.RatioText, a.RatioBound))
 		p("; prefill %s, decode %s instances (now %d and %d).\n", numN(a.Prefill.Instances), numN(a.Decode.Instances), a.Prefill.Current, a.Decode.Current)
+		p("\n%s\n", headroomLine(a))
 	} else {
 		p("\nNo advice: %s.\n", r.AdviceWhy)
 	}

@@ -27,10 +27,16 @@ type Advice struct {
 			BytesPerSecond *float64          `json:"bytes_per_second"`
 			Absent         map[string]string `json:"absent"`
 		} `json:"kv"`
-		PD      string            `json:"pd"`
-		PDBound string            `json:"pd_bound"`
-		Short   []string          `json:"short"`
-		Absent  map[string]string `json:"absent"`
+		PD          string            `json:"pd"`
+		PDBound     string            `json:"pd_bound"`
+		Short       []string          `json:"short"`
+		Absent      map[string]string `json:"absent"`
+		LimitsFirst struct {
+			Stage  string `json:"stage"`
+			Text   string `json:"text"`
+			Unsure string `json:"unsure"`
+		} `json:"limits_first"`
+		CapacityRatio *float64 `json:"pd_capacity_ratio"`
 	} `json:"advice"`
 	SLO       *advice.SLOReport `json:"slo"`
 	SLOAbsent string            `json:"slo_absent"`
@@ -92,6 +98,14 @@ func renderAdvice(w io.Writer, a *Advice, err error, width int) {
 		short = "  short: " + strings.Join(ad.Short, ", ")
 	}
 	fmt.Fprintf(w, "         KV %s  %s%s\n", kv, pd, short)
+	// The next limit, and the P:D ratio the capacities balance at.
+	if lf := ad.LimitsFirst; lf.Stage != "" {
+		next := "next limit: " + lf.Text
+		if ad.CapacityRatio != nil {
+			next += fmt.Sprintf("; capacities P:D %.2f:1", *ad.CapacityRatio)
+		}
+		say(w, "         ", "           ", next, width)
+	}
 	for _, s := range []stageAdvice{ad.Prefill, ad.Decode} {
 		if s.Instances == nil {
 			say(w, "  ", "    ", s.Stage+": "+s.Absent["instances"], width)

@@ -94,7 +94,12 @@ func TestAdviceInFrame(t *testing.T) {
 		if !p.Instances.OK() || b.Advice.Capacities[0].Basis != "busy" {
 			t.Fatalf("prefill's capacity below saturation not estimated from its busy time: %+v", b.Advice.Capacities[0])
 		}
-		return []string{"SLO      no SLO threshold set", fmt.Sprintf("prefill %g (now %d)", p.Instances.V, p.Current)}
+		lf := b.Advice.LimitsFirst
+		if lf.Stage == "" {
+			t.Fatalf("no stage limits first: %+v", lf)
+		}
+		return []string{"SLO      no SLO threshold set", fmt.Sprintf("prefill %g (now %d)", p.Instances.V, p.Current),
+			fmt.Sprintf("next limit: %s at %.0f%% of capacity", lf.Stage, 100*lf.Utilisation.V)}
 	})
 
 	p, _ := l.Latest()

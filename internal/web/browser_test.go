@@ -763,6 +763,7 @@ func TestAdvicePanelInChromium(t *testing.T) {
 	base := run(t, ctx, "ptdmon demo: open ", buildPtdmon(t, ctx), "demo", "-scenario", "decode-bound", "-seed", "1",
 		"-listen", "127.0.0.1:0", "-slo-ttft", "20", "-slo-itl", "0.05", "-slo-e2e", "15")
 	var decode float64
+	var limitsFirst string
 	start := time.Now()
 	testutil.Eventually(t, 130*time.Second, 2*time.Second, func() (bool, string) {
 		if ctx.Err() != nil {
@@ -770,11 +771,13 @@ func TestAdvicePanelInChromium(t *testing.T) {
 		}
 		var body struct {
 			Advice struct {
-				Decode struct{ Instances *float64 }
+				Decode      struct{ Instances *float64 }
+				LimitsFirst struct{ Stage string } `json:"limits_first"`
 			}
 		}
 		if getJSONQuiet(base+"/api/v1/advice", &body) == nil && body.Advice.Decode.Instances != nil {
 			decode = *body.Advice.Decode.Instances
+			limitsFirst = body.Advice.LimitsFirst.Stage
 		}
 		return decode != 0, "no decode advice"
 	})
@@ -783,11 +786,12 @@ func TestAdvicePanelInChromium(t *testing.T) {
 	b := startBrowser(t, ctx)
 	must(t, chromedp.Do(b.ctx, chromedp.Navigate(base+"/")))
 	type panel struct {
-		Decode, TTFT, ITL, E2E, Goodput, Text string
+		Decode, TTFT, ITL, E2E, Goodput, DecodeUse, NextLimit, Text string
 	}
 	const js = `(() => { const q = (s) => { const e = document.querySelector("#advice " + s); return e ? e.textContent : ""; };
 		return { Decode: q("[data-stage=decode]"), TTFT: q("[data-slo=ttft]"), ITL: q("[data-slo=itl]"), E2E: q("[data-slo=e2e]"),
-			Goodput: q("[data-slo=goodput]"), Text: document.getElementById("advice").textContent }; })()`
+			Goodput: q("[data-slo=goodput]"), DecodeUse: q("[data-utilisation=decode]"), NextLimit: q("#next-limit"),
+			Text: document.getElementById("advice").textContent }; })()`
 	var p panel
 	testutil.Eventually(t, 20*time.Second, 500*time.Millisecond, func() (bool, string) {
 		var err error
@@ -807,6 +811,14 @@ func TestAdvicePanelInChromium(t *testing.T) {
 	}
 	if _, err := strconv.ParseFloat(p.Goodput, 64); err != nil {
 		t.Errorf("goodput %q: %q", p.Goodput, p.Text)
+	}
+	// Decode, saturated, is at about all of its capacity, and the stage
+	// the API says limits first is the one the headroom line names.
+	if u, ok := strings.CutSuffix(p.DecodeUse, "%"); !ok || func() bool { x, err := strconv.ParseFloat(u, 64); return err != nil || x < 50 || x > 150 }() {
+		t.Errorf("decode utilisation %q: %q", p.DecodeUse, p.Text)
+	}
+	if limitsFirst == "" || !strings.Contains(p.NextLimit, limitsFirst+" at ") {
+		t.Errorf("headroom line %q, the API's limits first %q", p.NextLimit, limitsFirst)
 	}
 	if errs := b.exceptions(); len(errs) > 0 {
 		t.Errorf("uncaught exceptions in the page: %q", errs)

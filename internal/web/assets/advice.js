@@ -49,6 +49,22 @@ export function renderAdvice(el, body) {
   const unknown = [a.prefill, a.decode].filter((s) => s && s.instances == null).map((s) => `${s.stage}: ${why(s, "instances")}`);
   if (unknown.length) line.append(span(` (${unknown.join("; ")})`, "muted"));
 
+  // Each stage's utilisation and the stage that will limit first
+  // (docs/advisor.md#capacity-below-saturation).
+  const next = document.createElement("div");
+  next.id = "next-limit";
+  next.append(span("Headroom ", "k"));
+  for (const c of a.capacities || []) {
+    const u = c.utilisation;
+    const atMost = c.bound === "at_least" ? "≤ " : "";
+    const v = span(u != null ? atMost + f.pct(u) : "?", "v", u != null ? `${c.basis}: ${c.evidence}` : why(c, "utilisation"));
+    v.dataset.utilisation = c.stage;
+    next.append(span(`${c.stage} `), v, span(" · "));
+  }
+  const lf = a.limits_first || {};
+  next.append(span(lf.stage ? lf.text : lf.text || "next limit unknown", lf.stage ? "" : "muted", lf.unsure || ""));
+  if (a.pd_capacity_ratio != null) next.append(span(" · capacities P:D "), span(`${a.pd_capacity_ratio.toFixed(2)}:1`, "v", a.pd_capacity || ""));
+
   const slo = document.createElement("div");
   slo.append(span("SLO ", "k"));
   const dec = body.slo && body.slo.decode;
@@ -73,7 +89,7 @@ export function renderAdvice(el, body) {
     }
     if (dec.misses && dec.misses.dominant) slo.append(span(` · misses dominated by ${dec.misses.dominant.replace("_", " ")}`, "", dec.misses.note));
   }
-  el.replaceChildren(line, slo);
+  el.replaceChildren(line, next, slo);
   el.dataset.ready = "1";
 }
 
