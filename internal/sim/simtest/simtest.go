@@ -80,6 +80,9 @@ type Options struct {
 	// TickAt, if set, is the time of second s's tick, at the end of
 	// simulated time at (default: that time).
 	TickAt func(s int, at time.Time) time.Time
+	// Model, if set, is called with the model before the run starts (to
+	// hook its completions, sim.Model.OnComplete).
+	Model func(*sim.Model)
 }
 
 // When the ledger takes a scrape.
@@ -97,6 +100,9 @@ func RunWith(sc sim.Scenario, seed int64, dur time.Duration, o Options) (*Result
 	m, err := sim.NewModel(sc, seed, Epoch)
 	if err != nil {
 		return nil, err
+	}
+	if o.Model != nil {
+		o.Model(m)
 	}
 	if o.History <= 0 {
 		o.History = int(dur/time.Second) + 1
