@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -69,7 +70,7 @@ func Read(name string, b []byte) (Result, error) {
 	if err := yaml.Unmarshal(b, &doc); err != nil || doc == nil {
 		return Result{}, ErrUnknown
 	}
-	j, err := json.Marshal(doc)
+	j, err := json.Marshal(jsonable(doc))
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %w", ErrUnknown, err)
 	}
@@ -155,4 +156,25 @@ func isBR(keys map[string]json.RawMessage) bool {
 		return false
 	}
 	return len(v) >= 3 && v[:3] == "0.2" && has(keys, "results")
+}
+
+// jsonable makes a YAML document encodable as JSON: YAML has .inf and .nan
+// (an llm-d report's unbounded concurrency is .inf), JSON has not; they
+// become strings, which no figure read here is.
+func jsonable(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = jsonable(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = jsonable(e)
+		}
+	case float64:
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return fmt.Sprint(x)
+		}
+	}
+	return v
 }

@@ -67,7 +67,7 @@ func TestClientViewEqualsTheGenerator(t *testing.T) {
 	in.Meta.Annotations = []Annotation{{Time: cmd.Start, Text: "start: loadgen"}, {Time: cmd.End, Text: "end: loadgen (exit status 0)"}}
 
 	type want struct {
-		wall                  bool
+		wall                 bool
 		failed, goodput, p90 bool // present in the format
 	}
 	f := func(name string, body []byte, w want) {
@@ -200,4 +200,3 @@ func TestClientCompletionsDisagree(t *testing.T) {
 		t.Error("HTML does not mark the disagreement")
 	}
 }
-
