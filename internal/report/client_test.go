@@ -200,3 +200,8 @@ func TestClientCompletionsDisagree(t *testing.T) {
 		t.Error("HTML does not mark the disagreement")
 	}
 }
+
+type (
+	benchgenRun     = benchgen.Run
+	benchgenFigures = benchgen.Figures
+)
