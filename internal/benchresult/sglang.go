@@ -8,7 +8,7 @@ import (
 
 // sglangLine is one line of SGLang's bench_serving JSONL: the result dict
 // of python/sglang/bench_serving.py, with the per-request arrays only under
-// --output-details (docs/bench.md#sglang-bench_serving). It appends one
+// --output-details (docs/bench.md#formats). It appends one
 // line per run to the file.
 type sglangLine struct {
 	Backend           string     `json:"backend"`

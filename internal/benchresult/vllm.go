@@ -7,7 +7,7 @@ import (
 )
 
 // vllmFile is `vllm bench serve --save-result`'s JSON: the result dict of
-// vllm/benchmarks/serve.py (docs/bench.md#vllm-bench-serve). start_times
+// vllm/benchmarks/serve.py (docs/bench.md#formats). start_times
 // are time.perf_counter() seconds: a monotonic clock with no epoch.
 type vllmFile struct {
 	Date              string     `json:"date"`
