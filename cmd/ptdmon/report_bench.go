@@ -52,10 +52,12 @@ func attachBench(in *report.Input, dir string, given *benchresult.Result) error 
 // and says which on stderr; a missing result is said, not an error: the
 // recording stands without it.
 func keepBench(stderr io.Writer, dir, path string, args []string, start time.Time) {
+	// A file system may keep modification times to the second.
+	since := start.Add(-time.Second)
 	var found string
 	if path != "" {
 		var err error
-		if found, err = benchresult.FindIn(path, start); err != nil {
+		if found, err = benchresult.FindIn(path, since); err != nil {
 			fmt.Fprintf(stderr, "ptdmon record: -bench-results %v\n", err)
 			return
 		}
@@ -64,7 +66,7 @@ func keepBench(stderr io.Writer, dir, path string, args []string, start time.Tim
 		if err != nil {
 			return
 		}
-		if found = benchresult.Find(args, wd, start); found == "" {
+		if found = benchresult.Find(args, wd, since); found == "" {
 			return
 		}
 	}

@@ -127,7 +127,7 @@ func checks(c *Client, pts []ledger.Point, interval time.Duration) []Check {
 	}
 	out = append(out, ck.judge(true))
 
-	src, get := "decode TTFT histogram, median of its windowed p50", func(q *ledger.Point) ledger.Num { return q.Decode.TTFT.P50 }
+	src, get := "decode TTFT histogram (from the decode engine's arrival, after prefill and the KV transfer), median of its windowed p50", func(q *ledger.Point) ledger.Num { return q.Decode.TTFT.P50 }
 	if _, _, ok := meanOver(pts, p.From, p.To, func(q *ledger.Point) ledger.Num { return q.Router.TTFT.P50 }); ok {
 		src, get = "router TTFT histogram, median of its windowed p50", func(q *ledger.Point) ledger.Num { return q.Router.TTFT.P50 }
 	}
