@@ -61,8 +61,8 @@ func TestRecordKeepsTheBenchmarkResult(t *testing.T) {
 	}
 	c := rep.Client
 	if c.Completed == nil || *c.Completed != 5 || c.Placement.Method != benchresult.PlacedCommandEnd ||
-		c.Placement.Residual == nil || *c.Placement.Residual < 0.3 || *c.Placement.Residual > 3 {
-		t.Errorf("client view: %v completions, %s, residual %v: want 5 anchored to the command's end, about 0.4 s residual (1.5 s sleep − 1.1 s benchmark)",
+		c.Placement.Residual == nil || *c.Placement.Residual < 0.39 || *c.Placement.Residual > 60 {
+		t.Errorf("client view: %v completions, %s, residual %v: want 5 anchored to the command's end, residual at least 0.4 s (the 1.5 s sleep − the 1.1 s benchmark)",
 			c.Completed, c.Placement.Method, c.Placement.Residual)
 	}
 	o.Reset()
