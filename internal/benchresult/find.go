@@ -23,7 +23,7 @@ var (
 // preference orders the formats when a run left several: per-request
 // wall-clock times first (they place the benchmark exactly), then the
 // summaries.
-var preference = []Format{AIPerfRecords, LLMDBenchmark, GuideLLM, VLLM, SGLang, AIPerfProfile}
+var preference = []Format{AIPerfRecords, LLMDBenchmark, GuideLLM, VLLM, SGLang, InferencePerf, AIPerfProfile}
 
 // maxScan bounds the files looked at under one directory.
 const maxScan = 2000

@@ -16,7 +16,7 @@ import (
 // ErrUnknown is what Read says of a file in none of the formats it reads.
 var ErrUnknown = errors.New("not a benchmark result ptdmon reads (want vLLM bench serve --save-result JSON, " +
 	"SGLang bench_serving JSONL, AIPerf profile_export_aiperf.json or profile_export.jsonl, " +
-	"GuideLLM benchmarks.json, or an llm-d-benchmark report v0.2.x; docs/bench.md)")
+	"GuideLLM benchmarks.json, inference-perf's lifecycle metrics, or an llm-d-benchmark report v0.2.x; docs/bench.md)")
 
 // maxFile bounds a result file read whole: a vLLM result keeps every
 // generated text, so a long run's file is large, but not this large.
@@ -114,6 +114,8 @@ func has(keys map[string]json.RawMessage, names ...string) bool {
 
 func readObject(b []byte, keys map[string]json.RawMessage) (Result, error) {
 	switch {
+	case has(keys, "load_summary", "successes"):
+		return readInferencePerf(b)
 	case has(keys, "benchmarks", "metadata"):
 		return readGuideLLM(b)
 	case isBR(keys):

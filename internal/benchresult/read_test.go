@@ -58,6 +58,8 @@ func TestFixtures(t *testing.T) {
 	f("guidellm_benchmarks.json", GuideLLM, 296)
 	f("llmd_br_v0_2_1_example.yaml", LLMDBenchmark, 500)
 	f("llmd_br_v0_2_example.yaml", LLMDBenchmark, 500)
+	f("inference_perf_summary_lifecycle_metrics.json", InferencePerf, 47002)
+	f("inference_perf_stage_0_lifecycle_metrics.json", InferencePerf, 60)
 }
 
 // TestFixtureFigures pins the figures a reader could get wrong by a unit
@@ -110,6 +112,13 @@ func TestFixtureFigures(t *testing.T) {
 	if g.Failed == nil || *g.Failed != 4 {
 		t.Errorf("GuideLLM failed %v, want 3 errored + 1 incomplete", g.Failed)
 	}
+	ip := read("inference_perf_stage_0_lifecycle_metrics.json")
+	near("inference-perf length (60 ÷ requests_per_sec)", ip.Duration, 60/0.996850670841712)
+	ips := read("inference_perf_summary_lifecycle_metrics.json")
+	near("inference-perf TTFT p50 (median)", ips.TTFT.P50, 2.106196197506506)
+	if ips.Failed == nil || *ips.Failed != 0 {
+		t.Errorf("inference-perf failed %v, want 0", ips.Failed)
+	}
 	b := read("llmd_br_v0_2_1_example.yaml")
 	near("llm-d TTFT p99", b.TTFT.P99, 0.05029489721637218)
 	near("llm-d duration (PT49.97206788184121S)", b.Duration, 49.97206788184121)
@@ -150,7 +159,7 @@ func TestUnknownFiles(t *testing.T) {
 // FuzzRead: no input panics, and a result read has its counts.
 func FuzzRead(f *testing.F) {
 	for _, name := range []string{"vllm_bench_serve.json", "sglang_bench_serving.jsonl", "aiperf_profile_export_aiperf.json",
-		"aiperf_profile_export.jsonl", "guidellm_benchmarks.json"} {
+		"aiperf_profile_export.jsonl", "guidellm_benchmarks.json", "inference_perf_stage_0_lifecycle_metrics.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)

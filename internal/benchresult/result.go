@@ -25,6 +25,7 @@ const (
 	AIPerfRecords  Format = "aiperf-records-jsonl"
 	GuideLLM       Format = "guidellm-benchmarks"
 	LLMDBenchmark  Format = "llmd-benchmark-report"
+	InferencePerf  Format = "inference-perf-lifecycle"
 	clockWall             = "wall"
 	clockMonotonic        = "monotonic"
 )

@@ -156,6 +156,7 @@ func TestClientViewEqualsTheGenerator(t *testing.T) {
 	f("profile_export.jsonl", run.AIPerfRecords(), want{wall: true, failed: true, p90: true})
 	f("benchmarks.json", run.GuideLLM(), want{wall: true, failed: true, p90: true})
 	f("benchmark_report.json", run.LLMD(), want{wall: true, failed: true, p90: true})
+	f("summary_lifecycle_metrics.json", run.InferencePerf(), want{failed: true, p90: true})
 }
 
 // TestClientCompletionsDisagree: a result that claims more completions than

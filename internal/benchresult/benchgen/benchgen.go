@@ -300,3 +300,20 @@ func (r Run) LLMD() []byte {
 				"output_token_rate": map[string]any{"units": "tokens/s", "mean": f.OutputTPS}},
 		}}}})
 }
+
+func ipStats(s Stat) map[string]any {
+	return map[string]any{"mean": s.Mean, "median": s.P50, "p90": s.P90, "p95": s.P95, "p99": s.P99}
+}
+
+// InferencePerf is inference-perf's summary_lifecycle_metrics.json.
+func (r Run) InferencePerf() []byte {
+	f := r.Figures()
+	return marshal(map[string]any{
+		"load_summary": map[string]any{"count": f.Completed + f.Failed},
+		"successes": map[string]any{"count": f.Completed,
+			"latency": map[string]any{"request_latency": ipStats(f.E2E), "time_to_first_token": ipStats(f.TTFT),
+				"inter_token_latency": ipStats(f.ITL)},
+			"throughput": map[string]any{"requests_per_sec": f.RequestRate, "output_tokens_per_sec": f.OutputTPS}},
+		"failures": map[string]any{"count": f.Failed, "request_latency": nil, "prompt_len": nil},
+	})
+}
