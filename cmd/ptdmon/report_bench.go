@@ -17,7 +17,7 @@ func readBench(file string) (*benchresult.Result, error) {
 	if file == "" {
 		return nil, nil
 	}
-	r, err := benchresult.ReadFile(file)
+	r, err := benchresult.Load(file)
 	if err != nil {
 		return nil, cli.Usagef("-bench %v", err)
 	}
@@ -39,7 +39,7 @@ func attachBench(in *report.Input, dir string, given *benchresult.Result) error 
 	if file == "" {
 		return nil
 	}
-	r, err := benchresult.ReadFile(file)
+	r, err := benchresult.Load(file)
 	if err != nil {
 		return fmt.Errorf("the recording's benchmark result %w", err)
 	}
@@ -79,6 +79,11 @@ func keepBench(stderr io.Writer, dir, path string, args []string, start time.Tim
 	if err != nil {
 		fmt.Fprintf(stderr, "ptdmon record: %v\n", err)
 		return
+	}
+	for _, c := range benchresult.Companions(found) {
+		if _, err := benchresult.Keep(dir, c); err != nil {
+			fmt.Fprintf(stderr, "ptdmon record: %v\n", err)
+		}
 	}
 	fmt.Fprintf(stderr, "ptdmon record: kept %s's result %s (%s) as %s\n", r.Tool, found, r.Format, kept)
 }

@@ -188,16 +188,25 @@ func Keep(dir, path string) (string, error) {
 	return dst, nil
 }
 
-// Kept is the benchmark result a recording keeps, "" when it keeps none.
+// Kept is the benchmark result a recording keeps (the preferred one when
+// it keeps a file and its companion), "" when it keeps none.
 func Kept(dir string) string {
 	es, err := os.ReadDir(filepath.Join(dir, KeptDir))
 	if err != nil {
 		return ""
 	}
+	var paths []string
 	for _, e := range es {
 		if !e.IsDir() {
-			return filepath.Join(dir, KeptDir, e.Name())
+			paths = append(paths, filepath.Join(dir, KeptDir, e.Name()))
 		}
+	}
+	if p := pick(paths, time.Time{}); p != "" {
+		return p
+	}
+	if len(paths) > 0 {
+		// None reads: the report says why of the first.
+		return paths[0]
 	}
 	return ""
 }

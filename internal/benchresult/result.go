@@ -59,6 +59,9 @@ type Result struct {
 	Format Format `json:"format"`
 	Tool   string `json:"tool"`
 	File   string `json:"file,omitempty"`
+	// Companion is the file read beside File: AIPerf's records placing
+	// its summary (Load).
+	Companion string `json:"companion_file,omitempty"`
 	// Clock is "wall" when the file carries wall-clock times (Start, End
 	// set), "monotonic" when only the benchmark's length is known.
 	Clock      string         `json:"clock"`

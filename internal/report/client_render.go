@@ -117,7 +117,8 @@ func (r *Report) clientMarkdown(b *bytes.Buffer) {
 	}
 }
 
-var clientTmpl = template.Must(template.New("client").Parse(`<h2>The load generator's view</h2>
+var clientTmpl = template.Must(template.New("client").Parse(`<style>td.beyond{font-weight:600;color:#b3261e}</style>
+<h2>The load generator's view</h2>
 <table><tbody>{{range .Rows}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}</tbody></table>
 <p>Client against server over the benchmark's span:</p>
 <table><thead><tr><th>figure</th><th>client</th><th>server</th><th>tolerance</th><th></th><th>server side</th></tr></thead><tbody>
