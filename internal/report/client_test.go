@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	stdhtml "html"
 	"math"
 	"strings"
 	"testing"
@@ -199,6 +200,24 @@ func TestClientCompletionsDisagree(t *testing.T) {
 	}
 	if !strings.Contains(string(html), `class="beyond"`) {
 		t.Error("HTML does not mark the disagreement")
+	}
+	// The page and the Markdown show the same rows.
+	var cells []string
+	for _, row := range rep.Client.rows() {
+		cells = append(cells, row[0], row[1])
+	}
+	for _, ck := range rep.Client.Checks {
+		row := ck.row()
+		cells = append(cells, row[:]...)
+	}
+	text := stdhtml.UnescapeString(string(html))
+	for _, c := range cells {
+		if !strings.Contains(md, c) {
+			t.Errorf("Markdown lacks %q", c)
+		}
+		if c = strings.Trim(c, "*"); !strings.Contains(text, c) {
+			t.Errorf("HTML lacks %q", c)
+		}
 	}
 }
 
