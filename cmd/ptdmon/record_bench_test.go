@@ -65,6 +65,23 @@ func TestRecordKeepsTheBenchmarkResult(t *testing.T) {
 		t.Errorf("client view: %v completions, %s, residual %v: want 5 anchored to the command's end, residual at least 0.4 s (the 1.5 s sleep − the 1.1 s benchmark)",
 			c.Completed, c.Placement.Method, c.Placement.Residual)
 	}
+	// Outside a recording's marks, the command's span is given.
+	end := time.Now().Add(-time.Second).UTC().Truncate(time.Second)
+	o.Reset()
+	if code := dispatch([]string{"report", dir, "-format", "json", "-bench", src,
+		"-bench-start", end.Add(-5 * time.Second).Format(time.RFC3339), "-bench-end", end.Format(time.RFC3339)}, &o, &e); code != 0 {
+		t.Fatalf("report -bench exited %d: %s", code, e.String())
+	}
+	var given struct {
+		Client struct {
+			Placement struct {
+				To time.Time `json:"to"`
+			} `json:"placement"`
+		} `json:"client"`
+	}
+	if err := json.Unmarshal([]byte(o.String()), &given); err != nil || !given.Client.Placement.To.Equal(end) {
+		t.Errorf("placement with -bench-end %s: %+v %v", end, given.Client.Placement, err)
+	}
 	o.Reset()
 	if code := dispatch([]string{"report", dir, "-format", "llmd-benchmark"}, &o, &e); code != 0 || !strings.Contains(o.String(), `"version": "0.2.1"`) {
 		t.Errorf("llmd-benchmark export: exit %d, %.200s", code, o.String())
@@ -86,4 +103,6 @@ func TestReportBenchUsage(t *testing.T) {
 	f("-bench "+junk+": not a benchmark result", "-source", "prometheus=http://127.0.0.1:1", "-from", "1", "-to", "2", "-bench", junk)
 	f("take one run", "a", "b", "-bench", junk)
 	f("take one run", "a", "b", "-format", "llmd-benchmark")
+	f("go together", "-bench-start", "1", "x")
+	f("is not before", "-bench-start", "10", "-bench-end", "5", "x")
 }

@@ -49,6 +49,8 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	c.LogLevel(slog.LevelWarn)
 	fs := c.Flags
 	format := fs.String("format", "html", "html (one self-contained file), md, json, or llmd-benchmark (llm-d-benchmark's report v0.2.1, one run)")
+	benchStart := fs.String("bench-start", "", "when the load generator's command started (RFC 3339 or Unix seconds), with -bench-end: places a result timed on a monotonic clock where no recording marked the command")
+	benchEnd := fs.String("bench-end", "", "when the load generator's command ended (RFC 3339 or Unix seconds)")
 	bench := fs.String("bench", "", "the load generator's result file (vllm bench serve, SGLang bench_serving, AIPerf, GuideLLM, llm-d-benchmark report; docs/bench.md); default: the one the recording keeps")
 	out := fs.String("o", "", "write to this file (default: standard output)")
 	from := fs.String("from", "", "start of the range: RFC 3339 (2026-12-01T10:00:00Z) or Unix seconds")
@@ -70,6 +72,10 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 			return cli.Usagef("-bench and -format llmd-benchmark take one run: each recording of a comparison brings its own result")
 		}
 		given, err := readBench(*bench)
+		if err != nil {
+			return err
+		}
+		cmdSpan, err := benchSpan(*benchStart, *benchEnd)
 		if err != nil {
 			return err
 		}
@@ -108,6 +114,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 			if err := attachBench(&in, "", given); err != nil {
 				return err
 			}
+			in.Command = cmdSpan
 			body, err = renderReport(in, opts, *format)
 			if err != nil {
 				return err
@@ -123,6 +130,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 			if err := attachBench(&in, pos[0], given); err != nil {
 				return err
 			}
+			in.Command = cmdSpan
 			body, err = renderReport(in, opts, *format)
 			if err != nil {
 				return err

@@ -24,6 +24,27 @@ func readBench(file string) (*benchresult.Result, error) {
 	return &r, nil
 }
 
+// benchSpan is the command span of -bench-start and -bench-end: both or
+// neither.
+func benchSpan(start, end string) (benchresult.Span, error) {
+	if (start == "") != (end == "") {
+		return benchresult.Span{}, cli.Usagef("-bench-start and -bench-end go together")
+	}
+	from, err := parseInstant("-bench-start", start)
+	if err != nil {
+		return benchresult.Span{}, err
+	}
+	to, err := parseInstant("-bench-end", end)
+	if err != nil {
+		return benchresult.Span{}, err
+	}
+	s := benchresult.Span{Start: from, End: to}
+	if start != "" && !s.Known() {
+		return s, cli.Usagef("-bench-start %s is not before -bench-end %s", start, end)
+	}
+	return s, nil
+}
+
 // attachBench gives the report the load generator's result: given's (the
 // file of -bench), else the one the recording dir keeps (ptdmon record),
 // else none.
