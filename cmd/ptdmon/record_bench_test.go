@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,9 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/benchresult"
 	"github.com/ptdmon/ptdmon/internal/benchresult/benchgen"
+	"github.com/ptdmon/ptdmon/internal/report"
+	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/sim/simtest"
 )
 
 // TestRecordKeepsTheBenchmarkResult: record wraps a load generator that
@@ -105,4 +109,61 @@ func TestReportBenchUsage(t *testing.T) {
 	f("take one run", "a", "b", "-format", "llmd-benchmark")
 	f("go together", "-bench-start", "1", "x")
 	f("is not before", "-bench-start", "10", "-bench-end", "5", "x")
+}
+
+// TestReportJoinsTraces: report -traces joins an AIPerf record with the
+// engine's traced request that carries its X-Request-ID inside vLLM's id.
+func TestReportJoinsTraces(t *testing.T) {
+	saved := loadRecording
+	t.Cleanup(func() { loadRecording = saved })
+	loadRecording = func(string) (report.Input, error) {
+		sc, err := sim.LoadScenario("balanced")
+		if err != nil {
+			return report.Input{}, err
+		}
+		_, pts, _, err := simtest.Run(sc, 1, 20*time.Second)
+		return report.Input{Points: pts, Meta: report.Meta{Interval: time.Second, Window: 5 * time.Second}}, err
+	}
+	tmp := t.TempDir()
+	traces := filepath.Join(tmp, "traces.json")
+	line := otlpLine(t, "d", 1, 0.4, 1.52, map[string]any{"gen_ai.request.id": "cmpl-7609a2e7-aa53-4ab1-0",
+		"gen_ai.request.max_tokens": 100, "gen_ai.latency.time_in_queue": 0.09, "gen_ai.latency.time_to_first_token": 0.11,
+		"gen_ai.latency.time_in_model_prefill": 0.01, "gen_ai.latency.time_in_model_decode": 1.0, "gen_ai.latency.e2e": 1.12})
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	rec := map[string]any{"metadata": map[string]any{"x_request_id": "7609a2e7-aa53-4ab1",
+		"request_start_ns": t0.Add(390 * time.Millisecond).UnixNano(), "request_end_ns": t0.Add(1600 * time.Millisecond).UnixNano(),
+		"benchmark_phase": "profiling"},
+		"metrics": map[string]any{"time_to_first_token": map[string]any{"value": 130.0, "unit": "ms"},
+			"request_latency": map[string]any{"value": 1210.0, "unit": "ms"}}, "error": nil}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bench := filepath.Join(tmp, "profile_export.jsonl")
+	for p, body := range map[string]string{traces: line + "\n", bench: string(b) + "\n"} {
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(tmp, "run")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runRep(dir, "-format", "json", "-bench", bench, "-traces", traces)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var rep struct {
+		Client struct {
+			Join *report.RequestJoin `json:"join"`
+		} `json:"client"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	j := rep.Client.Join
+	if j == nil || j.Joined != 1 || j.ArrivalDelay.P50 == nil || math.Abs(*j.ArrivalDelay.P50-0.01) > 1e-6 || j.TTFTOutside.P50 == nil {
+		t.Fatalf("join %+v: want the one request joined, its arrival 10 ms after it was sent", j)
+	}
+	t.Logf("TTFT outside the engines: %g s", *j.TTFTOutside.P50)
 }

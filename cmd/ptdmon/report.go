@@ -14,6 +14,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/cli"
 	"github.com/ptdmon/ptdmon/internal/config"
+	"github.com/ptdmon/ptdmon/internal/journey"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/report"
@@ -51,6 +52,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	format := fs.String("format", "html", "html (one self-contained file), md, json, or llmd-benchmark (llm-d-benchmark's report v0.2.1, one run)")
 	benchStart := fs.String("bench-start", "", "when the load generator's command started (RFC 3339 or Unix seconds), with -bench-end: places a result timed on a monotonic clock where no recording marked the command")
 	benchEnd := fs.String("bench-end", "", "when the load generator's command ended (RFC 3339 or Unix seconds)")
+	traces := fs.String("traces", "", "OTLP JSON trace files of the engines (comma-separated, as ptdmon requests reads them): the benchmark's requests joined with them by X-Request-ID")
 	bench := fs.String("bench", "", "the load generator's result file (vllm bench serve, SGLang bench_serving, AIPerf, GuideLLM, llm-d-benchmark report; docs/bench.md); default: the one the recording keeps")
 	out := fs.String("o", "", "write to this file (default: standard output)")
 	from := fs.String("from", "", "start of the range: RFC 3339 (2026-12-01T10:00:00Z) or Unix seconds")
@@ -78,6 +80,15 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		cmdSpan, err := benchSpan(*benchStart, *benchEnd)
 		if err != nil {
 			return err
+		}
+		var journeys []journey.Record
+		if *traces != "" {
+			if len(pos) == 2 {
+				return cli.Usagef("-traces takes one run")
+			}
+			if journeys, err = otlpRecords("report", strings.Split(*traces, ","), stderr); err != nil {
+				return err
+			}
 		}
 		opts := report.Options{}
 		if *headroom >= 0 {
@@ -114,7 +125,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 			if err := attachBench(&in, "", given); err != nil {
 				return err
 			}
-			in.Command = cmdSpan
+			in.Command, in.Journeys = cmdSpan, journeys
 			body, err = renderReport(in, opts, *format)
 			if err != nil {
 				return err
@@ -130,7 +141,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 			if err := attachBench(&in, pos[0], given); err != nil {
 				return err
 			}
-			in.Command = cmdSpan
+			in.Command, in.Journeys = cmdSpan, journeys
 			body, err = renderReport(in, opts, *format)
 			if err != nil {
 				return err

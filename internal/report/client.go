@@ -21,6 +21,9 @@ type Client struct {
 	Command   *benchresult.Span     `json:"command,omitempty"`
 	Placement benchresult.Placement `json:"placement"`
 	Checks    []Check               `json:"checks"`
+	// Join is the per-request join with the engines' traces, when they
+	// were given.
+	Join *RequestJoin `json:"join,omitempty"`
 }
 
 // Check is one figure both sides measure over the benchmark's span.
@@ -79,6 +82,9 @@ func clientOf(in Input, pts []ledger.Point, interval time.Duration) *Client {
 	}
 	c.Placement = benchresult.Place(c.Result, cmd)
 	c.Checks = checks(c, pts, interval)
+	if len(in.Journeys) > 0 {
+		c.Join = joinRequests(in.Bench, in.Journeys)
+	}
 	return c
 }
 

@@ -70,6 +70,15 @@ func (c *Client) rows() [][2]string {
 		{"ITL", dist(c.ITL, "itl_seconds")},
 		{"E2E latency", dist(c.E2E, "e2e_seconds")},
 	}
+	if j := c.Join; j != nil {
+		v := fmt.Sprintf("%d of %d requests with an id (%d traced)", j.Joined, j.Requests, j.Traced)
+		if j.Why != "" {
+			v += ": " + j.Why
+		}
+		rows = append(rows, [2]string{"joined with traces", v},
+			[2]string{"TTFT outside the engines", dist(j.TTFTOutside, "")},
+			[2]string{"arrival delay", dist(j.ArrivalDelay, "")})
+	}
 	if why := c.Absent["earlier_runs"]; why != "" {
 		rows = append(rows, [2]string{"note", why})
 	}

@@ -33,7 +33,7 @@ func simBench(t *testing.T, dur time.Duration) (Input, benchgen.Run, int64) {
 	}
 	run := benchgen.Run{Mono: 81234.5, SLOTTFT: 2}
 	for _, c := range done {
-		run.Requests = append(run.Requests, benchgen.Request{ID: fmt.Sprint(c.ID), Start: c.Arrival,
+		run.Requests = append(run.Requests, benchgen.Request{ID: fmt.Sprintf("sim-%s-%d", c.Group, c.ID), Start: c.Arrival,
 			TTFT: c.First.Sub(c.Arrival).Seconds(), E2E: c.End.Sub(c.Arrival).Seconds(),
 			OutputTokens: c.OutputTokens, InputTokens: c.InputTokens})
 	}

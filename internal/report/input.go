@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/benchresult"
+	"github.com/ptdmon/ptdmon/internal/journey"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/slo"
@@ -60,6 +61,9 @@ type Input struct {
 	// record's annotations, if any).
 	Bench   *benchresult.Result
 	Command benchresult.Span
+	// Journeys are the engines' traced requests, joined with the
+	// benchmark's requests by id (none: no join).
+	Journeys []journey.Record
 }
 
 // Options choose the part of the run to report and the advice's headroom.
