@@ -39,6 +39,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	fs := c.Flags
 	out := fs.String("o", "", "directory of the recording (required)")
 	cfgPath := fs.String("config", "", "ptdmon.yaml")
+	benchResults := fs.String("bench-results", "", "the load generator's result file, or a directory it writes into (default: found by its output flags, docs/bench.md)")
 	settle := fs.Duration("settle", 2*time.Second, "keep recording this long before and after CMD, for the rates around its start and end")
 	sizing := defineRuntimeFlags(fs)
 	fl := config.NewFlags(fs)
@@ -131,6 +132,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		if err := rec.Close(); err != nil {
 			return err
 		}
+		keepBench(stderr, *out, *benchResults, pos, start)
 		fmt.Fprintf(stderr, "ptdmon record: %s ran %s (exit status %d); the recording is in %s\n",
 			pos[0], end.Sub(start).Round(time.Second), status, *out)
 		fmt.Fprintf(stderr, "ptdmon record: report on it with: ptdmon report %s\n", *out)

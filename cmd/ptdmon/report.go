@@ -14,6 +14,7 @@ import (
 
 	"github.com/ptdmon/ptdmon/internal/cli"
 	"github.com/ptdmon/ptdmon/internal/config"
+	"github.com/ptdmon/ptdmon/internal/journey"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/report"
@@ -48,7 +49,11 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		cli.Args{Min: 0, Max: 2}, stdout, stderr)
 	c.LogLevel(slog.LevelWarn)
 	fs := c.Flags
-	format := fs.String("format", "html", "html (one self-contained file), md or json")
+	format := fs.String("format", "html", "html (one self-contained file), md, json, or llmd-benchmark (llm-d-benchmark's report v0.2.1, one run)")
+	benchStart := fs.String("bench-start", "", "when the load generator's command started (RFC 3339 or Unix seconds), with -bench-end: places a result timed on a monotonic clock where no recording marked the command")
+	benchEnd := fs.String("bench-end", "", "when the load generator's command ended (RFC 3339 or Unix seconds)")
+	traces := fs.String("traces", "", "OTLP JSON trace files of the engines (comma-separated, as ptdmon requests reads them): the benchmark's requests joined with them by X-Request-ID")
+	bench := fs.String("bench", "", "the load generator's result file (vllm bench serve, SGLang bench_serving, AIPerf, GuideLLM, llm-d-benchmark report; docs/bench.md); default: the one the recording keeps")
 	out := fs.String("o", "", "write to this file (default: standard output)")
 	from := fs.String("from", "", "start of the range: RFC 3339 (2026-12-01T10:00:00Z) or Unix seconds")
 	to := fs.String("to", "", "end of the range: RFC 3339 or Unix seconds")
@@ -62,8 +67,28 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&th.E2E, "slo-e2e", 0, "end-to-end latency SLO in seconds")
 	headroom := fs.Float64("headroom", -1, "capacity the advice leaves unused, 0 ≤ h < 1 (default 0.2)")
 	return c.Run(args, func(pos []string) error {
-		if *format != "html" && *format != "md" && *format != "json" {
-			return cli.Usagef("-format %q: want html, md or json", *format)
+		if *format != "html" && *format != "md" && *format != "json" && *format != "llmd-benchmark" {
+			return cli.Usagef("-format %q: want html, md, json or llmd-benchmark", *format)
+		}
+		if len(pos) == 2 && (*bench != "" || *format == "llmd-benchmark") {
+			return cli.Usagef("-bench and -format llmd-benchmark take one run: each recording of a comparison brings its own result")
+		}
+		given, err := readBench(*bench)
+		if err != nil {
+			return err
+		}
+		cmdSpan, err := benchSpan(*benchStart, *benchEnd)
+		if err != nil {
+			return err
+		}
+		var journeys []journey.Record
+		if *traces != "" {
+			if len(pos) == 2 {
+				return cli.Usagef("-traces takes one run")
+			}
+			if journeys, err = otlpRecords("report", strings.Split(*traces, ","), stderr); err != nil {
+				return err
+			}
 		}
 		opts := report.Options{}
 		if *headroom >= 0 {
@@ -72,7 +97,6 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 			}
 			opts.Headroom, opts.HeadroomSet = *headroom, true
 		}
-		var err error
 		if opts.From, err = parseInstant("-from", *from); err != nil {
 			return err
 		}
@@ -98,6 +122,10 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 				return err
 			}
 			in.Meta.SLO = th
+			if err := attachBench(&in, "", given); err != nil {
+				return err
+			}
+			in.Command, in.Journeys = cmdSpan, journeys
 			body, err = renderReport(in, opts, *format)
 			if err != nil {
 				return err
@@ -110,6 +138,10 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 			if th != (slo.Thresholds{}) {
 				in.Meta.SLO = th
 			}
+			if err := attachBench(&in, pos[0], given); err != nil {
+				return err
+			}
+			in.Command, in.Journeys = cmdSpan, journeys
 			body, err = renderReport(in, opts, *format)
 			if err != nil {
 				return err
@@ -167,6 +199,9 @@ func loadReport(path string, opts report.Options, th slo.Thresholds) (*report.Re
 	}
 	in, err := loadRun(path)
 	if err != nil {
+		return nil, err
+	}
+	if err := attachBench(&in, path, nil); err != nil {
 		return nil, err
 	}
 	if th != (slo.Thresholds{}) {
@@ -230,6 +265,8 @@ func renderReport(in report.Input, opts report.Options, format string) ([]byte, 
 		return r.Markdown(), nil
 	case "json":
 		return r.JSON()
+	case "llmd-benchmark":
+		return r.LLMDBenchmark()
 	default:
 		return r.HTML()
 	}

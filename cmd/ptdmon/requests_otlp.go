@@ -34,25 +34,10 @@ func isOTLPFile(name string) (bool, error) {
 // otlpRequests joins the spans of OTLP JSON file exports (docs/traces.md)
 // and reports each request's phases.
 func otlpRequests(files []string, asJSON bool, top int, stdout, stderr io.Writer) error {
-	l := journey.NewBook(1 << 30)
-	for _, name := range files {
-		f, err := os.Open(name)
-		if err != nil {
-			return openError(err)
-		}
-		fr, err := journey.ReadOTLPJSON(f, name, l)
-		f.Close()
-		if err != nil {
-			return err
-		}
-		for _, e := range fr.Skipped {
-			fmt.Fprintf(stderr, "ptdmon requests: skipped %v\n", e)
-		}
-		if fr.Lines > 0 && len(fr.Skipped) == fr.Lines {
-			return cli.Usage(fmt.Errorf("%s: no line of %d decodes as OTLP JSON", name, fr.Lines))
-		}
+	recs, err := otlpRecords("requests", files, stderr)
+	if err != nil {
+		return err
 	}
-	recs := l.Records()
 	if !asJSON {
 		return journey.WriteText(stdout, recs, top)
 	}
@@ -68,4 +53,29 @@ func otlpRequests(files []string, asJSON bool, top int, stdout, stderr io.Writer
 		return fmt.Errorf("write report: %w", err)
 	}
 	return nil
+}
+
+// otlpRecords joins the spans of OTLP JSON file exports into requests; a
+// line that does not decode is said on stderr as ptdmon cmd, a file none
+// of whose lines does is a usage error.
+func otlpRecords(cmd string, files []string, stderr io.Writer) ([]journey.Record, error) {
+	l := journey.NewBook(1 << 30)
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, openError(err)
+		}
+		fr, err := journey.ReadOTLPJSON(f, name, l)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range fr.Skipped {
+			fmt.Fprintf(stderr, "ptdmon %s: skipped %v\n", cmd, e)
+		}
+		if fr.Lines > 0 && len(fr.Skipped) == fr.Lines {
+			return nil, cli.Usage(fmt.Errorf("%s: no line of %d decodes as OTLP JSON", name, fr.Lines))
+		}
+	}
+	return l.Records(), nil
 }

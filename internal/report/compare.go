@@ -23,6 +23,8 @@ type Comparison struct {
 	Pools        []PoolDiff `json:"pools,omitempty"`
 	PoolsOnlyInA []string   `json:"pools_only_in_a,omitempty"`
 	PoolsOnlyInB []string   `json:"pools_only_in_b,omitempty"`
+	// Client is the two runs' load generators' views (docs/bench.md).
+	Client *ClientDiff `json:"client,omitempty"`
 }
 
 // RunSummary names a run in a comparison.
@@ -72,6 +74,7 @@ func Compare(a, b *Report, labelA, labelB string) Comparison {
 	c.Verdict = verdictDiff(a.Verdict, b.Verdict)
 	c.SLO = sloDiff(a, b)
 	c.Pools, c.PoolsOnlyInA, c.PoolsOnlyInB = poolDiffs(a, b)
+	c.Client = clientDiff(a, b)
 	return c
 }
 
@@ -182,6 +185,7 @@ func (c *Comparison) Markdown() []byte {
 	} else {
 		p("\nSLO attainment: absent in both runs.\n")
 	}
+	c.clientMarkdown(&b)
 	p("\nBeyond noise: Welch's t test on the two runs' batch means at the 5%% level.\n")
 	return b.Bytes()
 }

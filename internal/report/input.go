@@ -9,6 +9,8 @@ package report
 import (
 	"time"
 
+	"github.com/ptdmon/ptdmon/internal/benchresult"
+	"github.com/ptdmon/ptdmon/internal/journey"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/slo"
@@ -54,6 +56,14 @@ type Input struct {
 	// between two instants, for SLO attainment over the steady span; nil
 	// leaves attainment absent.
 	Buckets func(from, to time.Time) (ledger.Buckets, bool)
+	// Bench is the load generator's own result (docs/bench.md), nil
+	// without one; Command the wrapped command's span (zero: taken from
+	// record's annotations, if any).
+	Bench   *benchresult.Result
+	Command benchresult.Span
+	// Journeys are the engines' traced requests, joined with the
+	// benchmark's requests by id (none: no join).
+	Journeys []journey.Record
 }
 
 // Options choose the part of the run to report and the advice's headroom.

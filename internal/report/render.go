@@ -174,6 +174,7 @@ func (r *Report) Markdown() []byte {
 			p("- goodput: %.3g req/s of %.3g\n", d.Goodput, d.Rate)
 		}
 	}
+	r.clientMarkdown(&b)
 	p("\n## KV transfer\n\n")
 	if r.KV.Absent != "" {
 		p("Bytes/s absent: %s.\n", r.KV.Absent)

@@ -34,6 +34,8 @@ type Report struct {
 	// Pools are each pool's stages, verdict, capacity and advice, for a
 	// run that served more than one pool.
 	Pools []Pool `json:"pools,omitempty"`
+	// Client is the load generator's own view of the run (docs/bench.md).
+	Client *Client `json:"client,omitempty"`
 }
 
 // Run is what ran and the range reported.
@@ -168,6 +170,7 @@ func Build(in Input, opts Options) (Report, error) {
 	r.SLO, r.SLOAbsent = attainment(in, st)
 	r.Outliers = outliers(steady, window)
 	r.Series = seriesOf(pts)
+	r.Client = clientOf(in, pts, interval)
 	return r, nil
 }
 

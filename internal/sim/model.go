@@ -35,6 +35,8 @@ type Model struct {
 
 	// traced, if set, gets each completed request's journey (traces.go).
 	traced func(journeyRecord)
+	// completed, if set, gets each completed request (clients.go).
+	completed func(Completion)
 }
 
 type group struct {

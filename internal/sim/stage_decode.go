@@ -107,4 +107,7 @@ func (m *Model) decodeFinished(d *engine, r *request) {
 	if m.traced != nil && !r.decodeOnly {
 		m.traced(journeyOf(r, d, m.now))
 	}
+	if m.completed != nil {
+		m.completed(m.completion(d, r))
+	}
 }

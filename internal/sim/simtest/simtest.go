@@ -84,8 +84,9 @@ type Options struct {
 	// Targets, if set, may change the targets (their labels, say) before
 	// the ledger is given them.
 	Targets func([]engine.Target)
-	// Model, if set, is given the model before the first second (a test
-	// reads its state as the run goes).
+	// Model, if set, is called with the model before the run starts (to
+	// hook its completions, sim.Model.OnComplete, or read its state as the
+	// run goes).
 	Model func(*sim.Model)
 	// IterationStats reads the TensorRT-LLM instances' JSON iteration
 	// statistics, as a target with iteration_stats does, rather than their
@@ -109,11 +110,11 @@ func RunWith(sc sim.Scenario, seed int64, dur time.Duration, o Options) (*Result
 	if err != nil {
 		return nil, err
 	}
-	if o.History <= 0 {
-		o.History = int(dur/time.Second) + 1
-	}
 	if o.Model != nil {
 		o.Model(m)
+	}
+	if o.History <= 0 {
+		o.History = int(dur/time.Second) + 1
 	}
 	l := ledger.New(ledger.Config{Interval: time.Second, Window: 5 * time.Second, History: o.History,
 		KVRequest:    kvsize.Request{Bytes: sc.KVBytesPerRequest, Basis: kvsize.BasisSimulator},
