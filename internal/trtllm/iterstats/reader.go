@@ -809,7 +809,7 @@ func (r *Reader) iterations(rec *record) int64 {
 	if !rec.Iter.ok {
 		return 1
 	}
-	it := int64(rec.Iter.v)
+	it := rec.Iter.v
 	n := int64(1)
 	if r.hasIter && it > r.lastIter && it-r.lastIter <= maxIterGap {
 		n = it - r.lastIter
