@@ -335,7 +335,11 @@ func (r *Reader) Read(body []byte, polledAt time.Time) (*engine.Observation, tim
 				r.lats = append(r.lats, rec.IterLatencyMS.v)
 			}
 			n := r.iterations(rec)
-			if s, ok := busyTime(rec, r.mode); ok {
+			mode := r.mode
+			if rec.SchedulerMode.ok {
+				mode = rec.SchedulerMode.v // the record's own, before r.mode takes it below
+			}
+			if s, ok := busyTime(rec, mode); ok {
 				r.busy += s * float64(n)
 				r.hasBusy = true
 			}
