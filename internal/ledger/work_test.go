@@ -1,0 +1,109 @@
+package ledger
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
+)
+
+// Each busy basis over a window of 1 s samples, against the busy fraction
+// the samples were made from; a stage's busy instances are their sum, its
+// basis the weakest.
+func TestBusyFraction(t *testing.T) {
+	hist := func(o *engine.Observation, m engine.Metric, count, sum float64) {
+		h := &o.Histograms[m.HistogramIndex()]
+		*h = engine.Histogram{Present: true, HasCount: true, Count: count, Sum: sum,
+			Buckets: []engine.Bucket{{UpperBound: 1, Count: count}, {UpperBound: math.Inf(1), Count: count}}}
+	}
+	// Each builds instance's observation at second s.
+	cases := []struct {
+		name   string
+		eng    engine.Engine
+		role   engine.Role
+		build  func(o *engine.Observation, s float64)
+		busy   float64
+		basis  string
+		labels map[string]string
+	}{
+		{"SGLang, two ranks idle 0.7 s and 0.5 s a second", engine.SGLang, engine.Prefill, func(o *engine.Observation, s float64) {
+			o.Counters = append(o.Counters, engine.CounterValue{Metric: engine.SchedulerIdle, Series: 7, Value: 0.7 * s},
+				engine.CounterValue{Metric: engine.SchedulerIdle, Series: 8, Value: 0.5 * s})
+		}, 0.4, BasisIdleCounter, nil},
+		{"TensorRT-LLM, 0.35 busy seconds a second", engine.TensorRTLLM, engine.Prefill, func(o *engine.Observation, s float64) {
+			o.Counters = append(o.Counters, engine.CounterValue{Metric: engine.BusySeconds, Series: 7, Value: 0.35 * s})
+		}, 0.35, BasisBusyCounter, nil},
+		// The window's five samples (6 to 10 s): three at 0.6, two idle.
+		{"SGLang occupancy, idle (NaN) every other second", engine.SGLang, engine.Prefill, func(o *engine.Observation, s float64) {
+			v := 0.6
+			if int(s)%2 == 1 {
+				v = math.NaN()
+			}
+			o.Gauges[engine.ForwardOccupancy.GaugeIndex()], o.HasGauges[engine.ForwardOccupancy.GaugeIndex()] = v, true
+		}, 0.36, BasisOccupancy, nil},
+		{"vLLM prefill, two requests a step, 0.2 s each, 1 step a second", engine.VLLM, engine.Prefill, func(o *engine.Observation, s float64) {
+			hist(o, engine.PrefillTime, 2*s, 0.4*s)
+			hist(o, engine.IterationTokens, s, 16384*s)
+		}, 0.2, BasisPrefillTime, nil},
+		{"vLLM prefill, one prompt over four steps of 0.1 s", engine.VLLM, engine.Prefill, func(o *engine.Observation, s float64) {
+			hist(o, engine.PrefillTime, s, 0.4*s)
+			hist(o, engine.IterationTokens, 4*s, 8192*s)
+		}, 0.4, BasisPrefillTime, nil},
+		{"vLLM decode, 20 steps of 25 ms a second", engine.VLLM, engine.Decode, func(o *engine.Observation, s float64) {
+			hist(o, engine.IterationTokens, 20*s, 320*s)
+			hist(o, engine.ITL, 320*s, 320*0.025*s)
+		}, 0.5, BasisStepTime, map[string]string{LabelMaxNumSeqs: "48"}},
+		{"TensorRT-LLM on Prometheus, a context batch in 3 of 5 samples", engine.TensorRTLLM, engine.Prefill, func(o *engine.Observation, s float64) {
+			v := 0.0
+			if int(s)%5 < 3 {
+				v = 2
+			}
+			o.Gauges[engine.ContextRequests.GaugeIndex()], o.HasGauges[engine.ContextRequests.GaugeIndex()] = v, true
+		}, 0.6, BasisSampled, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l := New(Config{Interval: time.Second, Window: 5 * time.Second})
+			l.SetTargets([]engine.Target{{Name: "x", Role: c.role, Engine: c.eng, Labels: c.labels}})
+			var p Point
+			for s := 0.0; s <= 10; s++ {
+				o := obs(c.role, 3*s, math.NaN(), map[engine.Metric]float64{engine.Running: 12})
+				o.Engine = c.eng
+				c.build(o, s)
+				l.Record(Scrape{Target: "x", Time: at(s), Obs: o})
+				p = l.Tick(at(s + 0.5))
+			}
+			sp := p.Prefill
+			if c.role == engine.Decode {
+				sp = p.Decode
+				if b := sp.Batch; b == nil || !b.Limit.OK() || b.Limit.V != 48 || b.LimitBasis != BasisMaxNumSeqs || !b.Running.OK() || b.Running.V != 12 {
+					t.Errorf("decode batch %+v", b)
+				}
+			}
+			if !sp.Busy.OK() || math.Abs(sp.Busy.V-c.busy) > 1e-9 || sp.BusyBasis != c.basis {
+				t.Errorf("busy %+v (%s), want %v (%s)", sp.Busy, sp.BusyBasis, c.busy, c.basis)
+			}
+		})
+	}
+}
+
+// A stage with an instance that exports no busy-time signal has none: its
+// sum would read as the whole stage's.
+func TestBusyNeedsEveryInstance(t *testing.T) {
+	l := New(Config{Interval: time.Second, Window: 5 * time.Second})
+	l.SetTargets([]engine.Target{{Name: "a", Role: engine.Prefill, Engine: engine.SGLang}, {Name: "b", Role: engine.Prefill, Engine: engine.SGLang}})
+	var p Point
+	for s := 0.0; s <= 6; s++ {
+		for _, name := range []string{"a", "b"} {
+			o := obs(engine.Prefill, s, math.NaN(), nil)
+			o.Engine = engine.SGLang
+			if name == "a" {
+				o.Counters = append(o.Counters, engine.CounterValue{Metric: engine.SchedulerIdle, Series: 9, Value: 0.5 * s})
+			}
+			l.Record(Scrape{Target: name, Time: at(s), Obs: o})
+		}
+		p = l.Tick(at(s + 0.5))
+	}
+	wantAbsent(t, "prefill busy", p.Prefill.Busy, "1 of 2 prefill instances export no busy-time signal")
+}
