@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/cli"
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
+	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/service"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
@@ -64,6 +66,10 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 			Window:   config.Duration{Duration: *window},
 		}
 		for _, t := range cluster.Targets() {
+			// As a user gives it: the decode batch limit no engine exports.
+			if n := cluster.MaxNumSeqs(t.Name); n > 0 {
+				t.Labels = map[string]string{ledger.LabelMaxNumSeqs: strconv.Itoa(n)}
+			}
 			cfg.Targets = append(cfg.Targets, config.TargetFrom(t, "simulator"))
 		}
 		cfg.OTLP.Listen = *otlpAddr

@@ -159,3 +159,13 @@ func (in *instance) busySeconds(t int64) float64 {
 	}
 	return float64(ns) / 1e9
 }
+
+// MaxNumSeqs is the named decode instance's batch limit over its engines;
+// 0 for a prefill instance or an unknown name.
+func (m *Model) MaxNumSeqs(name string) int {
+	in := m.byName[name]
+	if in == nil || in.role != RoleDecode {
+		return 0
+	}
+	return in.grp.spec.Decode.MaxBatch * len(in.engines)
+}

@@ -413,3 +413,8 @@ func (c *Cluster) Close() error {
 	})
 	return nil
 }
+
+// MaxNumSeqs is the most requests the named decode instance runs at once:
+// its engines' batch limit, added up over its DP ranks; 0 for any other
+// instance. A user gives it to ptdmon as max_num_seqs (docs/advisor.md).
+func (c *Cluster) MaxNumSeqs(name string) int { return c.model.MaxNumSeqs(name) }

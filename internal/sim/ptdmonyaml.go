@@ -34,6 +34,10 @@ func (c *Cluster) PtdmonYAML(seed int64) string {
 	b.WriteString("targets:\n")
 	for _, t := range c.Targets() {
 		fmt.Fprintf(&b, "  - name: %s\n    url: %s\n    role: %s\n    engine: %s\n", t.Name, t.URL, t.Role, t.Engine)
+		// The batch limit no engine exports (docs/advisor.md#decode-batch).
+		if n := c.MaxNumSeqs(t.Name); n > 0 {
+			fmt.Fprintf(&b, "    labels: {ptd_max_num_seqs: \"%d\"}\n", n)
+		}
 	}
 	return b.String()
 }

@@ -180,6 +180,12 @@ func render(w *bytes.Buffer, f Frame, width int) {
 	}
 	if v := snap.Verdict; v != nil {
 		fmt.Fprintf(w, "VERDICT  %s\n", v.Headline)
+		// Balanced, the verdict names the stage that will limit first.
+		if a := f.Advice; v.Class == diagnose.Balanced && a != nil && a.Advice != nil && a.Advice.Advice.LimitsFirst.Stage != "" {
+			for _, l := range wrap("next limit: "+a.Advice.Advice.LimitsFirst.Text, width-11) {
+				fmt.Fprintf(w, "         · %s\n", l)
+			}
+		}
 		for _, e := range v.Evidence {
 			for i, l := range wrap(e, width-11) {
 				lead := "         · "

@@ -825,3 +825,50 @@ func TestAdvicePanelInChromium(t *testing.T) {
 	}
 	t.Logf("advice panel: %s", p.Text)
 }
+
+// TestBalancedVerdictNamesNextLimit runs the balanced demo until the
+// advisor estimates the stages below saturation, then checks that the
+// page's Balanced verdict names the stage /api/v1/advice says will limit
+// first, and that the headroom line shows each stage's utilisation.
+func TestBalancedVerdictNamesNextLimit(t *testing.T) {
+	testutil.NeedChromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	base := startDemo(t, ctx, buildPtdmon(t, ctx), "balanced")
+	var stage string
+	testutil.Eventually(t, 90*time.Second, time.Second, func() (bool, string) {
+		var body struct {
+			Advice struct {
+				LimitsFirst struct{ Stage string } `json:"limits_first"`
+			}
+		}
+		if getJSONQuiet(base+"/api/v1/advice", &body) == nil {
+			stage = body.Advice.LimitsFirst.Stage
+		}
+		return stage != "", "no stage limits first yet"
+	})
+	b := startBrowser(t, ctx)
+	must(t, chromedp.Do(b.ctx, chromedp.Navigate(base+"/")))
+	type view struct {
+		Stage, Next, Prefill string
+		Shown                bool
+	}
+	const js = `(() => { const n = document.getElementById("verdict-next"); const u = document.querySelector("#advice [data-utilisation=prefill]");
+		return { Stage: document.getElementById("verdict").dataset.stage, Next: n.textContent, Shown: n.offsetParent !== null, Prefill: u ? u.textContent : "" }; })()`
+	var v view
+	testutil.Eventually(t, 20*time.Second, 500*time.Millisecond, func() (bool, string) {
+		var err error
+		v, err = chromedp.Run(b.ctx, chromedp.Evaluate[view](js))
+		must(t, err)
+		return v.Stage == "balanced" && v.Next != "" && v.Prefill != "", fmt.Sprintf("page: %+v", v)
+	})
+	if !v.Shown || !strings.HasPrefix(v.Next, "Next limit: "+stage+" at ") {
+		t.Errorf("balanced verdict's next limit %q (shown %v), the API's %q", v.Next, v.Shown, stage)
+	}
+	if u, ok := strings.CutSuffix(v.Prefill, "%"); !ok || func() bool { x, err := strconv.ParseFloat(u, 64); return err != nil || x <= 0 || x > 100 }() {
+		t.Errorf("prefill utilisation %q", v.Prefill)
+	}
+	if errs := b.exceptions(); len(errs) > 0 {
+		t.Errorf("uncaught exceptions in the page: %q", errs)
+	}
+}

@@ -90,6 +90,9 @@ export function renderAdvice(el, body) {
     if (dec.misses && dec.misses.dominant) slo.append(span(` · misses dominated by ${dec.misses.dominant.replace("_", " ")}`, "", dec.misses.note));
   }
   el.replaceChildren(line, next, slo);
+  // Under a Balanced verdict (app.css shows it there only).
+  const vn = document.getElementById("verdict-next");
+  if (vn) vn.textContent = lf.stage ? `Next limit: ${lf.text}` : "";
   el.dataset.ready = "1";
 }
 
