@@ -18,6 +18,7 @@ import (
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/report"
+	"github.com/ptdmon/ptdmon/internal/service"
 	"github.com/ptdmon/ptdmon/internal/slo"
 	"github.com/ptdmon/ptdmon/internal/tsdbsource"
 )
@@ -66,6 +67,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&th.ITL, "slo-itl", 0, "ITL SLO in seconds")
 	fs.Float64Var(&th.E2E, "slo-e2e", 0, "end-to-end latency SLO in seconds")
 	headroom := fs.Float64("headroom", -1, "capacity the advice leaves unused, 0 ≤ h < 1 (default 0.2)")
+	capFrom := fs.String("capacities-from", "", "an earlier run's recording whose capacities this run's start from (docs/advisor.md)")
 	return c.Run(args, func(pos []string) error {
 		if *format != "html" && *format != "md" && *format != "json" && *format != "llmd-benchmark" {
 			return cli.Usagef("-format %q: want html, md, json or llmd-benchmark", *format)
@@ -134,6 +136,12 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 			in, err := loadRun(pos[0])
 			if err != nil {
 				return err
+			}
+			if *capFrom != "" {
+				cfg := &config.Config{CapacitiesFrom: *capFrom, Interval: config.Duration{Duration: in.Meta.Interval}, Window: config.Duration{Duration: in.Meta.Window}}
+				if opts.Prior, err = service.PriorOf(cfg); err != nil {
+					return err
+				}
 			}
 			if th != (slo.Thresholds{}) {
 				in.Meta.SLO = th

@@ -140,6 +140,7 @@ func adviceFlags(fl *config.Flags) {
 	fl.Float64("slo-itl", "slo.itl", "ITL SLO in seconds", func(c *config.Config) *float64 { return &c.SLO.ITL })
 	fl.Float64("slo-e2e", "slo.e2e", "E2E latency SLO in seconds", func(c *config.Config) *float64 { return &c.SLO.E2E })
 	fl.OptionalFloat64("headroom", "headroom", "fraction of capacity the advice leaves unused (default 0.2)", func(c *config.Config) **float64 { return &c.Headroom })
+	fl.String("capacities-from", "an earlier run's recording whose capacities the advice starts from (docs/advisor.md)", func(c *config.Config) *string { return &c.CapacitiesFrom })
 }
 
 // otlpFlags binds the trace receiver's settings (docs/traces.md).

@@ -168,7 +168,7 @@ func TestTrackerKeepsTheRun(t *testing.T) {
 	ticks := 0
 	r, err := simtest.RunWith(sc, 1, 150*time.Second, simtest.Options{History: 60, OnTick: func(l *ledger.Ledger) {
 		if tr == nil {
-			tr = NewTracker(l)
+			tr = NewTracker(l, nil)
 		}
 		if ticks++; ticks%10 == 0 {
 			if _, err := tr.Advise(Query{Headroom: -1}); err != nil {

@@ -38,6 +38,9 @@ type Options struct {
 	// AtLeastWindows is the number of consecutive unsaturated windows whose
 	// mean rate bounds the capacity from below (default 6: 30 s at W = 5 s).
 	AtLeastWindows int
+	// Prior, if set, is an earlier run's capacities, which stand until this
+	// run has its own (prior.go).
+	Prior *Prior
 }
 
 func (o *Options) defaults() {
@@ -159,6 +162,8 @@ type Learner struct {
 	recent map[string][]timedRun
 	// est estimates each stage's capacity below saturation.
 	est estimator
+	// prior is an earlier run's capacities.
+	prior prior
 }
 
 // timedRun is one sample of a decode instance's running batch.
@@ -171,7 +176,7 @@ type timedRun struct {
 func NewLearner(opts Options) *Learner {
 	opts.defaults()
 	o := opts
-	return &Learner{opts: opts, maxRunning: map[string]float64{}, recent: map[string][]timedRun{}, signals: [3]string{
+	return &Learner{opts: opts, prior: prior{p: opts.Prior}, maxRunning: map[string]float64{}, recent: map[string][]timedRun{}, signals: [3]string{
 		fmt.Sprintf("every prefill instance has ≥ %g request waiting and its KV cache below %g", o.MinQueue, o.KVFull),
 		fmt.Sprintf("every prefill instance's KV cache is ≥ %g full of requests the link has not shipped (or, SGLang, its bootstrap queue waits for decode KV held by transfers), and decode is not saturated", o.KVFull),
 		fmt.Sprintf("every decode instance runs its largest batch (≥ %g of the largest seen) with requests ready for it", o.RunningFull),
@@ -205,6 +210,7 @@ func (l *Learner) Observe(p ledger.Point) {
 		l.step(i, &l.st[i], p, sat[i])
 	}
 	l.est.observe(p)
+	l.prior.check(p)
 	l.last = p
 	l.n++
 }
@@ -446,9 +452,15 @@ func (l *Learner) capacity(i int) Capacity {
 		c.PerInstance, c.StdErr, c.Total, c.Tokens, c.Bytes = ledger.Absent(why), ledger.Absent(why), ledger.Absent(why), ledger.Absent(why), ledger.Absent(why)
 		c.Evidence = "never saturated long enough; " + saturationRule(i, l.opts)
 		e, whyNot := l.est.estimate(i)
+		if pc, ok := l.prior.capacity(i, whyNot == "" && e.bound == ""); ok {
+			return l.fromPrior(i, c, pc)
+		}
 		if whyNot != "" {
 			c.Utilisation = ledger.Absent(whyNot)
 			c.Evidence += "; " + whyNot
+			if l.prior.dropped != "" {
+				c.Evidence += "; no earlier run's capacity: " + l.prior.dropped
+			}
 			return c
 		}
 		c.Basis, c.Bound = e.basis, e.bound
@@ -512,4 +524,23 @@ func saturationRule(i int, o Options) string {
 		return fmt.Sprintf("kv counts as saturated while every prefill instance's KV cache is ≥ %g full (SGLang: or its bootstrap queue is non-empty) and decode is not saturated", o.KVFull)
 	}
 	return fmt.Sprintf("decode counts as saturated while every decode instance runs its largest batch (≥ %g of the largest seen) with requests ready for it (SGLang: its waiting queue; otherwise its KV cache ≥ %g full), or its batch is pinned at one level for %d s with requests waiting", o.RunningFull, o.KVFull, saturation.PinSeconds)
+}
+
+// fromPrior is stage i's capacity as the earlier run knew it (pc), at this
+// run's instances up, with this run's utilisation of it.
+func (l *Learner) fromPrior(i int, c, pc Capacity) Capacity {
+	s := &l.st[i]
+	c.Basis, c.Bound = BasisEarlierRun, ""
+	c.PerInstance, c.StdErr, c.Tokens, c.Bytes = pc.PerInstance, pc.StdErr, pc.Tokens, pc.Bytes
+	if s.instances > 0 {
+		c.Total = ledger.Val(pc.PerInstance.V * float64(s.instances))
+	} else {
+		c.Total = ledger.Absent("no " + string(stage.All[i]) + " instance up now")
+	}
+	c.Utilisation = ledger.Absent("no complete rate in the last minute")
+	if v, ok := l.est.load(i); ok && pc.PerInstance.V > 0 {
+		c.Utilisation = ledger.Val(v / pc.PerInstance.V)
+	}
+	c.Evidence = fmt.Sprintf("from %s, %s there: %s", l.opts.Prior.From, pc.Basis, pc.Evidence)
+	return c
 }

@@ -28,9 +28,10 @@ type Tracker struct {
 	last time.Time
 }
 
-// NewTracker returns a tracker whose learner's window is the ledger's W.
-func NewTracker(src *ledger.Ledger) *Tracker {
-	return &Tracker{src: src, l: NewLearner(Options{Window: src.Config().Window})}
+// NewTracker returns a tracker whose learner's window is the ledger's W,
+// starting from an earlier run's capacities where prior is not nil.
+func NewTracker(src *ledger.Ledger, prior *Prior) *Tracker {
+	return &Tracker{src: src, l: NewLearner(Options{Window: src.Config().Window, Prior: prior})}
 }
 
 // Advise catches the learner up with the ledger and sizes the stages for q.

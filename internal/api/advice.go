@@ -32,7 +32,7 @@ const noThresholds = "no SLO threshold set: slo.ttft, slo.itl or slo.e2e in ptdm
 // registerAdvice mounts /api/v1/advice and adds the advisor's metrics to
 // /metrics.
 func (s *Server) registerAdvice(mux *http.ServeMux, reg *prometheus.Registry) {
-	t := advice.NewTracker(s.Ledger)
+	t := advice.NewTracker(s.Ledger, s.AdvicePrior)
 	reg.MustRegister(&metrics.AdviceCollector{Tracker: t, Logger: s.Logger, Headroom: s.headroom()})
 	pt := advice.NewPoolTracker(s.Ledger)
 	mux.HandleFunc("GET /api/v1/advice", func(w http.ResponseWriter, r *http.Request) { s.advice(w, r, t, pt) })

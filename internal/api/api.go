@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/ptdmon/ptdmon/internal/advice"
 	"github.com/ptdmon/ptdmon/internal/diagnose"
 	"github.com/ptdmon/ptdmon/internal/journey"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
@@ -39,6 +40,9 @@ type Server struct {
 	// them) and the advice's headroom (nil: advice.DefaultHeadroom).
 	SLO      slo.Thresholds
 	Headroom *float64
+	// AdvicePrior, if set, is an earlier run's capacities, which the advice
+	// starts from (docs/advisor.md#capacities-across-runs).
+	AdvicePrior *advice.Prior
 	// Requests, if set, is the request ledger of the trace receiver.
 	Requests *journey.Book
 	// Collectors are added to /metrics (the trace receiver's counts).

@@ -68,6 +68,10 @@ type Config struct {
 	// Headroom is the fraction of capacity the advice leaves unused (nil:
 	// advice.DefaultHeadroom).
 	Headroom *float64 `yaml:"headroom"`
+	// CapacitiesFrom is the recording of an earlier run of the same
+	// deployment whose capacities the advice starts from
+	// (docs/advisor.md#capacities-across-runs).
+	CapacitiesFrom string `yaml:"capacities_from"`
 	// OTLP is the trace receiver (otlp.go).
 	OTLP OTLP `yaml:"otlp"`
 	// Record keeps the run on disk (record.go).

@@ -5,6 +5,7 @@ package record
 import (
 	"time"
 
+	"github.com/ptdmon/ptdmon/internal/advice"
 	"github.com/ptdmon/ptdmon/internal/engine"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 )
@@ -36,6 +37,7 @@ type Run struct{}
 func Open(string) (*Run, error) { return nil, ErrLeftOut }
 
 func (*Run) Dir() string                                         { return "" }
+func (*Run) Prior() (*advice.Prior, error)                       { return nil, ErrLeftOut }
 func (*Run) Close() error                                        { return nil }
 func (*Run) Meta() Meta                                          { return Meta{} }
 func (*Run) Span() (time.Time, time.Time, error)                 { return time.Time{}, time.Time{}, ErrLeftOut }

@@ -7,6 +7,7 @@
 package report
 
 import (
+	"github.com/ptdmon/ptdmon/internal/advice"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/benchresult"
@@ -73,4 +74,7 @@ type Options struct {
 	// HeadroomSet false: advice.DefaultHeadroom).
 	Headroom    float64
 	HeadroomSet bool
+	// Prior, if set, is an earlier run's capacities, which the report's
+	// capacities start from (docs/advisor.md#capacities-across-runs).
+	Prior *advice.Prior
 }

@@ -145,7 +145,7 @@ func Build(in Input, opts Options) (Report, error) {
 	steady := pts[lo : hi+1]
 
 	batch := int(max(2*window, 10*time.Second) / interval)
-	caps := advice.Learn(pts, advice.Options{Window: window})
+	caps := advice.Learn(pts, advice.Options{Window: window, Prior: opts.Prior})
 	r.Capacities = caps
 	r.Stages = stagesOf(steady, batch, interval, caps)
 	r.KV = kvOf(steady, batch, interval)

@@ -12,6 +12,7 @@ import (
 	"github.com/ptdmon/ptdmon/internal/buildinfo"
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
+	"github.com/ptdmon/ptdmon/internal/advice"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/record"
 )
@@ -93,4 +94,29 @@ func recordHandler(rec *record.Recorder) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(recordStatus{Dir: rec.Dir(), OK: msg == "", Error: msg, Dropped: dropped})
 	})
+}
+
+// PriorOf reads the capacities of the earlier run cfg names
+// (capacities_from), nil when it names none. A run read at another
+// interval or window is refused: its windowed rates are not this run's.
+func PriorOf(cfg *config.Config) (*advice.Prior, error) {
+	dir := cfg.CapacitiesFrom
+	if dir == "" {
+		return nil, nil
+	}
+	run, err := record.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("capacities_from: %w", err)
+	}
+	defer run.Close()
+	m := run.Meta()
+	if time.Duration(m.Interval) != cfg.Interval.Duration || time.Duration(m.Window) != cfg.Window.Duration {
+		return nil, fmt.Errorf("capacities_from: %s ran at interval %v, window %v; this run at %v, %v: its capacities are of other rates",
+			dir, time.Duration(m.Interval), time.Duration(m.Window), cfg.Interval.Duration, cfg.Window.Duration)
+	}
+	p, err := run.Prior()
+	if err != nil {
+		return nil, fmt.Errorf("capacities_from: %w", err)
+	}
+	return p, nil
 }

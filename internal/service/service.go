@@ -105,8 +105,16 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) (err error) {
 		return err
 	}
 	defer func() { stopOTLP(); <-otlpStopped }()
+	prior, err := PriorOf(cfg)
+	if err != nil {
+		ln.Close()
+		return setupError{err}
+	}
+	if prior != nil {
+		log.Info("the advice starts from an earlier run's capacities", "from", prior.From)
+	}
 	p := newPipeline(ctx, cfg, targets, opts, log)
-	as := &api.Server{Ledger: p.ledger, Logger: log, Extra: web.Routes(), SLO: cfg.SLO, Headroom: cfg.Headroom, Requests: requests, Health: recordHealth(opts.Recorder)}
+	as := &api.Server{Ledger: p.ledger, Logger: log, Extra: web.Routes(), SLO: cfg.SLO, Headroom: cfg.Headroom, Requests: requests, Health: recordHealth(opts.Recorder), AdvicePrior: prior}
 	if opts.Recorder != nil {
 		as.Extra["GET /api/v1/record"] = recordHandler(opts.Recorder)
 	}
