@@ -115,6 +115,9 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 				return err
 			}
 		case len(pos) == 2:
+			if same(pos[0], pos[1]) {
+				return cli.Usagef("%s and %s are the same file: compare two runs", pos[0], pos[1])
+			}
 			a, err := loadReport(pos[0], opts, th)
 			if err != nil {
 				return err
@@ -122,6 +125,9 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 			b, err := loadReport(pos[1], opts, th)
 			if err != nil {
 				return err
+			}
+			if why := report.SameRun(a, b); why != "" {
+				return cli.Usagef("%s and %s are one run (%s): compare two runs", pos[0], pos[1], why)
 			}
 			cmp := report.Compare(a, b, pos[0], pos[1])
 			body, err = renderComparison(&cmp, *format)
@@ -149,6 +155,16 @@ func loadRun(dir string) (report.Input, error) {
 		return in, cli.Usage(err)
 	}
 	return in, err
+}
+
+// same says whether paths a and b name one file or directory.
+func same(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
 }
 
 // loadReport is one side of a comparison: a report written with -format

@@ -33,7 +33,11 @@ func recordingInput(dir string) (report.Input, error) {
 	if err != nil {
 		return report.Input{}, err
 	}
-	return report.Input{Meta: reportMeta(run.Meta()), Points: pts, Buckets: recordedBuckets(dir, len(run.Meta().Targets))}, nil
+	meta := reportMeta(run.Meta())
+	for _, l := range run.Lost() {
+		meta.Lost = append(meta.Lost, report.Loss{File: l.File, Reason: l.Reason, From: l.From, To: l.To})
+	}
+	return report.Input{Meta: meta, Points: pts, Buckets: recordedBuckets(dir, len(run.Meta().Targets))}, nil
 }
 
 // maxBucketSamples bounds the samples a span's histogram increases hold in
@@ -67,11 +71,21 @@ func recordedBuckets(dir string, targets int) func(from, to time.Time) (ledger.B
 // reportMeta is the recording's description in the report's terms; the
 // SLO thresholds are those of the recorded configuration.
 func reportMeta(m record.Meta) report.Meta {
-	out := report.Meta{BRequest: m.KVRequest, ConfigHash: m.ConfigHash, Version: m.Version,
+	out := report.Meta{RunID: m.RunID, BRequest: m.KVRequest, ConfigHash: m.ConfigHash, Version: m.Version,
 		Interval: time.Duration(m.Interval), Window: time.Duration(m.Window),
 		PoolRequests: m.PoolRequests}
 	for _, t := range m.Targets {
 		out.Targets = append(out.Targets, report.Target{Name: t.Name, Role: t.Role, Engine: t.Engine, Model: t.Model})
+	}
+	for _, s := range m.Processes {
+		out.Processes = append(out.Processes, report.Process{Start: s.Start, Stop: s.Stop, ConfigHash: s.ConfigHash})
+	}
+	for _, s := range m.TargetSets {
+		ts := report.TargetSet{From: s.From, Targets: []string{}}
+		for _, t := range s.Targets {
+			ts.Targets = append(ts.Targets, t.Name)
+		}
+		out.TargetSets = append(out.TargetSets, ts)
 	}
 	for _, s := range m.Processes {
 		out.Annotations = append(out.Annotations, report.Annotation{Time: s.Start, Text: "recording started"})

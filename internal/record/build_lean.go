@@ -38,6 +38,7 @@ func Open(string) (*Run, error) { return nil, ErrLeftOut }
 func (*Run) Dir() string                                         { return "" }
 func (*Run) Close() error                                        { return nil }
 func (*Run) Meta() Meta                                          { return Meta{} }
+func (*Run) Lost() []Loss                                        { return nil }
 func (*Run) Span() (time.Time, time.Time, error)                 { return time.Time{}, time.Time{}, ErrLeftOut }
 func (*Run) Replay(time.Time, time.Time) (*ledger.Ledger, error) { return nil, ErrLeftOut }
 func (*Run) Points(time.Time, time.Time) ([]ledger.Point, error) { return nil, ErrLeftOut }

@@ -189,6 +189,9 @@ func (w *appender) tick(at time.Time, p *ledger.Point) error {
 		}
 	}
 	put(seriesKey{name: nameTick}, func() labels.Labels { return lbls(nameTick) }, ledger.Val(subMilli(at)))
+	if w.run != "" {
+		put(seriesKey{name: nameRun}, func() labels.Labels { return lbls(nameRun, labelRunID, w.run) }, ledger.Val(1))
+	}
 	stage := func(name string, inst, win ledger.Num, window string) {
 		put(seriesKey{name: nameStageRate, a: name, b: "instant"}, func() labels.Labels {
 			return lbls(nameStageRate, labelStage, name, labelWindow, "instant")

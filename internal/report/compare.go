@@ -64,6 +64,29 @@ type SLODiff struct {
 	Fraction [2]*float64 `json:"fraction"`
 }
 
+// SameRun says why a and b are one run, not two rounds to compare, or "":
+// one recording's id, or (reports without one) the same span with the same
+// points and means. A run compared with itself differs by nothing, which
+// says nothing.
+func SameRun(a, b *Report) string {
+	if a.Run.RunID != "" && a.Run.RunID == b.Run.RunID {
+		return "both are the run " + a.Run.RunID
+	}
+	if a.Run.RunID == "" && b.Run.RunID == "" && a.Run.From.Equal(b.Run.From) && a.Run.To.Equal(b.Run.To) &&
+		a.Run.Points == b.Run.Points && a.Run.ConfigHash == b.Run.ConfigHash && sameMean(a.Stages.Prefill, b.Stages.Prefill) &&
+		sameMean(a.Stages.Decode, b.Stages.Decode) {
+		return fmt.Sprintf("both are the run from %s to %s", stamp(a.Run.From), stamp(a.Run.To))
+	}
+	return ""
+}
+
+func sameMean(a, b Stage) bool {
+	if a.RequestsPerSecond == nil || b.RequestsPerSecond == nil {
+		return a.RequestsPerSecond == b.RequestsPerSecond
+	}
+	return *a.RequestsPerSecond == *b.RequestsPerSecond
+}
+
 // Compare compares run a with run b (b is the later round).
 func Compare(a, b *Report, labelA, labelB string) Comparison {
 	var c Comparison

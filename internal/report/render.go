@@ -100,6 +100,25 @@ func (r *Report) Markdown() []byte {
 		}
 		p("- %s: %s\n", stamp(a.Time), a.Text)
 	}
+	p("\n## What happened\n\n")
+	if len(r.Events) == 0 {
+		p("No gap, restart, target down, change of configuration or targets, or loss in the range.\n")
+	} else {
+		p("| from | to | what | event |\n|---|---|---|---|\n")
+		for _, e := range r.Events {
+			to, what := "", e.Kind
+			if !e.To.IsZero() {
+				to = stamp(e.To)
+			}
+			if e.Seconds > 0 {
+				what += fmt.Sprintf(" %gs", e.Seconds)
+			}
+			p("| %s | %s | %s | %s |\n", stamp(e.From), to, what, e.Text)
+		}
+		if r.Steady.Gaps > 0 {
+			p("\nThe steady span does not cross a gap.\n")
+		}
+	}
 	p("\n## Steady state\n\n")
 	if r.Steady.Found {
 		p("%s to %s (%gs): %gs of warm-up and %gs at the end trimmed.\n\n", stamp(r.Steady.From), stamp(r.Steady.To),

@@ -18,6 +18,9 @@ import (
 type Report struct {
 	Run    Run    `json:"run"`
 	Steady Steady `json:"steady"`
+	// Events are what happened in the range: gaps, restarts, targets
+	// down, changes of configuration or targets, parts lost.
+	Events []Event `json:"events"`
 	Stages Stages `json:"stages"`
 	// Verdict is the steady span's modal verdict; Verdicts the whole
 	// range's timeline.
@@ -140,6 +143,7 @@ func Build(in Input, opts Options) (Report, error) {
 		From: pts[0].Time, To: pts[len(pts)-1].Time, Points: len(pts)}}
 	lo, hi, st := findSteady(pts, interval)
 	r.Steady = st
+	r.Events = events(in.Meta, pts, interval)
 	steady := pts[lo : hi+1]
 
 	batch := int(max(2*window, 10*time.Second) / interval)

@@ -1,0 +1,73 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/ledger"
+)
+
+// A run killed and resumed has a gap: the report lists it with why, the
+// restart, the change of settings the resume brought, a target down and a
+// change of targets; and the steady span, flat on both sides of the gap,
+// does not cross it.
+func TestReportSaysWhatHappened(t *testing.T) {
+	all := synthetic(300, func(int) float64 { return 10 })
+	// Points 140..150 are missing: ptdmon was down 12 s.
+	pts := append(append([]ledger.Point(nil), all[:140]...), all[151:]...)
+	for i := range pts {
+		up := !(pts[i].Time.After(all[200].Time) && pts[i].Time.Before(all[215].Time))
+		pts[i].Instances = []ledger.InstancePoint{{Target: "p0", Up: true}, {Target: "d0", Up: up}}
+	}
+	t0 := all[0].Time
+	meta := Meta{Interval: time.Second, Window: 5 * time.Second,
+		Processes: []Process{{Start: t0.Add(-time.Second), ConfigHash: "aaaaaaaaaaaaaaaa"}, {Start: all[150].Time, ConfigHash: "bbbbbbbbbbbbbbbb"}},
+		TargetSets: []TargetSet{{From: t0, Targets: []string{"p0", "d0"}}, {From: all[150].Time, Targets: []string{"p0", "d0"}},
+			{From: all[250].Time, Targets: []string{"p0", "d0", "d1"}}},
+	}
+	r, err := Build(Input{Meta: meta, Points: pts}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string][]Event{}
+	for _, e := range r.Events {
+		kinds[e.Kind] = append(kinds[e.Kind], e)
+	}
+	f := func(kind string, n int, text string, seconds float64) {
+		t.Helper()
+		es := kinds[kind]
+		if len(es) != n {
+			t.Fatalf("%d %s events, want %d: %+v", len(es), kind, n, r.Events)
+		}
+		if n > 0 && (!strings.Contains(es[0].Text, text) || es[0].Seconds != seconds) {
+			t.Errorf("%s: %q, %gs; want %q, %gs", kind, es[0].Text, es[0].Seconds, text, seconds)
+		}
+	}
+	f(EventGap, 1, "ptdmon was not running (killed, restarted at", 12)
+	f(EventRestart, 1, "was killed", 0)
+	f(EventConfig, 1, "aaaaaaaaaaaa → bbbbbbbbbbbb", 0)
+	f(EventDown, 1, "target d0 down", 13)
+	f(EventTargets, 1, "added d1", 0)
+	gap := kinds[EventGap][0]
+	if r.Steady.Gaps != 1 {
+		t.Errorf("steady says %d gaps, want 1", r.Steady.Gaps)
+	}
+	if r.Steady.From.Before(gap.To) && r.Steady.To.After(gap.From) {
+		t.Errorf("steady span %v to %v crosses the gap %v to %v", r.Steady.From, r.Steady.To, gap.From, gap.To)
+	}
+	for _, out := range [][]byte{r.Markdown(), must(r.HTML())} {
+		for _, e := range r.Events {
+			if !strings.Contains(string(out), e.Text[:20]) {
+				t.Errorf("a rendering leaves out the event %q", e.Text)
+			}
+		}
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
