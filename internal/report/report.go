@@ -21,7 +21,7 @@ type Report struct {
 	// Events are what happened in the range: gaps, restarts, targets
 	// down, changes of configuration or targets, parts lost.
 	Events []Event `json:"events"`
-	Stages Stages `json:"stages"`
+	Stages Stages  `json:"stages"`
 	// Verdict is the steady span's modal verdict; Verdicts the whole
 	// range's timeline.
 	Verdict    Modal             `json:"verdict"`
