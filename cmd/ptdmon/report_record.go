@@ -33,9 +33,18 @@ func recordingInput(dir string) (report.Input, error) {
 	if err != nil {
 		return report.Input{}, err
 	}
+	if len(pts) == 0 && len(run.Lost()) > 0 {
+		_, _, err := run.Span() // says what was lost
+		return report.Input{}, fmt.Errorf("%s: %w", dir, err)
+	}
 	meta := reportMeta(run.Meta())
 	for _, l := range run.Lost() {
-		meta.Lost = append(meta.Lost, report.Loss{File: l.File, Reason: l.Reason, From: l.From, To: l.To})
+		rl := report.Loss{File: l.File, Reason: l.Reason, From: l.From, To: l.To}
+		if l.InWAL {
+			rl.Reason += "; its span was read from the WAL"
+			rl.From, rl.To = time.Time{}, time.Time{}
+		}
+		meta.Lost = append(meta.Lost, rl)
 	}
 	return report.Input{Meta: meta, Points: pts, Buckets: recordedBuckets(dir, len(run.Meta().Targets))}, nil
 }

@@ -227,3 +227,24 @@ func TestRecordingRefusesAnotherRunsBlocks(t *testing.T) {
 		t.Fatalf("recording into a directory with another run's block %s: %v", blk, err)
 	}
 }
+
+// A block cut short whose span the WAL still holds (the newest block of a
+// stopped run) is read from the WAL, and the loss says so.
+func TestBlockCutShortIsReadFromTheWAL(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	round(t, dir, time.Unix(1_800_000_000, 0), 20)
+	if err := os.Truncate(filepath.Join(dir, blocks(t, dir)[0], "chunks", "000001"), 100); err != nil {
+		t.Fatal(err)
+	}
+	run, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	if l := run.Lost(); len(l) != 1 || !l[0].InWAL || !strings.Contains(l[0].String(), "read from the WAL") {
+		t.Errorf("lost %v; want the block, read from the WAL", l)
+	}
+	if n, err := run.Ticks(time.Time{}); err != nil || n != 20 {
+		t.Errorf("%d ticks (%v), want 20", n, err)
+	}
+}

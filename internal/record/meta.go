@@ -111,10 +111,16 @@ type Loss struct {
 	From     time.Time `json:"from,omitzero"`
 	To       time.Time `json:"to,omitzero"`
 	Repaired bool      `json:"repaired,omitempty"` // the WAL was cut at the damage
+	// InWAL: the WAL still holds the block's span (a block cut and not
+	// yet truncated from it), and it is read from there.
+	InWAL bool `json:"in_wal,omitempty"`
 }
 
 func (l Loss) String() string {
 	s := l.File + ": " + l.Reason
+	if l.InWAL {
+		return s + " (its span is read from the WAL)"
+	}
 	if !l.From.IsZero() {
 		s += fmt.Sprintf(" (%s to %s lost)", l.From.UTC().Format(time.RFC3339), l.To.UTC().Format(time.RFC3339))
 	}

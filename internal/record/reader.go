@@ -70,6 +70,15 @@ func Open(dir string) (*Run, error) {
 	return &Run{dir: dir, meta: m, db: db, src: spans{db.q}, texts: texts, lost: lost}, nil
 }
 
+// lostText is losses in one line.
+func lostText(ls []Loss) string {
+	parts := make([]string, len(ls))
+	for i, l := range ls {
+		parts[i] = l.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
 // Lost is what of the recording could not be read: blocks left out, a
 // WAL cut at its damage. Empty for a whole recording.
 func (r *Run) Lost() []Loss { return r.lost }
@@ -142,6 +151,9 @@ func (r *Run) Span() (from, to time.Time, err error) {
 		return from, to, fmt.Errorf("query recording: %w", err)
 	}
 	if first > last {
+		if len(r.lost) > 0 {
+			return from, to, fmt.Errorf("the recording holds no readable tick: %s", lostText(r.lost))
+		}
 		return from, to, errors.New("the recording holds no tick")
 	}
 	return time.Unix(0, first), time.Unix(0, last), nil

@@ -81,6 +81,11 @@ func openStore(dir string, m Meta) (*store, []Loss, error) {
 		s.close()
 		return nil, nil, foreignError(dir, []string{"wal (" + why + ")"})
 	}
+	for i, l := range lost {
+		if !l.From.IsZero() && s.head.NumSeries() > 0 && s.head.MinTime() <= l.From.UnixMilli() {
+			lost[i].InWAL = true
+		}
+	}
 	qs := make([]storage.Querier, 0, len(s.blocks)+1)
 	for _, b := range s.blocks {
 		q, err := tsdb.NewBlockQuerier(b, math.MinInt64, math.MaxInt64)
