@@ -163,7 +163,9 @@ func TestNothingReadableNamesTheFile(t *testing.T) {
 	}
 	old := serveContext
 	t.Cleanup(func() { serveContext = old })
-	serveContext = func() (context.Context, context.CancelFunc) { return context.WithTimeout(context.Background(), 2*time.Second) }
+	serveContext = func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.Background(), 2*time.Second)
+	}
 	for _, cmd := range []string{"report", "replay"} {
 		var o, e strings.Builder
 		code := dispatch([]string{cmd, dir}, &o, &e)
