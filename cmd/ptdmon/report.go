@@ -60,17 +60,19 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&th.TTFT, "slo-ttft", 0, "TTFT SLO in seconds, for attainment")
 	fs.Float64Var(&th.ITL, "slo-itl", 0, "ITL SLO in seconds")
 	fs.Float64Var(&th.E2E, "slo-e2e", 0, "end-to-end latency SLO in seconds")
-	headroom := fs.Float64("headroom", -1, "capacity the advice leaves unused, 0 ≤ h < 1 (default 0.2)")
+	// A string, so that -h shows the advice's default and not a sentinel.
+	headroom := fs.String("headroom", "", "capacity the advice leaves unused, 0 ≤ h < 1 (default 0.2)")
 	return c.Run(args, func(pos []string) error {
 		if *format != "html" && *format != "md" && *format != "json" {
 			return cli.Usagef("-format %q: want html, md or json", *format)
 		}
 		opts := report.Options{}
-		if *headroom >= 0 {
-			if *headroom >= 1 || math.IsNaN(*headroom) {
-				return cli.Usagef("-headroom %g: want 0 ≤ headroom < 1", *headroom)
+		if *headroom != "" {
+			h, err := strconv.ParseFloat(*headroom, 64)
+			if err != nil || h < 0 || h >= 1 || math.IsNaN(h) {
+				return cli.Usagef("-headroom %q: want 0 ≤ headroom < 1", *headroom)
 			}
-			opts.Headroom, opts.HeadroomSet = *headroom, true
+			opts.Headroom, opts.HeadroomSet = h, true
 		}
 		var err error
 		if opts.From, err = parseInstant("-from", *from); err != nil {

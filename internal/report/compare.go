@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"strings"
+	"time"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
 	"github.com/ptdmon/ptdmon/internal/stage"
@@ -27,11 +28,11 @@ type Comparison struct {
 
 // RunSummary names a run in a comparison.
 type RunSummary struct {
-	Label      string `json:"label"`
-	From       string `json:"from"`
-	To         string `json:"to"`
-	ConfigHash string `json:"config_hash,omitempty"`
-	Steady     Steady `json:"steady"`
+	Label      string    `json:"label"`
+	From       time.Time `json:"from"` // RFC 3339 in JSON, as every time of a report
+	To         time.Time `json:"to"`
+	ConfigHash string    `json:"config_hash,omitempty"`
+	Steady     Steady    `json:"steady"`
 }
 
 // StageDiff is one stage in both runs.
@@ -110,7 +111,7 @@ func verdictDiff(a, b Modal) VerdictDiff {
 }
 
 func summary(r *Report, label string) RunSummary {
-	return RunSummary{Label: label, From: stamp(r.Run.From), To: stamp(r.Run.To), ConfigHash: r.Run.ConfigHash, Steady: r.Steady}
+	return RunSummary{Label: label, From: r.Run.From, To: r.Run.To, ConfigHash: r.Run.ConfigHash, Steady: r.Steady}
 }
 
 func stageDiff(a, b Stage) StageDiff {
@@ -164,7 +165,7 @@ func (c *Comparison) Markdown() []byte {
 	p("# ptdmon comparison\n\n")
 	p("| | A | B |\n|---|---|---|\n")
 	p("| run | %s | %s |\n", c.Runs[0].Label, c.Runs[1].Label)
-	p("| range | %s to %s | %s to %s |\n", c.Runs[0].From, c.Runs[0].To, c.Runs[1].From, c.Runs[1].To)
+	p("| range | %s to %s | %s to %s |\n", stamp(c.Runs[0].From), stamp(c.Runs[0].To), stamp(c.Runs[1].From), stamp(c.Runs[1].To))
 	p("| steady span | %gs | %gs |\n", ms(c.Runs[0].Steady.Seconds), ms(c.Runs[1].Steady.Seconds))
 	p("| configuration hash | %s | %s |\n", orDash(c.Runs[0].ConfigHash), orDash(c.Runs[1].ConfigHash))
 	p("| verdict | %s | %s |\n\n", c.Verdict.A, c.Verdict.B)
@@ -274,7 +275,7 @@ func (c *Comparison) HTML() ([]byte, error) {
 var compareTemplate string
 
 var compareTmpl = template.Must(template.New("compare").Funcs(template.FuncMap{
-	"num": num, "ci": ci, "ms": ms, "join": strings.Join,
+	"num": num, "ci": ci, "ms": ms, "join": strings.Join, "stamp": stamp,
 	"signed": func(v *float64) string {
 		if v == nil {
 			return "–"

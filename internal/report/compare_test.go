@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -60,5 +61,41 @@ func TestCompareSameConfigNotSignificant(t *testing.T) {
 	}
 	if c.Verdict.Moved {
 		t.Errorf("verdict moved %s → %s on the same configuration", c.Verdict.A, c.Verdict.B)
+	}
+}
+
+// The comparison's JSON writes its runs' ranges in RFC 3339, as every
+// time of a report; and a run is not compared with itself.
+func TestCompareRunsJSON(t *testing.T) {
+	a := simReport(t, "balanced", 21, nil)
+	c := Compare(a, a, "a", "b")
+	b, err := c.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Runs []struct{ From, To string }
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range got.Runs {
+		for _, s := range []string{r.From, r.To} {
+			if _, err := time.Parse(time.RFC3339, s); err != nil {
+				t.Errorf("runs[].from/to %q is not RFC 3339: %v", s, err)
+			}
+		}
+	}
+	if why := SameRun(a, a); why == "" {
+		t.Error("a run and itself are not said to be one run")
+	}
+	other := simReport(t, "balanced", 22, nil)
+	if why := SameRun(a, other); why != "" {
+		t.Errorf("two seeds said to be one run: %s", why)
+	}
+	a2, o2 := *a, *other
+	a2.Run.RunID, o2.Run.RunID = "r1", "r1"
+	if SameRun(&a2, &o2) == "" {
+		t.Error("two reports of one run id are not said to be one run")
 	}
 }
