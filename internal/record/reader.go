@@ -588,12 +588,16 @@ func readSlice(q storage.Queryable, lo, hi int64, texts *errorTexts, look int64)
 		return nil, fmt.Errorf("read recording: %w", err)
 	}
 	evs := ticks
+	slices.SortFunc(ticks, func(a, b replayEvent) int { return cmp.Compare(a.key, b.key) })
 	for target, tr := range reads {
 		for i, t := range tr.times {
 			if t < lo {
 				continue
 			}
 			if ev, ok := tr.reads[i].event(target, t, texts); ok {
+				if tr.reads[i].order != 0 {
+					ev.key = onTick(ticks, ev.key)
+				}
 				evs = append(evs, ev)
 			}
 		}
@@ -631,6 +635,23 @@ func (r *read) event(target string, ms int64, texts *errorTexts) (replayEvent, b
 		s.Obs = &r.obs
 	}
 	return replayEvent{key: at.UnixNano() - int64(r.order), at: at, scrape: s}, true
+}
+
+// slew is the most a read's recorded place may miss its tick by: recordings
+// of earlier versions measured the place on the monotonic clock and the
+// tick on the wall clock, which drift apart by the clock's slew.
+const slew = time.Millisecond
+
+// onTick is key moved onto the tick just after it when it falls within
+// slew before that tick: the place of a read, which is the time of the
+// tick before it reached the ledger, is a tick's time; a read placed a few
+// nanoseconds before its tick would be fed before it, a tick early.
+func onTick(ticks []replayEvent, key int64) int64 {
+	i, found := slices.BinarySearchFunc(ticks, key, func(e replayEvent, k int64) int { return cmp.Compare(e.key, k) })
+	if !found && i < len(ticks) && ticks[i].key-key < int64(slew) {
+		return ticks[i].key
+	}
+	return key
 }
 
 // read gathers one scrape's recorded samples.
