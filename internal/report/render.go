@@ -180,6 +180,9 @@ func (r *Report) Markdown() []byte {
 		}
 		p("\nAdvice for %s req/s%s at %.0f%% headroom: %s", numN(a.Demand.Target), measured, 100*a.Headroom, ratio(a.RatioText, a.RatioBound))
 		p("; prefill %s, decode %s instances (now %d and %d).\n", numN(a.Prefill.Instances), numN(a.Decode.Instances), a.Prefill.Current, a.Decode.Current)
+		if k := kvAdviceText(&a.KV); k != "" {
+			p("%s.\n", k)
+		}
 	} else {
 		p("\nNo advice: %s.\n", r.AdviceWhy)
 	}
@@ -218,6 +221,12 @@ func (r *Report) Markdown() []byte {
 		p("| target | role | worst | seconds | flags |\n|---|---|---|---|---|\n")
 		for _, o := range r.Outliers {
 			p("| %s | %s | %s | %g | %s |\n", o.Target, o.Role, o.Worst, o.Seconds, strings.Join(o.Flags, "; "))
+		}
+	}
+	if nums, err := r.numbers(); err == nil {
+		p("\n## Every number\n\n%s\n\n| key | value |\n|---|---|\n", numbersNote)
+		for _, n := range nums {
+			p("| %s | %s |\n", n.Key, n.Value)
 		}
 	}
 	return b.Bytes()
