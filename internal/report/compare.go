@@ -276,6 +276,14 @@ var compareTemplate string
 
 var compareTmpl = template.Must(template.New("compare").Funcs(template.FuncMap{
 	"num": num, "ci": ci, "ms": ms, "join": strings.Join, "stamp": stamp,
+	// A stage's completion rate is throughput: a rise is better, and only
+	// a fall is marked as a warning.
+	"direction": func(d StageDiff) string {
+		if d.Diff != nil && *d.Diff < 0 {
+			return "worse"
+		}
+		return "better"
+	},
 	"signed": func(v *float64) string {
 		if v == nil {
 			return "–"

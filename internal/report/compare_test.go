@@ -2,6 +2,8 @@ package report
 
 import (
 	"encoding/json"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,4 +100,29 @@ func TestCompareRunsJSON(t *testing.T) {
 	if SameRun(&a2, &o2) == "" {
 		t.Error("two reports of one run id are not said to be one run")
 	}
+}
+
+// A significant rise of a stage's rate is an improvement, and the HTML
+// marks it as one, not in the warning's red; a fall is marked worse.
+func TestCompareMarksImprovements(t *testing.T) {
+	before := simReport(t, "prefill-bound", 11, nil)
+	after := simReport(t, "prefill-bound", 12, func(sc *sim.Scenario) {
+		for i := range sc.Groups {
+			sc.Groups[i].Prefill.Instances++
+		}
+	})
+	f := func(a, b *Report, want string) {
+		t.Helper()
+		c := Compare(a, b, "a", "b")
+		page, err := c.HTML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := regexp.MustCompile(`(?s)<tr data-stage="prefill">.*?</tr>`).Find(page)
+		if !strings.Contains(string(row), `data-direction="`+want+`"`) {
+			t.Errorf("prefill %+v: the row is not marked %s:\n%s", c.Stages.Prefill.Diff, want, row)
+		}
+	}
+	f(before, after, "better")
+	f(after, before, "worse")
 }
