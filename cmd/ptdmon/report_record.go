@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/config"
@@ -38,6 +39,7 @@ func recordingInput(dir string) (report.Input, error) {
 		return report.Input{}, fmt.Errorf("%s: %w", dir, err)
 	}
 	meta := reportMeta(run.Meta())
+	meta.Name = filepath.Base(filepath.Clean(dir))
 	for _, l := range run.Lost() {
 		rl := report.Loss{File: l.File, Reason: l.Reason, From: l.From, To: l.To}
 		if l.InWAL {

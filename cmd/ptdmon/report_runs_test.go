@@ -174,3 +174,15 @@ func TestNothingReadableNamesTheFile(t *testing.T) {
 		}
 	}
 }
+
+// The report is titled with the run's name: its recording's directory.
+func TestReportTitleNamesTheRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "8k-p3d3")
+	quickRound(t, dir, time.Unix(1_800_000_000, 0), 40)
+	for _, c := range []struct{ format, want string }{{"md", "# ptdmon report: 8k-p3d3\n"}, {"html", "<title>8k-p3d3 · ptdmon report"}} {
+		var o, e strings.Builder
+		if code := dispatch([]string{"report", "-format", c.format, dir + "/"}, &o, &e); code != 0 || !strings.Contains(o.String(), c.want) {
+			t.Errorf("report -format %s: exit %d, no %q: %s", c.format, code, c.want, e.String())
+		}
+	}
+}

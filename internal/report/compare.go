@@ -18,7 +18,9 @@ type Comparison struct {
 	Runs    [2]RunSummary `json:"runs"`
 	Stages  StageDiffs    `json:"stages"`
 	Verdict VerdictDiff   `json:"verdict"`
-	SLO     []SLODiff     `json:"slo,omitempty"`
+	// KV is the KV link's bytes/s over each run's steady span.
+	KV  KVDiff    `json:"kv"`
+	SLO []SLODiff `json:"slo,omitempty"`
 	// Pools are the pools both runs served, compared as the deployment
 	// is; PoolsOnlyInA and PoolsOnlyInB name the others.
 	Pools        []PoolDiff `json:"pools,omitempty"`
@@ -49,6 +51,30 @@ type StageDiff struct {
 	Welch       *Welch `json:"welch"`
 	Significant bool   `json:"significant"`
 	Absent      string `json:"absent,omitempty"`
+}
+
+// KVDiff is the KV bytes/s of both runs, [A, B], and B − A relative to A.
+type KVDiff struct {
+	BytesPerSecond [2]*float64    `json:"bytes_per_second"`
+	CI95           [2]*[2]float64 `json:"bytes_per_second_ci95"`
+	Relative       *float64       `json:"relative_difference"`
+}
+
+func kvDiff(a, b KV) KVDiff {
+	d := KVDiff{BytesPerSecond: [2]*float64{a.BytesPerSecond, b.BytesPerSecond}, CI95: [2]*[2]float64{a.BytesCI95, b.BytesCI95}}
+	if a.BytesPerSecond != nil && b.BytesPerSecond != nil && *a.BytesPerSecond != 0 {
+		d.Relative = ptr((*b.BytesPerSecond - *a.BytesPerSecond) / *a.BytesPerSecond)
+	}
+	return d
+}
+
+// kvCell is one run's KV bytes/s with its interval, as the tables show it.
+func kvCell(v *float64, c *[2]float64) string {
+	s := bytesRate(v)
+	if c != nil {
+		s += " [" + bytesRate(&c[0]) + ", " + bytesRate(&c[1]) + "]"
+	}
+	return s
 }
 
 // VerdictDiff is the modal verdict of each run.
@@ -94,6 +120,7 @@ func Compare(a, b *Report, labelA, labelB string) Comparison {
 	c.Runs = [2]RunSummary{summary(a, labelA), summary(b, labelB)}
 	c.Stages = stageDiffs(a.Stages, b.Stages)
 	c.Verdict = verdictDiff(a.Verdict, b.Verdict)
+	c.KV = kvDiff(a.KV, b.KV)
 	c.SLO = sloDiff(a, b)
 	c.Pools, c.PoolsOnlyInA, c.PoolsOnlyInB = poolDiffs(a, b)
 	return c
@@ -168,6 +195,7 @@ func (c *Comparison) Markdown() []byte {
 	p("| range | %s to %s | %s to %s |\n", stamp(c.Runs[0].From), stamp(c.Runs[0].To), stamp(c.Runs[1].From), stamp(c.Runs[1].To))
 	p("| steady span | %gs | %gs |\n", ms(c.Runs[0].Steady.Seconds), ms(c.Runs[1].Steady.Seconds))
 	p("| configuration hash | %s | %s |\n", orDash(c.Runs[0].ConfigHash), orDash(c.Runs[1].ConfigHash))
+	p("| KV transfer | %s | %s |\n", kvCell(c.KV.BytesPerSecond[0], c.KV.CI95[0]), kvCell(c.KV.BytesPerSecond[1], c.KV.CI95[1]))
 	p("| verdict | %s | %s |\n\n", c.Verdict.A, c.Verdict.B)
 	if c.Verdict.Moved {
 		p("**The bottleneck moved: %s.**\n\n", c.Verdict.Text)
@@ -275,7 +303,7 @@ func (c *Comparison) HTML() ([]byte, error) {
 var compareTemplate string
 
 var compareTmpl = template.Must(template.New("compare").Funcs(template.FuncMap{
-	"num": num, "ci": ci, "ms": ms, "join": strings.Join, "stamp": stamp,
+	"num": num, "ci": ci, "ms": ms, "join": strings.Join, "stamp": stamp, "kvCell": kvCell,
 	// A stage's completion rate is throughput: a rise is better, and only
 	// a fall is marked as a warning.
 	"direction": func(d StageDiff) string {

@@ -126,3 +126,24 @@ func TestCompareMarksImprovements(t *testing.T) {
 	f(before, after, "better")
 	f(after, before, "worse")
 }
+
+// The comparison gives each run's KV bytes/s beside its stages' rates.
+func TestCompareKVBytes(t *testing.T) {
+	a := simReport(t, "kv-bound", 21, nil)
+	b := simReport(t, "kv-bound", 22, nil)
+	c := Compare(a, b, "a", "b")
+	if c.KV.BytesPerSecond[0] == nil || c.KV.BytesPerSecond[1] == nil || c.KV.Relative == nil {
+		t.Fatalf("KV bytes/s %+v", c.KV)
+	}
+	want := "| KV transfer | " + kvCell(a.KV.BytesPerSecond, a.KV.BytesCI95) + " | " + kvCell(b.KV.BytesPerSecond, b.KV.BytesCI95) + " |"
+	if md := string(c.Markdown()); !strings.Contains(md, want) {
+		t.Errorf("the Markdown has no %q", want)
+	}
+	page, err := c.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), `data-key="kv.0">`+kvCell(a.KV.BytesPerSecond, a.KV.BytesCI95)) {
+		t.Error("the HTML has no KV bytes/s of run A")
+	}
+}

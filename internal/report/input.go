@@ -40,6 +40,8 @@ type Loss struct {
 
 // Meta is what ran.
 type Meta struct {
+	// Name is the run's name (a recording's directory), the report's title.
+	Name string `json:"name,omitempty"`
 	// RunID names the recording's run: two reports with one id are of one
 	// run, and are not compared.
 	RunID       string         `json:"run_id,omitempty"`

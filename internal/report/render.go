@@ -76,7 +76,11 @@ func (r *Report) stageRows() [][]string {
 func (r *Report) Markdown() []byte {
 	var b bytes.Buffer
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	p("# ptdmon report\n\n")
+	if r.Run.Name != "" {
+		p("# ptdmon report: %s\n\n", r.Run.Name)
+	} else {
+		p("# ptdmon report\n\n")
+	}
 	p("## What ran\n\n")
 	p("%s to %s, %d points every %gs, rate window %gs.\n\n", stamp(r.Run.From), stamp(r.Run.To), r.Run.Points, r.Run.IntervalSeconds, r.Run.WindowSeconds)
 	if r.Run.Version != "" {
