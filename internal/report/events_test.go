@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/sim"
 )
 
 // A run killed and resumed has a gap: the report lists it with why, the
@@ -70,4 +71,33 @@ func must(b []byte, err error) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// The report opens with the load offered against the load served: on the
+// prefill-bound simulator the offered rate is the scenario's arrivals
+// (its groups' Poisson rates) and exceeds what decode served.
+func TestReportOffersAndServes(t *testing.T) {
+	sc, err := sim.LoadScenario("prefill-bound")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var arrivals float64
+	for _, g := range sc.Groups {
+		arrivals += g.Rate
+	}
+	r := simReport(t, "prefill-bound", 11, nil)
+	l := r.Load
+	if l.OfferedRequestsPerSecond == nil || l.ServedRequestsPerSecond == nil {
+		t.Fatalf("load %+v", l)
+	}
+	if o := *l.OfferedRequestsPerSecond; o < 0.9*arrivals || o > 1.1*arrivals {
+		t.Errorf("offered %.2f req/s, the scenario's arrivals %.2f", o, arrivals)
+	}
+	if *l.ServedRequestsPerSecond >= *l.OfferedRequestsPerSecond {
+		t.Errorf("served %.2f ≥ offered %.2f on a prefill-bound run", *l.ServedRequestsPerSecond, *l.OfferedRequestsPerSecond)
+	}
+	md := string(r.Markdown())
+	if i := strings.Index(md, "offered"); i < 0 || i > strings.Index(md, "## What ran") {
+		t.Error("the Markdown does not open with the offered load")
+	}
 }

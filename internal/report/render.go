@@ -81,6 +81,8 @@ func (r *Report) Markdown() []byte {
 	} else {
 		p("# ptdmon report\n\n")
 	}
+	p("**Load over the steady span: %s offered, %s served** (req/s: the arrival rate%s; decode's completions).\n\n",
+		offered(r.Load), num(r.Load.ServedRequestsPerSecond, ""), basisText(r.Load.OfferedBasis))
 	p("## What ran\n\n")
 	p("%s to %s, %d points every %gs, rate window %gs.\n\n", stamp(r.Run.From), stamp(r.Run.To), r.Run.Points, r.Run.IntervalSeconds, r.Run.WindowSeconds)
 	if r.Run.Version != "" {
@@ -234,6 +236,21 @@ func (r *Report) Markdown() []byte {
 		}
 	}
 	return b.Bytes()
+}
+
+// offered is the offered load, or a dash with the reason it is unknown.
+func offered(l Load) string {
+	if l.OfferedRequestsPerSecond == nil {
+		return "– (" + l.OfferedAbsent + ")"
+	}
+	return num(l.OfferedRequestsPerSecond, "")
+}
+
+func basisText(b string) string {
+	if b == "" {
+		return ""
+	}
+	return ", " + b
 }
 
 func orDash(s string) string {

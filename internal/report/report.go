@@ -18,6 +18,9 @@ import (
 type Report struct {
 	Run    Run    `json:"run"`
 	Steady Steady `json:"steady"`
+	// Load is the load offered against the load served over the steady
+	// span: what a reader needs first.
+	Load Load `json:"load"`
 	// Events are what happened in the range: gaps, restarts, targets
 	// down, changes of configuration or targets, parts lost.
 	Events []Event `json:"events"`
@@ -47,6 +50,17 @@ type Run struct {
 	From            time.Time `json:"from"`
 	To              time.Time `json:"to"`
 	Points          int       `json:"points"`
+}
+
+// Load is the arrival rate offered to the deployment (the router's, else
+// estimated from prefill's completions and its growing queue; the
+// advice's demand) and the rate served (decode's completions), req/s over
+// the steady span; null with the reason when unknown.
+type Load struct {
+	OfferedRequestsPerSecond *float64 `json:"offered_requests_per_second"`
+	OfferedBasis             string   `json:"offered_basis,omitempty"`
+	OfferedAbsent            string   `json:"offered_absent,omitempty"`
+	ServedRequestsPerSecond  *float64 `json:"served_requests_per_second"`
 }
 
 // Stages are the three stages' rates over the steady span.
@@ -164,6 +178,12 @@ func Build(in Input, opts Options) (Report, error) {
 	}
 	r.Pools = poolsOf(pts, lo, hi, byPool, batch, interval, window, headroom)
 	d := advice.EstimateDemand(steady, steady[len(steady)-1].Time.Sub(steady[0].Time)+interval)
+	r.Load = Load{ServedRequestsPerSecond: r.Stages.Decode.RequestsPerSecond, OfferedBasis: d.Basis}
+	if d.Observed.OK() {
+		r.Load.OfferedRequestsPerSecond = ptr(d.Observed.V)
+	} else {
+		r.Load.OfferedAbsent = d.Observed.Why
+	}
 	if a, err := advice.Advise(caps, d, headroom); err != nil {
 		r.AdviceWhy = err.Error()
 	} else {
