@@ -43,6 +43,22 @@ func TestCompareAdviceApplied(t *testing.T) {
 	if p.Welch == nil || !p.Significant || *p.Diff <= 0 {
 		t.Errorf("prefill %v → %v: want a significant rise, got %+v (%s)", *p.RequestsPerSecond[0], *p.RequestsPerSecond[1], p.Welch, p.Absent)
 	}
+	// A significant rise of a stage's rate is an improvement, and the
+	// HTML marks it as one, not in the warning's red; a fall is worse.
+	marked := func(a, b *Report, want string) {
+		t.Helper()
+		c := Compare(a, b, "a", "b")
+		page, err := c.HTML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := regexp.MustCompile(`(?s)<tr data-stage="prefill">.*?</tr>`).Find(page)
+		if !strings.Contains(string(row), `data-direction="`+want+`"`) {
+			t.Errorf("prefill %+v: the row is not marked %s:\n%s", c.Stages.Prefill.Diff, want, row)
+		}
+	}
+	marked(before, after, "better")
+	marked(after, before, "worse")
 	t.Logf("%s", c.Markdown())
 }
 
@@ -64,12 +80,13 @@ func TestCompareSameConfigNotSignificant(t *testing.T) {
 	if c.Verdict.Moved {
 		t.Errorf("verdict moved %s → %s on the same configuration", c.Verdict.A, c.Verdict.B)
 	}
+	checkRunsJSON(t, a, b)
 }
 
-// The comparison's JSON writes its runs' ranges in RFC 3339, as every
-// time of a report; and a run is not compared with itself.
-func TestCompareRunsJSON(t *testing.T) {
-	a := simReport(t, "balanced", 21, nil)
+// checkRunsJSON: the comparison's JSON writes its runs' ranges in RFC
+// 3339, as every time of a report; and a run is not compared with itself.
+func checkRunsJSON(t *testing.T, a, other *Report) {
+	t.Helper()
 	c := Compare(a, a, "a", "b")
 	b, err := c.JSON()
 	if err != nil {
@@ -91,7 +108,6 @@ func TestCompareRunsJSON(t *testing.T) {
 	if why := SameRun(a, a); why == "" {
 		t.Error("a run and itself are not said to be one run")
 	}
-	other := simReport(t, "balanced", 22, nil)
 	if why := SameRun(a, other); why != "" {
 		t.Errorf("two seeds said to be one run: %s", why)
 	}
@@ -100,31 +116,6 @@ func TestCompareRunsJSON(t *testing.T) {
 	if SameRun(&a2, &o2) == "" {
 		t.Error("two reports of one run id are not said to be one run")
 	}
-}
-
-// A significant rise of a stage's rate is an improvement, and the HTML
-// marks it as one, not in the warning's red; a fall is marked worse.
-func TestCompareMarksImprovements(t *testing.T) {
-	before := simReport(t, "prefill-bound", 11, nil)
-	after := simReport(t, "prefill-bound", 12, func(sc *sim.Scenario) {
-		for i := range sc.Groups {
-			sc.Groups[i].Prefill.Instances++
-		}
-	})
-	f := func(a, b *Report, want string) {
-		t.Helper()
-		c := Compare(a, b, "a", "b")
-		page, err := c.HTML()
-		if err != nil {
-			t.Fatal(err)
-		}
-		row := regexp.MustCompile(`(?s)<tr data-stage="prefill">.*?</tr>`).Find(page)
-		if !strings.Contains(string(row), `data-direction="`+want+`"`) {
-			t.Errorf("prefill %+v: the row is not marked %s:\n%s", c.Stages.Prefill.Diff, want, row)
-		}
-	}
-	f(before, after, "better")
-	f(after, before, "worse")
 }
 
 // The comparison gives each run's KV bytes/s beside its stages' rates.
