@@ -99,12 +99,26 @@ func TestEveryNumberInEveryFormat(t *testing.T) {
 	if r.Advice == nil || !r.Advice.KV.Links.OK() {
 		t.Fatalf("the kv-bound run's advice has no KV links: %+v", r.Advice)
 	}
-	links := numN(r.Advice.KV.Links) + " links"
-	if !strings.Contains(md, links) {
-		t.Errorf("the Markdown's advice leaves out the KV links (%s)", links)
+	kvLinks := numN(r.Advice.KV.Links) + " links"
+	if !strings.Contains(md, kvLinks) {
+		t.Errorf("the Markdown's advice leaves out the KV links (%s)", kvLinks)
 	}
-	if !regexp.MustCompile(`id="kv-advice">KV link: [^<]*` + regexp.QuoteMeta(links)).Match(page) {
-		t.Errorf("the HTML's advice leaves out the KV links (%s)", links)
+	if !regexp.MustCompile(`id="kv-advice">KV link: [^<]*` + regexp.QuoteMeta(kvLinks)).Match(page) {
+		t.Errorf("the HTML's advice leaves out the KV links (%s)", kvLinks)
+	}
+	// The learned link bandwidth, in bytes/s, beside the KV capacity.
+	links := 0
+	for _, c := range r.Capacities {
+		if c.Bytes.OK() {
+			links++
+			bw := bytesRate(ptr(c.Bytes.V)) + " per link"
+			if !strings.Contains(md, bw) || !strings.Contains(string(page), bw) {
+				t.Errorf("the capacity tables leave out the learned link bandwidth %q", bw)
+			}
+		}
+	}
+	if links == 0 {
+		t.Error("the kv-bound run learned no link bandwidth")
 	}
 	if r.KV.BytesCI95 == nil || !strings.Contains(string(page), `95% CI [<span data-key="kv.bytes_per_second_ci95.0"`) {
 		t.Errorf("the HTML's KV section leaves out the KV interval %v", r.KV.BytesCI95)

@@ -177,6 +177,9 @@ func (r *Report) Markdown() []byte {
 		} else if c.AtLeast.OK() {
 			v = fmt.Sprintf("≥ %.3g", c.AtLeast.V)
 		}
+		if c.Bytes.OK() {
+			v += " (" + bytesRate(ptr(c.Bytes.V)) + " per link)"
+		}
 		p("| %s | %s | %s |\n", c.Stage, v, c.Evidence)
 	}
 	if a := r.Advice; a != nil {
