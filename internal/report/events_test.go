@@ -101,3 +101,23 @@ func TestReportOffersAndServes(t *testing.T) {
 		t.Error("the Markdown does not open with the offered load")
 	}
 }
+
+// A run with SGLang prefill instances says why their prefill curve lies on
+// the KV curve; one without says nothing of it.
+func TestReportSaysWhySGLangPrefillIsKV(t *testing.T) {
+	f := func(targets []Target, want bool) {
+		t.Helper()
+		r, err := Build(Input{Meta: Meta{Targets: targets, Interval: time.Second}, Points: synthetic(60, func(int) float64 { return 5 })}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		md, page := string(r.Markdown()), string(must(r.HTML()))
+		for _, out := range []string{md, page} {
+			if strings.Contains(out, "once its KV cache is sent") != want {
+				t.Errorf("targets %v: the note is there: %v, want %v", targets, !want, want)
+			}
+		}
+	}
+	f([]Target{{Name: "p0", Role: "prefill", Engine: "sglang"}, {Name: "d0", Role: "decode", Engine: "sglang"}}, true)
+	f([]Target{{Name: "p0", Role: "prefill", Engine: "vllm"}, {Name: "d0", Role: "decode", Engine: "sglang"}}, false)
+}

@@ -139,6 +139,9 @@ func (r *Report) Markdown() []byte {
 	for _, row := range r.stageRows() {
 		p("| %s |\n", strings.Join(row, " | "))
 	}
+	for _, n := range r.StageNotes {
+		p("\nNote: %s.\n", n)
+	}
 	p("\n**Verdict over the steady span: %s** (%.0f%% of its points).\n\n", r.Verdict.Headline, 100*r.Verdict.Share)
 	for _, e := range r.Verdict.Evidence {
 		p("- %s\n", e)

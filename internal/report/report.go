@@ -25,6 +25,8 @@ type Report struct {
 	// down, changes of configuration or targets, parts lost.
 	Events []Event `json:"events"`
 	Stages Stages  `json:"stages"`
+	// StageNotes say what the stages' curves mean for the engines that ran.
+	StageNotes []string `json:"stage_notes,omitempty"`
 	// Verdict is the steady span's modal verdict; Verdicts the whole
 	// range's timeline.
 	Verdict    Modal             `json:"verdict"`
@@ -50,6 +52,19 @@ type Run struct {
 	From            time.Time `json:"from"`
 	To              time.Time `json:"to"`
 	Points          int       `json:"points"`
+}
+
+// sglangPrefillNote says why an SGLang prefill curve lies on the KV curve.
+const sglangPrefillNote = "SGLang's prefill instances count a request finished only once its KV cache is sent (docs/engines.md): their prefill rate is their KV rate, a little behind it, and tells nothing of prefill's own compute"
+
+// stageNotes are the notes the engines of targets call for.
+func stageNotes(targets []Target) []string {
+	for _, t := range targets {
+		if t.Engine == "sglang" && t.Role == "prefill" {
+			return []string{sglangPrefillNote}
+		}
+	}
+	return nil
 }
 
 // Load is the arrival rate offered to the deployment (the router's, else
@@ -164,6 +179,7 @@ func Build(in Input, opts Options) (Report, error) {
 	caps := advice.Learn(pts, advice.Options{Window: window})
 	r.Capacities = caps
 	r.Stages = stagesOf(steady, batch, interval, caps)
+	r.StageNotes = stageNotes(in.Meta.Targets)
 	r.KV = kvOf(steady, batch, interval)
 
 	dc := diagnoseConfig(window)
