@@ -103,7 +103,12 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 		go func() { served <- service.Run(sctx, cfg, opts) }()
 		select {
 		case addr := <-ready:
-			fmt.Fprintf(stderr, "ptdmon record: watching %d targets, live view on http://%s/\n", len(cfg.Targets), addr)
+			// file_sd's targets too, as serve resolved them at its start.
+			n := len(cfg.Targets)
+			if ts, err := service.Targets(cfg); err == nil {
+				n = len(ts)
+			}
+			fmt.Fprintf(stderr, "ptdmon record: watching %d targets, live view on http://%s/\n", n, addr)
 		case err := <-served:
 			return err
 		}

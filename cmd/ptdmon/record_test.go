@@ -525,3 +525,37 @@ func recordRound(t *testing.T, cfg, dir, secs string) {
 		t.Fatalf("record exited %d: %s", code, e.String())
 	}
 }
+
+// ptdmon record counts the targets file_sd gives as it counts its own.
+func TestRecordCountsFileSDTargets(t *testing.T) {
+	cfg := recordingSimConfig(t, "balanced")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same targets, from a file_sd file with the plain role label.
+	var groups []string
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		m := regexp.MustCompile(`name: (\S+), url: "http://([^/]+)/metrics", role: (\w+), engine: (\w+)`).FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		n++
+		groups = append(groups, fmt.Sprintf(`{"targets": [%q], "labels": {"ptd_target": %q, "role": %q, "ptd_engine": %q}}`, m[2], m[1], m[3], m[4]))
+	}
+	sd := filepath.Join(t.TempDir(), "sd.json")
+	if err := os.WriteFile(sd, []byte("["+strings.Join(groups, ",")+"]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	head := strings.SplitN(string(b), "targets:", 2)[0]
+	cfg2 := filepath.Join(t.TempDir(), "ptdmon.yaml")
+	if err := os.WriteFile(cfg2, []byte(head+fmt.Sprintf("file_sd:\n  - files: [%q]\n", sd)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	code := dispatch([]string{"record", "-config", cfg2, "-o", filepath.Join(t.TempDir(), "r"), "-settle", "300ms", "--", "true"}, &stdout, &stderr)
+	if want := fmt.Sprintf("watching %d targets", n); code != 0 || n == 0 || !strings.Contains(stderr.String(), want) {
+		t.Errorf("exit %d; stderr does not say %q:\n%s", code, want, stderr.String())
+	}
+}

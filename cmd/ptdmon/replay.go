@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"log/slog"
 	"strconv"
 	"time"
@@ -37,10 +39,16 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 			return err
 		}
 		run, err := record.Open(pos[0])
+		if errors.Is(err, iofs.ErrNotExist) {
+			return cli.Usage(err) // not a recording: as report says it
+		}
 		if err != nil {
-			return cli.Usage(err)
+			return err
 		}
 		defer run.Close()
+		for _, l := range run.Lost() {
+			c.Logger().Warn("part of the recording could not be read; replaying the rest", "lost", l.String())
+		}
 		start, _, err := run.Span()
 		if err != nil {
 			return fmt.Errorf("%s: %w", pos[0], err)

@@ -66,7 +66,8 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&th.TTFT, "slo-ttft", 0, "TTFT SLO in seconds, for attainment")
 	fs.Float64Var(&th.ITL, "slo-itl", 0, "ITL SLO in seconds")
 	fs.Float64Var(&th.E2E, "slo-e2e", 0, "end-to-end latency SLO in seconds")
-	headroom := fs.Float64("headroom", -1, "capacity the advice leaves unused, 0 ≤ h < 1 (default 0.2)")
+	// A string, so that -h shows the advice's default and not a sentinel.
+	headroom := fs.String("headroom", "", "capacity the advice leaves unused, 0 ≤ h < 1 (default 0.2)")
 	capFrom := fs.String("capacities-from", "", "an earlier run's recording whose capacities this run's start from (docs/advisor.md)")
 	return c.Run(args, func(pos []string) error {
 		if *format != "html" && *format != "md" && *format != "json" && *format != "llmd-benchmark" {
@@ -93,11 +94,12 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		opts := report.Options{}
-		if *headroom >= 0 {
-			if *headroom >= 1 || math.IsNaN(*headroom) {
-				return cli.Usagef("-headroom %g: want 0 ≤ headroom < 1", *headroom)
+		if *headroom != "" {
+			h, err := strconv.ParseFloat(*headroom, 64)
+			if err != nil || h < 0 || h >= 1 || math.IsNaN(h) {
+				return cli.Usagef("-headroom %q: want 0 ≤ headroom < 1", *headroom)
 			}
-			opts.Headroom, opts.HeadroomSet = *headroom, true
+			opts.Headroom, opts.HeadroomSet = h, true
 		}
 		if opts.From, err = parseInstant("-from", *from); err != nil {
 			return err
@@ -155,6 +157,9 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 				return err
 			}
 		case len(pos) == 2:
+			if same(pos[0], pos[1]) {
+				return cli.Usagef("%s and %s are the same file: compare two runs", pos[0], pos[1])
+			}
 			a, err := loadReport(pos[0], opts, th)
 			if err != nil {
 				return err
@@ -162,6 +167,9 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 			b, err := loadReport(pos[1], opts, th)
 			if err != nil {
 				return err
+			}
+			if why := report.SameRun(a, b); why != "" {
+				return cli.Usagef("%s and %s are one run (%s): compare two runs", pos[0], pos[1], why)
 			}
 			cmp := report.Compare(a, b, pos[0], pos[1])
 			body, err = renderComparison(&cmp, *format)
@@ -189,6 +197,16 @@ func loadRun(dir string) (report.Input, error) {
 		return in, cli.Usage(err)
 	}
 	return in, err
+}
+
+// same says whether paths a and b name one file or directory.
+func same(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
 }
 
 // loadReport is one side of a comparison: a report written with -format

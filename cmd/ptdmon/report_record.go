@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/config"
@@ -33,7 +34,21 @@ func recordingInput(dir string) (report.Input, error) {
 	if err != nil {
 		return report.Input{}, err
 	}
-	return report.Input{Meta: reportMeta(run.Meta()), Points: pts, Buckets: recordedBuckets(dir, len(run.Meta().Targets))}, nil
+	if len(pts) == 0 && len(run.Lost()) > 0 {
+		_, _, err := run.Span() // says what was lost
+		return report.Input{}, fmt.Errorf("%s: %w", dir, err)
+	}
+	meta := reportMeta(run.Meta())
+	meta.Name = filepath.Base(filepath.Clean(dir))
+	for _, l := range run.Lost() {
+		rl := report.Loss{File: l.File, Reason: l.Reason, From: l.From, To: l.To}
+		if l.InWAL {
+			rl.Reason += "; its span was read from the WAL"
+			rl.From, rl.To = time.Time{}, time.Time{}
+		}
+		meta.Lost = append(meta.Lost, rl)
+	}
+	return report.Input{Meta: meta, Points: pts, Buckets: recordedBuckets(dir, len(run.Meta().Targets))}, nil
 }
 
 // maxBucketSamples bounds the samples a span's histogram increases hold in
@@ -67,11 +82,21 @@ func recordedBuckets(dir string, targets int) func(from, to time.Time) (ledger.B
 // reportMeta is the recording's description in the report's terms; the
 // SLO thresholds are those of the recorded configuration.
 func reportMeta(m record.Meta) report.Meta {
-	out := report.Meta{BRequest: m.KVRequest, ConfigHash: m.ConfigHash, Version: m.Version,
+	out := report.Meta{RunID: m.RunID, BRequest: m.KVRequest, ConfigHash: m.ConfigHash, Version: m.Version,
 		Interval: time.Duration(m.Interval), Window: time.Duration(m.Window),
 		PoolRequests: m.PoolRequests}
 	for _, t := range m.Targets {
 		out.Targets = append(out.Targets, report.Target{Name: t.Name, Role: t.Role, Engine: t.Engine, Model: t.Model})
+	}
+	for _, s := range m.Processes {
+		out.Processes = append(out.Processes, report.Process{Start: s.Start, Stop: s.Stop, ConfigHash: s.ConfigHash})
+	}
+	for _, s := range m.TargetSets {
+		ts := report.TargetSet{From: s.From, Targets: []string{}}
+		for _, t := range s.Targets {
+			ts.Targets = append(ts.Targets, t.Name)
+		}
+		out.TargetSets = append(out.TargetSets, ts)
 	}
 	for _, s := range m.Processes {
 		out.Annotations = append(out.Annotations, report.Annotation{Time: s.Start, Text: "recording started"})

@@ -36,6 +36,12 @@ func TestReportUsage(t *testing.T) {
 	f("-source needs -from and -to", "-source", "prometheus=http://127.0.0.1:1")
 	f("-from", "-source", "prometheus=http://127.0.0.1:1", "-from", "yesterday", "-to", "1")
 	f("give a recording DIR", "-from", "1")
+	f("-headroom \"1.5\": want 0 ≤ headroom < 1", "-headroom", "1.5", dir)
+	f("-headroom \"-0.1\"", "-headroom", "-0.1", dir)
+	// -h names each default once.
+	if code, out, errs := runRep("-h"); code != 0 || !strings.Contains(out+errs, "(default 0.2)") || strings.Contains(out+errs, "(default -1)") {
+		t.Errorf("report -h: exit %d, the headroom's default not once as 0.2:\n%s", code, out+errs)
+	}
 	// Decades at 1 ns: refused before any point is allocated.
 	f("more than the 100000 a report reads", "-source", "prometheus=http://127.0.0.1:1", "-from", "1", "-to", "2000000000", "-interval", "1ns")
 	f("more than the 100000 a report reads", "-source", "prometheus=http://127.0.0.1:1", "-from", "1", "-to", "100002")

@@ -88,6 +88,19 @@ func readSDFile(path string) ([]Target, error) {
 				t.Role = v
 			case LabelEngine:
 				t.Engine = v
+			case "role":
+				// The plain label a discovery often carries; ptd_role wins.
+				if _, ok := g.Labels[LabelRole]; !ok {
+					t.Role = v
+				} else {
+					extra[k] = v
+				}
+			case "engine":
+				if _, ok := g.Labels[LabelEngine]; !ok {
+					t.Engine = v
+				} else {
+					extra[k] = v
+				}
 			case LabelTarget:
 				t.Name = v
 			case LabelName:

@@ -25,3 +25,15 @@ func (c *Config) validateRecord(bad func(where, format string, a ...any), where 
 		bad(where, "record: retention and max_bytes need a dir")
 	}
 }
+
+// Settings is c without what says where ptdmon keeps and serves the run —
+// the record section, listen, allowed_hosts and web_config_file — which
+// change nothing of what is measured: a recording's configuration hash is
+// of these settings, so two rounds recorded into two directories, or
+// served on two ports, hash alike.
+func (c *Config) Settings() Config {
+	s := *c
+	s.Record = RecordConfig{}
+	s.Listen, s.AllowedHosts, s.WebConfigFile = "", nil, ""
+	return s
+}

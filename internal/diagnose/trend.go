@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/ptdmon/ptdmon/internal/ledger"
@@ -108,10 +109,13 @@ func (s series) sinceGap() series {
 
 // trend is a least-squares line through a queue's samples.
 type trend struct {
-	Slope    float64 // per second
-	Rise     float64 // slope × span: the growth the line explains
-	Resid    float64 // standard deviation of the residuals
-	From, To float64 // the line's values at the window's ends
+	Slope float64 // per second
+	Rise  float64 // slope × span: the growth the line explains
+	Resid float64 // standard deviation of the residuals
+	// From and To are the line's values at the window's ends, held within
+	// the samples' range: the evidence says what was seen, and a line
+	// fitted to a queue that jumped ends beyond its largest sample.
+	From, To float64
 	Level    float64 // mean of the newest samples
 	N        int
 	// FirstHigh is the upper quartile of the oldest third of the samples,
@@ -150,8 +154,8 @@ func fit(s series) (trend, bool) {
 		Slope:     slope,
 		Rise:      slope * (t1 - t0),
 		Resid:     math.Sqrt(ss / n),
-		From:      mv + slope*(t0-mt),
-		To:        mv + slope*(t1-mt),
+		From:      min(max(mv+slope*(t0-mt), slices.Min(s.v)), slices.Max(s.v)),
+		To:        min(max(mv+slope*(t1-mt), slices.Min(s.v)), slices.Max(s.v)),
 		Level:     s.tail(3),
 		N:         s.n(),
 		FirstHigh: series{v: s.v[:len(s.v)/3]}.quantile(0.75),

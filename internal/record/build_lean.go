@@ -40,6 +40,7 @@ func (*Run) Dir() string                                         { return "" }
 func (*Run) Prior() (*advice.Prior, error)                       { return nil, ErrLeftOut }
 func (*Run) Close() error                                        { return nil }
 func (*Run) Meta() Meta                                          { return Meta{} }
+func (*Run) Lost() []Loss                                        { return nil }
 func (*Run) Span() (time.Time, time.Time, error)                 { return time.Time{}, time.Time{}, ErrLeftOut }
 func (*Run) Replay(time.Time, time.Time) (*ledger.Ledger, error) { return nil, ErrLeftOut }
 func (*Run) Points(time.Time, time.Time) ([]ledger.Point, error) { return nil, ErrLeftOut }

@@ -48,7 +48,10 @@ func (w *appender) scrape(e *event) error {
 	ts := s.Time.UnixMilli()
 	var order float64
 	if !e.after.IsZero() {
-		order = float64(s.Time.Sub(e.after))
+		// On the wall clock, as the times are recorded: the monotonic
+		// clock's difference drifts from it by the slew, and the read
+		// would be placed beside its tick rather than on it.
+		order = float64(s.Time.Round(0).Sub(e.after.Round(0)))
 	}
 	tr := w.target(tgt)
 	var err error
@@ -189,6 +192,9 @@ func (w *appender) tick(at time.Time, p *ledger.Point) error {
 		}
 	}
 	put(seriesKey{name: nameTick}, func() labels.Labels { return lbls(nameTick) }, ledger.Val(subMilli(at)))
+	if w.run != "" {
+		put(seriesKey{name: nameRun}, func() labels.Labels { return lbls(nameRun, labelRunID, w.run) }, ledger.Val(1))
+	}
 	stage := func(name string, inst, win ledger.Num, window string) {
 		put(seriesKey{name: nameStageRate, a: name, b: "instant"}, func() labels.Labels {
 			return lbls(nameStageRate, labelStage, name, labelWindow, "instant")

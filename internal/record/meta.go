@@ -9,6 +9,7 @@
 package record
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -32,6 +33,13 @@ const MetaFile = "run.json"
 // Meta is what a run was: its targets, its configuration and when it ran.
 type Meta struct {
 	Version string `json:"version"` // ptdmon's version
+	// RunID names the run: every tick of it writes the series
+	// ptd_record_run{run_id} too, so each block and the WAL say whose they
+	// are, and a folder that mixes runs is refused (store.go). A run
+	// recorded before run ids has none until resumed; RunIDSince is then
+	// the resume, and its blocks that end before it are accepted untagged.
+	RunID      string    `json:"run_id,omitempty"`
+	RunIDSince time.Time `json:"run_id_since,omitzero"`
 	// Config is the configuration as given (YAML or flags) and ConfigHash
 	// its SHA-256: two runs with the same hash ran with the same settings.
 	Config     string         `json:"config,omitempty"`
@@ -84,12 +92,39 @@ type TargetSet struct {
 type Process struct {
 	Start time.Time `json:"start"`
 	Stop  time.Time `json:"stop,omitzero"`
+	// ConfigHash is the hash of the settings this process ran with: a
+	// resume with other settings is a change of configuration mid-run.
+	ConfigHash string `json:"config_hash,omitempty"`
 }
 
 // Annotation marks a moment of the run: a benchmark's start and end.
 type Annotation struct {
 	Time time.Time `json:"time"`
 	Text string    `json:"text"`
+}
+
+// Loss is a part of a recording that could not be read: the file, what
+// was wrong with it and, when its meta.json says, the span it held.
+type Loss struct {
+	File     string    `json:"file"`
+	Reason   string    `json:"reason"`
+	From     time.Time `json:"from,omitzero"`
+	To       time.Time `json:"to,omitzero"`
+	Repaired bool      `json:"repaired,omitempty"` // the WAL was cut at the damage
+	// InWAL: the WAL still holds the block's span (a block cut and not
+	// yet truncated from it), and it is read from there.
+	InWAL bool `json:"in_wal,omitempty"`
+}
+
+func (l Loss) String() string {
+	s := l.File + ": " + l.Reason
+	if l.InWAL {
+		return s + " (its span is read from the WAL)"
+	}
+	if !l.From.IsZero() {
+		s += fmt.Sprintf(" (%s to %s lost)", l.From.UTC().Format(time.RFC3339), l.To.UTC().Format(time.RFC3339))
+	}
+	return s
 }
 
 // Duration is a time.Duration written as Go writes it ("1s").
@@ -126,6 +161,13 @@ func (m Meta) Stop() time.Time {
 		return time.Time{}
 	}
 	return m.Processes[len(m.Processes)-1].Stop
+}
+
+// NewRunID is a run's id: 16 random bytes in hex.
+func NewRunID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24)
+	return hex.EncodeToString(b[:])
 }
 
 // HashConfig is the hash recorded as ConfigHash.

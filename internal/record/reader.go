@@ -30,56 +30,58 @@ import (
 type Run struct {
 	dir   string
 	meta  Meta
-	db    *tsdb.DBReadOnly
-	all   storage.Querier // over the whole run; see spans
+	db    *store
 	src   spans
 	texts *errorTexts
+	lost  []Loss
 }
 
 // Open opens the recording in dir for reading; a run still being written
-// can be opened too (its newest samples are read from the WAL). Close it
-// when done.
+// can be opened too (its newest samples are read from the WAL). A block
+// that cannot be read is left out and said by Lost; blocks or a WAL of
+// another run are refused, naming them. Close it when done.
 func Open(dir string) (*Run, error) {
 	m, err := readMeta(dir)
 	if err != nil {
 		return nil, err
 	}
-	db, all, err := openReadOnly(dir)
-	if err != nil {
+	db, lost, err := openStore(dir, m)
+	var foreign *ForeignError
+	if first := err; err != nil && !errors.As(err, &foreign) {
 		// A WAL torn by a crash: let the TSDB repair it (it cuts the
 		// segment at the damage, as Prometheus does at start-up), then
 		// read again.
 		if rerr := repair(dir); rerr != nil {
 			return nil, fmt.Errorf("open recording %s: %w (repair: %w)", dir, err, rerr)
 		}
-		if db, all, err = openReadOnly(dir); err != nil {
+		if db, lost, err = openStore(dir, m); err != nil {
 			return nil, fmt.Errorf("open recording %s: %w", dir, err)
 		}
+		lost = append(lost, Loss{File: "wal", Reason: fmt.Sprintf("damaged, read up to the damage (%v)", first), Repaired: true})
+	}
+	if err != nil {
+		return nil, err
 	}
 	texts, err := readErrorTexts(dir, m.ErrorTextsCut)
 	if err != nil {
-		all.Close()
-		db.Close()
+		_ = db.close()
 		return nil, err
 	}
-	return &Run{dir: dir, meta: m, db: db, all: all, src: spans{all}, texts: texts}, nil
+	return &Run{dir: dir, meta: m, db: db, src: spans{db.q}, texts: texts, lost: lost}, nil
 }
 
-// openReadOnly opens dir without writing to it and its querier over the
-// whole run, which reads the head from the WAL at once: damage shows here
-// rather than at the first query.
-func openReadOnly(dir string) (*tsdb.DBReadOnly, storage.Querier, error) {
-	db, err := tsdb.OpenDBReadOnly(dir, "", slog.New(slog.DiscardHandler))
-	if err != nil {
-		return nil, nil, err
+// lostText is losses in one line.
+func lostText(ls []Loss) string {
+	parts := make([]string, len(ls))
+	for i, l := range ls {
+		parts[i] = l.String()
 	}
-	q, err := db.Querier(math.MinInt64, math.MaxInt64)
-	if err != nil {
-		db.Close()
-		return nil, nil, err
-	}
-	return db, q, nil
+	return strings.Join(parts, "; ")
 }
+
+// Lost is what of the recording could not be read: blocks left out, a
+// WAL cut at its damage. Empty for a whole recording.
+func (r *Run) Lost() []Loss { return r.lost }
 
 // spans serves every span of a read-only recording from its one querier,
 // each Select narrowed to the span by its hints. A read-only DB loads its
@@ -121,13 +123,7 @@ func repair(dir string) error {
 func (r *Run) Dir() string { return r.dir }
 
 // Close releases the recording.
-func (r *Run) Close() error {
-	qerr := r.all.Close()
-	if err := r.db.Close(); err != nil {
-		return err
-	}
-	return qerr
-}
+func (r *Run) Close() error { return r.db.close() }
 
 // Meta is what the run was: targets with role, engine and model, B_request,
 // configuration and its hash, ptdmon's version, the processes that recorded and annotations,
@@ -155,6 +151,9 @@ func (r *Run) Span() (from, to time.Time, err error) {
 		return from, to, fmt.Errorf("query recording: %w", err)
 	}
 	if first > last {
+		if len(r.lost) > 0 {
+			return from, to, fmt.Errorf("the recording holds no readable tick: %s", lostText(r.lost))
+		}
 		return from, to, errors.New("the recording holds no tick")
 	}
 	return time.Unix(0, first), time.Unix(0, last), nil
@@ -589,12 +588,16 @@ func readSlice(q storage.Queryable, lo, hi int64, texts *errorTexts, look int64)
 		return nil, fmt.Errorf("read recording: %w", err)
 	}
 	evs := ticks
+	slices.SortFunc(ticks, func(a, b replayEvent) int { return cmp.Compare(a.key, b.key) })
 	for target, tr := range reads {
 		for i, t := range tr.times {
 			if t < lo {
 				continue
 			}
 			if ev, ok := tr.reads[i].event(target, t, texts); ok {
+				if tr.reads[i].order != 0 {
+					ev.key = onTick(ticks, ev.key)
+				}
 				evs = append(evs, ev)
 			}
 		}
@@ -632,6 +635,23 @@ func (r *read) event(target string, ms int64, texts *errorTexts) (replayEvent, b
 		s.Obs = &r.obs
 	}
 	return replayEvent{key: at.UnixNano() - int64(r.order), at: at, scrape: s}, true
+}
+
+// slew is the most a read's recorded place may miss its tick by: recordings
+// of earlier versions measured the place on the monotonic clock and the
+// tick on the wall clock, which drift apart by the clock's slew.
+const slew = time.Millisecond
+
+// onTick is key moved onto the tick just after it when it falls within
+// slew before that tick: the place of a read, which is the time of the
+// tick before it reached the ledger, is a tick's time; a read placed a few
+// nanoseconds before its tick would be fed before it, a tick early.
+func onTick(ticks []replayEvent, key int64) int64 {
+	i, found := slices.BinarySearchFunc(ticks, key, func(e replayEvent, k int64) int { return cmp.Compare(e.key, k) })
+	if !found && i < len(ticks) && ticks[i].key-key < int64(slew) {
+		return ticks[i].key
+	}
+	return key
 }
 
 // read gathers one scrape's recorded samples.

@@ -24,6 +24,8 @@ const (
 	nameBytes      = "ptd_read_scrape_bytes"
 	nameSamples    = "ptd_read_scrape_samples"
 	nameTick       = "ptd_record_tick"
+	nameRun        = "ptd_record_run" // {run_id}: 1 at every tick; whose the samples are
+	labelRunID     = "run_id"
 	labelTarget    = "target"
 	labelSeries    = "series"
 	labelReason    = "reason"

@@ -93,6 +93,11 @@ func Create(opts Options) (*Recorder, error) {
 		r.log.Warn("run.json unreadable; starting it again", "err", err)
 	}
 	r.meta = merge(old, opts.Meta, time.Now())
+	if err := ownsAll(opts.Dir, r.meta, db); err != nil {
+		_ = errs.close()
+		_ = db.Close()
+		return nil, err
+	}
 	if err := writeMeta(opts.Dir, r.meta); err != nil {
 		_ = errs.close()
 		_ = db.Close()
@@ -101,6 +106,24 @@ func Create(opts Options) (*Recorder, error) {
 	r.live.Store(true)
 	go r.loop()
 	return r, nil
+}
+
+// ownsAll refuses to record into a directory whose blocks or WAL are of
+// another run: the recording would mix them.
+func ownsAll(dir string, m Meta, db *tsdb.DB) error {
+	var foreign []string
+	for _, b := range db.Blocks() {
+		if why := m.foreign(b); why != "" {
+			foreign = append(foreign, b.Meta().ULID.String()+" ("+why+")")
+		}
+	}
+	if why := m.foreign(db.Head()); why != "" {
+		foreign = append(foreign, "wal ("+why+")")
+	}
+	if len(foreign) > 0 {
+		return foreignError(dir, foreign)
+	}
+	return nil
 }
 
 // tsdbOptions are the recording's TSDB options: Prometheus' defaults,
@@ -131,7 +154,14 @@ func merge(old, m Meta, now time.Time) Meta {
 	out.Annotations = old.Annotations
 	out.ErrorTextsCut = old.ErrorTextsCut
 	out.CompleteEvery = max(old.CompleteEvery, Duration(completeEvery))
-	out.Processes = append(old.Processes, Process{Start: now})
+	out.RunID, out.RunIDSince = old.RunID, old.RunIDSince
+	if out.RunID == "" {
+		out.RunID = NewRunID()
+		if len(old.Processes) > 0 {
+			out.RunIDSince = now // a run of an earlier version: its blocks carry no id
+		}
+	}
+	out.Processes = append(old.Processes, Process{Start: now, ConfigHash: m.ConfigHash})
 	return out
 }
 
@@ -355,6 +385,7 @@ func (r *Recorder) abandon() error {
 func (r *Recorder) loop() {
 	defer close(r.done)
 	w := newAppender(r.db, time.Duration(r.meta.Window))
+	w.run = r.meta.RunID
 	r.app = w
 	vs := newVerdicts(r.meta)
 	for e := range r.ch {
@@ -532,6 +563,7 @@ func copyObs(dst, src *engine.Observation) {
 // where, so the lookups stay cheap at thousands of series.
 type appender struct {
 	window  string // the label of the windowed rates, e.g. "5s"
+	run     string // the run's id, written at every tick
 	db      *tsdb.DB
 	app     storage.Appender
 	refs    map[seriesKey]*ref // ticks' series and scrape markers

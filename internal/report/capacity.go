@@ -18,6 +18,16 @@ func capacityCell(c advice.Capacity) string {
 	return "–"
 }
 
+// capacityCellMD is capacityCell with the link's bandwidth where the
+// capacity was learned on it, as Markdown shows it.
+func capacityCellMD(c advice.Capacity) string {
+	v := capacityCell(c)
+	if c.Bytes.OK() {
+		v += " (" + bytesRate(ptr(c.Bytes.V)) + " per link)"
+	}
+	return v
+}
+
 // basisCell names what a capacity rests on (docs/advisor.md#bases).
 func basisCell(c advice.Capacity) string {
 	switch {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"strings"
+	"time"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
 	"github.com/ptdmon/ptdmon/internal/stage"
@@ -17,7 +18,9 @@ type Comparison struct {
 	Runs    [2]RunSummary `json:"runs"`
 	Stages  StageDiffs    `json:"stages"`
 	Verdict VerdictDiff   `json:"verdict"`
-	SLO     []SLODiff     `json:"slo,omitempty"`
+	// KV is the KV link's bytes/s over each run's steady span.
+	KV  KVDiff    `json:"kv"`
+	SLO []SLODiff `json:"slo,omitempty"`
 	// Pools are the pools both runs served, compared as the deployment
 	// is; PoolsOnlyInA and PoolsOnlyInB name the others.
 	Pools        []PoolDiff `json:"pools,omitempty"`
@@ -29,11 +32,11 @@ type Comparison struct {
 
 // RunSummary names a run in a comparison.
 type RunSummary struct {
-	Label      string `json:"label"`
-	From       string `json:"from"`
-	To         string `json:"to"`
-	ConfigHash string `json:"config_hash,omitempty"`
-	Steady     Steady `json:"steady"`
+	Label      string    `json:"label"`
+	From       time.Time `json:"from"` // RFC 3339 in JSON, as every time of a report
+	To         time.Time `json:"to"`
+	ConfigHash string    `json:"config_hash,omitempty"`
+	Steady     Steady    `json:"steady"`
 }
 
 // StageDiff is one stage in both runs.
@@ -52,6 +55,30 @@ type StageDiff struct {
 	Absent      string `json:"absent,omitempty"`
 }
 
+// KVDiff is the KV bytes/s of both runs, [A, B], and B − A relative to A.
+type KVDiff struct {
+	BytesPerSecond [2]*float64    `json:"bytes_per_second"`
+	CI95           [2]*[2]float64 `json:"bytes_per_second_ci95"`
+	Relative       *float64       `json:"relative_difference"`
+}
+
+func kvDiff(a, b KV) KVDiff {
+	d := KVDiff{BytesPerSecond: [2]*float64{a.BytesPerSecond, b.BytesPerSecond}, CI95: [2]*[2]float64{a.BytesCI95, b.BytesCI95}}
+	if a.BytesPerSecond != nil && b.BytesPerSecond != nil && *a.BytesPerSecond != 0 {
+		d.Relative = ptr((*b.BytesPerSecond - *a.BytesPerSecond) / *a.BytesPerSecond)
+	}
+	return d
+}
+
+// kvCell is one run's KV bytes/s with its interval, as the tables show it.
+func kvCell(v *float64, c *[2]float64) string {
+	s := bytesRate(v)
+	if c != nil {
+		s += " [" + bytesRate(&c[0]) + ", " + bytesRate(&c[1]) + "]"
+	}
+	return s
+}
+
 // VerdictDiff is the modal verdict of each run.
 type VerdictDiff struct {
 	A     diagnose.Class `json:"a"`
@@ -66,12 +93,36 @@ type SLODiff struct {
 	Fraction [2]*float64 `json:"fraction"`
 }
 
+// SameRun says why a and b are one run, not two rounds to compare, or "":
+// one recording's id, or (reports without one) the same span with the same
+// points and means. A run compared with itself differs by nothing, which
+// says nothing.
+func SameRun(a, b *Report) string {
+	if a.Run.RunID != "" && a.Run.RunID == b.Run.RunID {
+		return "both are the run " + a.Run.RunID
+	}
+	if a.Run.RunID == "" && b.Run.RunID == "" && a.Run.From.Equal(b.Run.From) && a.Run.To.Equal(b.Run.To) &&
+		a.Run.Points == b.Run.Points && a.Run.ConfigHash == b.Run.ConfigHash && sameMean(a.Stages.Prefill, b.Stages.Prefill) &&
+		sameMean(a.Stages.Decode, b.Stages.Decode) {
+		return fmt.Sprintf("both are the run from %s to %s", stamp(a.Run.From), stamp(a.Run.To))
+	}
+	return ""
+}
+
+func sameMean(a, b Stage) bool {
+	if a.RequestsPerSecond == nil || b.RequestsPerSecond == nil {
+		return a.RequestsPerSecond == b.RequestsPerSecond
+	}
+	return *a.RequestsPerSecond == *b.RequestsPerSecond
+}
+
 // Compare compares run a with run b (b is the later round).
 func Compare(a, b *Report, labelA, labelB string) Comparison {
 	var c Comparison
 	c.Runs = [2]RunSummary{summary(a, labelA), summary(b, labelB)}
 	c.Stages = stageDiffs(a.Stages, b.Stages)
 	c.Verdict = verdictDiff(a.Verdict, b.Verdict)
+	c.KV = kvDiff(a.KV, b.KV)
 	c.SLO = sloDiff(a, b)
 	c.Pools, c.PoolsOnlyInA, c.PoolsOnlyInB = poolDiffs(a, b)
 	c.Client = clientDiff(a, b)
@@ -90,7 +141,7 @@ func verdictDiff(a, b Modal) VerdictDiff {
 }
 
 func summary(r *Report, label string) RunSummary {
-	return RunSummary{Label: label, From: stamp(r.Run.From), To: stamp(r.Run.To), ConfigHash: r.Run.ConfigHash, Steady: r.Steady}
+	return RunSummary{Label: label, From: r.Run.From, To: r.Run.To, ConfigHash: r.Run.ConfigHash, Steady: r.Steady}
 }
 
 func stageDiff(a, b Stage) StageDiff {
@@ -144,9 +195,10 @@ func (c *Comparison) Markdown() []byte {
 	p("# ptdmon comparison\n\n")
 	p("| | A | B |\n|---|---|---|\n")
 	p("| run | %s | %s |\n", c.Runs[0].Label, c.Runs[1].Label)
-	p("| range | %s to %s | %s to %s |\n", c.Runs[0].From, c.Runs[0].To, c.Runs[1].From, c.Runs[1].To)
+	p("| range | %s to %s | %s to %s |\n", stamp(c.Runs[0].From), stamp(c.Runs[0].To), stamp(c.Runs[1].From), stamp(c.Runs[1].To))
 	p("| steady span | %gs | %gs |\n", ms(c.Runs[0].Steady.Seconds), ms(c.Runs[1].Steady.Seconds))
 	p("| configuration hash | %s | %s |\n", orDash(c.Runs[0].ConfigHash), orDash(c.Runs[1].ConfigHash))
+	p("| KV transfer | %s | %s |\n", kvCell(c.KV.BytesPerSecond[0], c.KV.CI95[0]), kvCell(c.KV.BytesPerSecond[1], c.KV.CI95[1]))
 	p("| verdict | %s | %s |\n\n", c.Verdict.A, c.Verdict.B)
 	if c.Verdict.Moved {
 		p("**The bottleneck moved: %s.**\n\n", c.Verdict.Text)
@@ -255,7 +307,15 @@ func (c *Comparison) HTML() ([]byte, error) {
 var compareTemplate string
 
 var compareTmpl = template.Must(template.New("compare").Funcs(template.FuncMap{
-	"num": num, "ci": ci, "ms": ms, "join": strings.Join,
+	"num": num, "ci": ci, "ms": ms, "join": strings.Join, "stamp": stamp, "kvCell": kvCell,
+	// A stage's completion rate is throughput: a rise is better, and only
+	// a fall is marked as a warning.
+	"direction": func(d StageDiff) string {
+		if d.Diff != nil && *d.Diff < 0 {
+			return "worse"
+		}
+		return "better"
+	},
 	"signed": func(v *float64) string {
 		if v == nil {
 			return "–"

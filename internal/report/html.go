@@ -27,6 +27,7 @@ var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"bytesRate":       bytesRate,
 	"ms":              ms,
 	"stamp":           stamp,
+	"ptrf":            func(v float64) *float64 { return &v },
 	"numN":            numN,
 	"ratio":           ratio,
 	"capacityCell":    capacityCell,
@@ -52,7 +53,18 @@ func (r *Report) HTML() ([]byte, error) {
 		Rates    chart
 		KVBytes  chart
 		MinShare float64
-	}{Report: r, MinShare: minOutlierShare}
+		Numbers  []keyNum
+		NumNote  string
+		KVAdvice string
+	}{Report: r, MinShare: minOutlierShare, NumNote: numbersNote}
+	nums, err := r.numbers()
+	if err != nil {
+		return nil, err
+	}
+	data.Numbers = nums
+	if r.Advice != nil {
+		data.KVAdvice = kvAdviceText(&r.Advice.KV)
+	}
 	var rates []line
 	for _, s := range stage.All {
 		data.Stages = append(data.Stages, stageView{Key: string(s), Name: stageTitles[s], Stage: r.Stages.of(s)})

@@ -32,8 +32,22 @@ type Annotation struct {
 	Text string    `json:"text"`
 }
 
+// Loss is a part of the run's source that could not be read: the file,
+// why, and the span it held when known. The report is of the rest.
+type Loss struct {
+	File   string    `json:"file"`
+	Reason string    `json:"reason"`
+	From   time.Time `json:"from,omitzero"`
+	To     time.Time `json:"to,omitzero"`
+}
+
 // Meta is what ran.
 type Meta struct {
+	// Name is the run's name (a recording's directory), the report's title.
+	Name string `json:"name,omitempty"`
+	// RunID names the recording's run: two reports with one id are of one
+	// run, and are not compared.
+	RunID       string         `json:"run_id,omitempty"`
 	Targets     []Target       `json:"targets"`
 	BRequest    kvsize.Request `json:"b_request"`
 	ConfigHash  string         `json:"config_hash,omitempty"`
@@ -47,6 +61,12 @@ type Meta struct {
 	// PoolRequests are the pools' own B_request the run was configured
 	// with (docs/pools.md); the points carry each pool's.
 	PoolRequests map[string]kvsize.Request `json:"pool_requests,omitempty"`
+	// Lost are the parts of the source that could not be read.
+	Lost []Loss `json:"lost,omitempty"`
+	// Processes are the recording processes (a restart adds one) and
+	// TargetSets the target sets in force, each from its time on.
+	Processes  []Process   `json:"processes,omitempty"`
+	TargetSets []TargetSet `json:"target_sets,omitempty"`
 }
 
 // Input is one run: its description and the ledger's points, oldest first.

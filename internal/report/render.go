@@ -76,7 +76,13 @@ func (r *Report) stageRows() [][]string {
 func (r *Report) Markdown() []byte {
 	var b bytes.Buffer
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	p("# ptdmon report\n\n")
+	if r.Run.Name != "" {
+		p("# ptdmon report: %s\n\n", r.Run.Name)
+	} else {
+		p("# ptdmon report\n\n")
+	}
+	p("**Load over the steady span: %s offered, %s served** (req/s: the arrival rate%s; decode's completions).\n\n",
+		offered(r.Load), num(r.Load.ServedRequestsPerSecond, ""), basisText(r.Load.OfferedBasis))
 	p("## What ran\n\n")
 	p("%s to %s, %d points every %gs, rate window %gs.\n\n", stamp(r.Run.From), stamp(r.Run.To), r.Run.Points, r.Run.IntervalSeconds, r.Run.WindowSeconds)
 	if r.Run.Version != "" {
@@ -100,6 +106,25 @@ func (r *Report) Markdown() []byte {
 		}
 		p("- %s: %s\n", stamp(a.Time), a.Text)
 	}
+	p("\n## What happened\n\n")
+	if len(r.Events) == 0 {
+		p("No gap, restart, target down, change of configuration or targets, or loss in the range.\n")
+	} else {
+		p("| from | to | what | event |\n|---|---|---|---|\n")
+		for _, e := range r.Events {
+			to, what := "", e.Kind
+			if !e.To.IsZero() {
+				to = stamp(e.To)
+			}
+			if e.Seconds > 0 {
+				what += fmt.Sprintf(" %gs", e.Seconds)
+			}
+			p("| %s | %s | %s | %s |\n", stamp(e.From), to, what, e.Text)
+		}
+		if r.Steady.Gaps > 0 {
+			p("\nThe steady span does not cross a gap.\n")
+		}
+	}
 	p("\n## Steady state\n\n")
 	if r.Steady.Found {
 		p("%s to %s (%gs): %gs of warm-up and %gs at the end trimmed.\n\n", stamp(r.Steady.From), stamp(r.Steady.To),
@@ -113,6 +138,9 @@ func (r *Report) Markdown() []byte {
 	p("| stage | req/s | 95%% CI | capacity req/s |\n|---|---|---|---|\n")
 	for _, row := range r.stageRows() {
 		p("| %s |\n", strings.Join(row, " | "))
+	}
+	for _, n := range r.StageNotes {
+		p("\nNote: %s.\n", n)
 	}
 	p("\n**Verdict over the steady span: %s** (%.0f%% of its points).\n\n", r.Verdict.Headline, 100*r.Verdict.Share)
 	for _, e := range r.Verdict.Evidence {
@@ -146,7 +174,7 @@ func (r *Report) Markdown() []byte {
 	}
 	p("\n## Capacity and advice\n\n| stage | per instance req/s | basis | utilisation | evidence |\n|---|---|---|---|---|\n")
 	for _, c := range r.Capacities {
-		p("| %s | %s | %s | %s | %s |\n", c.Stage, capacityCell(c), basisCell(c), utilisationCell(c), c.Evidence)
+		p("| %s | %s | %s | %s | %s |\n", c.Stage, capacityCellMD(c), basisCell(c), utilisationCell(c), c.Evidence)
 	}
 	if a := r.Advice; a != nil {
 		measured := ""
@@ -155,6 +183,9 @@ func (r *Report) Markdown() []byte {
 		}
 		p("\nAdvice for %s req/s%s at %.0f%% headroom: %s", numN(a.Demand.Target), measured, 100*a.Headroom, ratio(a.RatioText, a.RatioBound))
 		p("; prefill %s, decode %s instances (now %d and %d).\n", numN(a.Prefill.Instances), numN(a.Decode.Instances), a.Prefill.Current, a.Decode.Current)
+		if k := kvAdviceText(&a.KV); k != "" {
+			p("%s.\n", k)
+		}
 		p("\n%s\n", headroomLine(a))
 	} else {
 		p("\nNo advice: %s.\n", r.AdviceWhy)
@@ -197,7 +228,28 @@ func (r *Report) Markdown() []byte {
 			p("| %s | %s | %s | %g | %s |\n", o.Target, o.Role, o.Worst, o.Seconds, strings.Join(o.Flags, "; "))
 		}
 	}
+	if nums, err := r.numbers(); err == nil {
+		p("\n## Every number\n\n%s\n\n| key | value |\n|---|---|\n", numbersNote)
+		for _, n := range nums {
+			p("| %s | %s |\n", n.Key, n.Value)
+		}
+	}
 	return b.Bytes()
+}
+
+// offered is the offered load, or a dash with the reason it is unknown.
+func offered(l Load) string {
+	if l.OfferedRequestsPerSecond == nil {
+		return "– (" + l.OfferedAbsent + ")"
+	}
+	return num(l.OfferedRequestsPerSecond, "")
+}
+
+func basisText(b string) string {
+	if b == "" {
+		return ""
+	}
+	return ", " + b
 }
 
 func orDash(s string) string {

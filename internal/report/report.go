@@ -18,7 +18,15 @@ import (
 type Report struct {
 	Run    Run    `json:"run"`
 	Steady Steady `json:"steady"`
-	Stages Stages `json:"stages"`
+	// Load is the load offered against the load served over the steady
+	// span: what a reader needs first.
+	Load Load `json:"load"`
+	// Events are what happened in the range: gaps, restarts, targets
+	// down, changes of configuration or targets, parts lost.
+	Events []Event `json:"events"`
+	Stages Stages  `json:"stages"`
+	// StageNotes say what the stages' curves mean for the engines that ran.
+	StageNotes []string `json:"stage_notes,omitempty"`
 	// Verdict is the steady span's modal verdict; Verdicts the whole
 	// range's timeline.
 	Verdict    Modal             `json:"verdict"`
@@ -46,6 +54,30 @@ type Run struct {
 	From            time.Time `json:"from"`
 	To              time.Time `json:"to"`
 	Points          int       `json:"points"`
+}
+
+// sglangPrefillNote says why an SGLang prefill curve lies on the KV curve.
+const sglangPrefillNote = "SGLang's prefill instances count a request finished only once its KV cache is sent (docs/engines.md): their prefill rate is their KV rate, a little behind it, and tells nothing of prefill's own compute"
+
+// stageNotes are the notes the engines of targets call for.
+func stageNotes(targets []Target) []string {
+	for _, t := range targets {
+		if t.Engine == "sglang" && t.Role == "prefill" {
+			return []string{sglangPrefillNote}
+		}
+	}
+	return nil
+}
+
+// Load is the arrival rate offered to the deployment (the router's, else
+// estimated from prefill's completions and its growing queue; the
+// advice's demand) and the rate served (decode's completions), req/s over
+// the steady span; null with the reason when unknown.
+type Load struct {
+	OfferedRequestsPerSecond *float64 `json:"offered_requests_per_second"`
+	OfferedBasis             string   `json:"offered_basis,omitempty"`
+	OfferedAbsent            string   `json:"offered_absent,omitempty"`
+	ServedRequestsPerSecond  *float64 `json:"served_requests_per_second"`
 }
 
 // Stages are the three stages' rates over the steady span.
@@ -142,12 +174,14 @@ func Build(in Input, opts Options) (Report, error) {
 		From: pts[0].Time, To: pts[len(pts)-1].Time, Points: len(pts)}}
 	lo, hi, st := findSteady(pts, interval)
 	r.Steady = st
+	r.Events = events(in.Meta, pts, interval)
 	steady := pts[lo : hi+1]
 
 	batch := int(max(2*window, 10*time.Second) / interval)
 	caps := advice.Learn(pts, advice.Options{Window: window, Prior: opts.Prior})
 	r.Capacities = caps
 	r.Stages = stagesOf(steady, batch, interval, caps)
+	r.StageNotes = stageNotes(in.Meta.Targets)
 	r.KV = kvOf(steady, batch, interval)
 
 	dc := diagnoseConfig(window)
@@ -162,6 +196,12 @@ func Build(in Input, opts Options) (Report, error) {
 	}
 	r.Pools = poolsOf(pts, lo, hi, byPool, batch, interval, window, headroom)
 	d := advice.EstimateDemand(steady, steady[len(steady)-1].Time.Sub(steady[0].Time)+interval)
+	r.Load = Load{ServedRequestsPerSecond: r.Stages.Decode.RequestsPerSecond, OfferedBasis: d.Basis}
+	if d.Observed.OK() {
+		r.Load.OfferedRequestsPerSecond = ptr(d.Observed.V)
+	} else {
+		r.Load.OfferedAbsent = d.Observed.Why
+	}
 	if a, err := advice.Advise(caps, d, headroom); err != nil {
 		r.AdviceWhy = err.Error()
 	} else {

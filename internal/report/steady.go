@@ -42,13 +42,16 @@ type Steady struct {
 	TrimmedEnd   float64 `json:"trimmed_end_seconds"`
 	// Medians and Bands are each stage's median smoothed rate and the
 	// half-width of its band, req/s (null: the stage had no rate).
+	// Gaps is the number of gaps in the range (Events); the span never
+	// crosses one.
+	Gaps    int                 `json:"gaps_in_range"`
 	Medians map[string]*float64 `json:"medians"`
 	Bands   map[string]*float64 `json:"bands"`
 	Method  string              `json:"method"`
 }
 
 // Method is the steady-state rule in words, as the report states it.
-var Method = fmt.Sprintf("the longest run of consecutive points where every stage's windowed rate, smoothed over a centred %v, stays within ±%.0f%% of its median over the run (or ±%.0f Poisson standard deviations of the smoothed mean, if wider); stages with no rate at all are left out",
+var Method = fmt.Sprintf("the longest run of consecutive points, not across a gap of more than two intervals, where every stage's windowed rate, smoothed over a centred %v, stays within ±%.0f%% of its median over the run (or ±%.0f Poisson standard deviations of the smoothed mean, if wider); stages with no rate at all are left out",
 	smoothSpan, bandRel*100, bandSigmas)
 
 // stageRate is a stage's windowed rate at a point. A partial sum (an
@@ -71,8 +74,16 @@ func stageRate(p *ledger.Point, s int) (float64, bool) {
 func findSteady(pts []ledger.Point, interval time.Duration) (int, int, Steady) {
 	st := Steady{Method: Method, Medians: map[string]*float64{}, Bands: map[string]*float64{}}
 	n := len(pts)
+	for i := 1; i < n; i++ {
+		if isGap(pts[i-1].Time, pts[i].Time, interval) {
+			st.Gaps++
+		}
+	}
 	whole := func(why string) (int, int, Steady) {
 		st.Found, st.Why = false, why
+		if st.Gaps > 0 {
+			st.Why += fmt.Sprintf("; the whole range crosses %d gap(s), listed under what happened", st.Gaps)
+		}
 		if n > 0 {
 			st.From, st.To = pts[0].Time, pts[n-1].Time
 			st.Seconds = st.To.Sub(st.From).Seconds()
@@ -124,6 +135,9 @@ func findSteady(pts []ledger.Point, interval time.Duration) (int, int, Steady) {
 	}
 	bestLo, bestLen, lo := -1, 0, -1
 	for i := range n {
+		if i > 0 && isGap(pts[i-1].Time, pts[i].Time, interval) {
+			lo = -1 // a span starts again after a gap: the rates before and after are two runs
+		}
 		in := true
 		for _, s := range used {
 			v, med, band := smooth[s][i], st.Medians[string(stage.All[s])], st.Bands[string(stage.All[s])]

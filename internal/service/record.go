@@ -9,10 +9,10 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ptdmon/ptdmon/internal/advice"
 	"github.com/ptdmon/ptdmon/internal/buildinfo"
 	"github.com/ptdmon/ptdmon/internal/config"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
-	"github.com/ptdmon/ptdmon/internal/advice"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/record"
 )
@@ -22,11 +22,9 @@ func OpenRecorder(cfg *config.Config, kv kvsize.Request, pools map[string]kvsize
 	if cfg.Record.Dir == "" {
 		return nil, nil
 	}
-	// The effective configuration, defaults included, is what ran: its
-	// hash tells two runs with the same settings.
-	text, err := yaml.Marshal(cfg)
+	text, hash, err := configText(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("record the configuration: %w", err)
+		return nil, err
 	}
 	return record.Create(record.Options{
 		Dir:       cfg.Record.Dir,
@@ -35,8 +33,8 @@ func OpenRecorder(cfg *config.Config, kv kvsize.Request, pools map[string]kvsize
 		Logger:    log,
 		Meta: record.Meta{
 			Version:      buildinfo.Get().Version,
-			Config:       string(text),
-			ConfigHash:   record.HashConfig(string(text)),
+			Config:       text,
+			ConfigHash:   hash,
 			KVRequest:    kv,
 			PoolRequests: pools,
 			Interval:     record.Duration(cfg.Interval.Duration),
@@ -44,6 +42,22 @@ func OpenRecorder(cfg *config.Config, kv kvsize.Request, pools map[string]kvsize
 			MaxSeries:    cfg.MaxSeries,
 		},
 	})
+}
+
+// configText is the effective configuration, defaults included, as run.json
+// keeps it, and the hash of its settings (config.Settings: not where the
+// run is recorded or served), which tells two runs with the same settings.
+func configText(cfg *config.Config) (text, hash string, err error) {
+	b, err := yaml.Marshal(cfg)
+	if err != nil {
+		return "", "", fmt.Errorf("record the configuration: %w", err)
+	}
+	st := cfg.Settings()
+	h, err := yaml.Marshal(&st)
+	if err != nil {
+		return "", "", fmt.Errorf("record the configuration: %w", err)
+	}
+	return string(b), record.HashConfig(string(h)), nil
 }
 
 // resume brings a recording's history back into l before the loops start.

@@ -247,6 +247,10 @@ func (p *pipeline) start(ctx context.Context) (done chan struct{}, err error) {
 	return done, nil
 }
 
+// Targets are the targets cfg has serve watch at its start: its own and
+// those of its file_sd files, within its shard.
+func Targets(cfg *config.Config) ([]engine.Target, error) { return resolveTargets(cfg) }
+
 // resolveTargets merges the configured targets with those of file_sd.
 func resolveTargets(cfg *config.Config) ([]engine.Target, error) {
 	all := append([]config.Target(nil), cfg.Targets...)

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -29,7 +30,9 @@ func TestRecordedRunInChromium(t *testing.T) {
 	base := run(t, ctx, "on ", bin, "replay", dir, "-listen", "127.0.0.1:0")
 
 	var series struct {
-		Points []struct{} `json:"points"`
+		Points []struct {
+			Time time.Time `json:"time"`
+		} `json:"points"`
 	}
 	getJSON(t, base+"/api/v1/series?since=0&instances=0", &series)
 	total := len(series.Points)
@@ -54,6 +57,28 @@ func TestRecordedRunInChromium(t *testing.T) {
 	if n := shown(); n != total {
 		t.Errorf("the charts show %d points of the %d recorded", n, total)
 	}
+	// The header's badge says replay, not live.
+	testutil.Eventually(t, 5*time.Second, 100*time.Millisecond, func() (bool, string) {
+		s := b.eval(t, `document.getElementById("conn").textContent`)
+		return s == "replay", fmt.Sprintf("the connection badge says %q", s)
+	})
+	// Where TTFT goes is drawn on the recording's clock: its times lie in
+	// the run, which ended before the page was opened.
+	first, last := series.Points[0].Time, series.Points[total-1].Time
+	testutil.Eventually(t, 10*time.Second, 200*time.Millisecond, func() (bool, string) {
+		js := b.eval(t, `(() => { const el = document.querySelector("[data-phases-pool]"); return el ? JSON.stringify(el._u.data[0]) : ""; })()`)
+		var ts []float64
+		if js == "" || json.Unmarshal([]byte(js), &ts) != nil || len(ts) == 0 {
+			return false, "no TTFT phases chart: " + js
+		}
+		for _, x := range ts {
+			at := time.Unix(0, int64(x*1e9))
+			if at.Before(first.Add(-time.Second)) || at.After(last.Add(time.Second)) {
+				return false, fmt.Sprintf("the TTFT phases chart has a point at %v, outside the run's %v – %v", at, first, last)
+			}
+		}
+		return true, ""
+	})
 	// The second half of the run.
 	b.eval(t, `(() => { const s = document.getElementById("rec-from"); s.value = 500; s.dispatchEvent(new Event("input")); return ""; })()`)
 	testutil.Eventually(t, 5*time.Second, 100*time.Millisecond, func() (bool, string) {

@@ -67,6 +67,11 @@ function setStatus(s) {
   el.dataset.state = s;
   el.textContent = { live: "live", reconnecting: "reconnecting…", connecting: "connecting…" }[s];
   el.className = "conn" + (s === "live" ? " live" : s === "reconnecting" ? " down" : "");
+  // A replayed recording is connected, but not live: the badge says so.
+  if (s === "live" && rec.active) {
+    el.textContent = "replay";
+    el.className = "conn replay";
+  }
 }
 
 // renderTop writes the current rates in large type and the verdict banner.

@@ -93,7 +93,9 @@ export function startFailures(after, paused) {
         if (r.ok) {
           const snap = await r.json();
           renderFailures(el, snap);
-          phases.add(Date.now() / 1000, snap.pools);
+          // On the points' clock: a replay's is the recording's, not now.
+          const t = snap.point ? Date.parse(snap.point.time) / 1000 : Date.now() / 1000;
+          phases.add(t, snap.pools);
         }
       } catch (e) {
         // The next poll tries again; the stream's badge says when the

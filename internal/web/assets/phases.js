@@ -69,6 +69,9 @@ class PoolChart {
   }
 
   add(t, ph) {
+    // A poll between two ticks (or of a replay served at once) sees the
+    // same point again: one sample per point.
+    if (this.t.length && this.t[this.t.length - 1] === t) return;
     this.t.push(t);
     PHASES.forEach(([k], i) => this.raw[i].push(ph ? ph[k] : null));
     this.ttft.push(ph ? ph.ttft_seconds : null);
