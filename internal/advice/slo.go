@@ -12,11 +12,16 @@ import (
 // decode role's is the deployment's: requests complete there, so its
 // goodput is the deployment's goodput (docs/advisor.md#slo-attainment).
 type SLOReport struct {
-	Thresholds slo.Thresholds    `json:"thresholds"`
-	Seconds    float64           `json:"window_seconds"`
-	Decode     *slo.Attainment   `json:"decode"`
-	Prefill    *slo.Attainment   `json:"prefill"`
-	Absent     map[string]string `json:"absent,omitempty"`
+	Thresholds slo.Thresholds `json:"thresholds"`
+	Seconds    float64        `json:"window_seconds"`
+	// Request is the whole request's attainment, what a user sees: from
+	// the router, from decode instances that time from the arrival, or a
+	// bound over the two legs; never the decode leg's alone
+	// (docs/advisor.md#the-whole-requests-slo).
+	Request *slo.Attainment   `json:"request"`
+	Decode  *slo.Attainment   `json:"decode"`
+	Prefill *slo.Attainment   `json:"prefill"`
+	Absent  map[string]string `json:"absent,omitempty"`
 }
 
 // Attainment reads th against the window's histograms. Where no instance
@@ -66,6 +71,11 @@ func Attainment(th slo.Thresholds, b ledger.Buckets) (SLOReport, error) {
 		}
 		*role.dst = &a
 	}
+	req, err := slo.AttainRequest(th, b.Request)
+	if err != nil {
+		return SLOReport{}, err
+	}
+	r.Request = &req
 	if len(phases) == 0 {
 		absent("misses", "no engine exports per-phase histograms (queue, prefill, decode, KV transfer time)")
 	}

@@ -1,6 +1,9 @@
 package api
 
 import (
+	"slices"
+	"sort"
+
 	"github.com/ptdmon/ptdmon/internal/advice"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/slo"
@@ -33,4 +36,39 @@ func poolSLO(l *ledger.Ledger, th slo.Thresholds, pools []Pool) error {
 		pools[i].SLO = &rep
 	}
 	return nil
+}
+
+// requestSLO is the deployment's whole-request attainment: each pool's,
+// from its own router or legs (a prefill leg of one pool never adds to a
+// decode leg of another), mixed by their observations. With one pool it
+// is that pool's.
+func requestSLO(l *ledger.Ledger, th slo.Thresholds, whole *slo.Attainment) (*slo.Attainment, error) {
+	p, ok := l.Latest()
+	if !ok {
+		return whole, nil
+	}
+	var names []string
+	for i := range p.Instances {
+		if n := p.Instances[i].Pool; !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	if len(names) < 2 {
+		return whole, nil
+	}
+	sort.Strings(names)
+	parts := make([]slo.Attainment, 0, len(names))
+	for _, n := range names {
+		b, ok := l.PoolBuckets(n)
+		if !ok {
+			return whole, nil
+		}
+		a, err := slo.AttainRequest(th, b.Request)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, a)
+	}
+	mixed := slo.Mix(names, parts)
+	return &mixed, nil
 }
