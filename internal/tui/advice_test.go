@@ -76,13 +76,38 @@ func TestAdviceInFrame(t *testing.T) {
 			t.Fatalf("decode's capacity not learned: %+v", d)
 		}
 		want := []string{fmt.Sprintf("decode %g (now %d)\n", d.Instances.V, d.Current), "goodput ", "short: decode\n"}
-		for _, m := range b.SLO.Decode.Metrics {
-			want = append(want, fmt.Sprintf("%s≤%gs %.1f%%", strings.ToUpper(m.Name), m.Threshold, m.Within.Fraction*100))
+		// The whole request's attainment, not the decode leg's.
+		for _, m := range b.SLO.Request.Metrics {
+			v := "?"
+			switch {
+			case m.Within != nil:
+				v = fmt.Sprintf("%.1f%%", m.Within.Fraction*100)
+			case m.Bound != nil && m.Bound.Min < m.Bound.Max:
+				v = fmt.Sprintf("%.0f–%.0f%%", m.Bound.Min*100, m.Bound.Max*100)
+			case m.Bound != nil:
+				v = fmt.Sprintf("%.1f%%", m.Bound.Min*100)
+			}
+			want = append(want, fmt.Sprintf("%s≤%gs %s", strings.ToUpper(m.Name), m.Threshold, v))
 		}
+		want = append(want, "whole request: ")
 		return want
 	})
-	f("no thresholds", slo.Thresholds{}, func(api.AdviceBody) []string {
-		return []string{"SLO      no SLO threshold set", "prefill: not known until prefill saturates"}
+	f("no thresholds", slo.Thresholds{}, func(b api.AdviceBody) []string {
+		// The deployment's prefill count is unknown while a pool knows
+		// its own: the frame shows the pools'.
+		if b.Advice.Prefill.Instances.OK() {
+			t.Fatalf("the deployment's prefill count is known: %+v", b.Advice.Prefill)
+		}
+		want := []string{"SLO      no SLO threshold set", "prefill by pool: "}
+		for _, p := range b.Pools {
+			if s := p.Advice.Prefill; s.Instances.OK() {
+				want = append(want, fmt.Sprintf("%s %g (now %d)", p.Pool, s.Instances.V, s.Current))
+			}
+		}
+		if len(want) < 3 {
+			t.Fatalf("no pool knows its prefill count: %+v", b.Pools)
+		}
+		return want
 	})
 
 	p, _ := l.Latest()

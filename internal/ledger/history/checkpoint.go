@@ -336,6 +336,9 @@ func decodePiece(b []byte) (pts []point.Point, err error) {
 			}
 			pc.Points[i].Instances = rd.point(&c, int(pc.Idx[i]), "")
 		}
+		for k := range pc.Points[i].Pools {
+			pc.Points[i].Pools[k].Phases.FromOlder()
+		}
 	}
 	return pc.Points, nil
 }
