@@ -93,7 +93,7 @@ export function startFailures(after, paused) {
         if (r.ok) {
           const snap = await r.json();
           renderFailures(el, snap);
-          phases.add(Date.now() / 1000, snap.pools);
+          phases.add(snap.point && snap.point.time ? Date.parse(snap.point.time) / 1000 : Date.now() / 1000, snap.pools); // the point's time, as the other charts
         }
       } catch (e) {
         // The next poll tries again; the stream's badge says when the

@@ -85,18 +85,24 @@ function bRequest(p) {
   return cell("not set", "absent", (p.reasons && p.reasons.kv_request_bytes) || "no B_request");
 }
 
-// sloCell is the pool's attainment on decode: each SLO's fraction within
-// its threshold and the goodput, or why there is none.
+// sloCell is the pool's whole-request attainment (docs/advisor.md#the-whole-requests-slo):
+// each SLO's fraction within its threshold, a range where only bounded,
+// and the goodput, or why there is none.
 function sloCell(p) {
   if (!p.slo) return cell(p.slo_absent ? "—" : "not computed", "muted", p.slo_absent || "");
-  const dec = p.slo.decode;
-  if (!dec) return cell("—", "muted", (p.slo.absent && p.slo.absent.decode) || "no decode attainment");
-  const parts = (dec.slos || []).map((m) => {
-    const w = m.within;
-    return `${m.slo.toUpperCase()} ${w ? (w.at_least ? "≥ " : "") + f.pct(w.fraction) : "?"}`;
-  });
-  if (!dec.absent) parts.push(`goodput ${f.rate(dec.goodput_requests_per_second)} req/s`);
-  const titles = (dec.slos || []).map((m) => `${m.slo.toUpperCase()} ≤ ${f.secs(m.threshold_seconds)}: ${m.within ? m.within.observations + " observations" : m.absent}`);
+  const req = p.slo.request;
+  if (!req) return cell("—", "muted", "this server does not give the whole request's attainment");
+  const pct = (m) => {
+    if (m.within) return (m.within.at_least ? "≥ " : "") + f.pct(m.within.fraction);
+    if (m.bound) return m.bound.min === m.bound.max ? f.pct(m.bound.min) : `${f.pct(m.bound.min)}–${f.pct(m.bound.max)}`;
+    return "?";
+  };
+  const parts = (req.slos || []).map((m) => `${m.slo.toUpperCase()} ${pct(m)}`);
+  if (!req.absent) {
+    parts.push(req.bounded ? `goodput ${f.rate(req.goodput_min_requests_per_second)}–${f.rate(req.goodput_max_requests_per_second)} req/s`
+      : `goodput ${f.rate(req.goodput_requests_per_second)} req/s`);
+  }
+  const titles = (req.slos || []).map((m) => `${m.slo.toUpperCase()} ≤ ${f.secs(m.threshold_seconds)}: ${m.absent || "from " + m.source}`);
   return cell(parts.join(" · "), "", titles.join("; "));
 }
 

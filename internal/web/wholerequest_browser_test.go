@@ -1,0 +1,144 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/api"
+	"github.com/ptdmon/ptdmon/internal/sim"
+	"github.com/ptdmon/ptdmon/internal/sim/simtest"
+	"github.com/ptdmon/ptdmon/internal/slo"
+	"github.com/ptdmon/ptdmon/internal/testutil"
+	"github.com/ptdmon/ptdmon/internal/web"
+)
+
+// TestWholeRequestOnPage serves the decode-bound simulation of a vLLM pool
+// (two legs) and an SGLang pool, long enough for the SGLang pool to know
+// its prefill count while the deployment's is unknown. The advice panel
+// shows the whole request's attainment as /api/v1/advice's slo.request
+// gives it (a range where only bounded), never the decode leg's, and each
+// pool's prefill advice; each pool's "Where TTFT goes" chart says which
+// TTFT it draws, has an untimed band, and spans the same time as the
+// other charts. An advice the API refuses shows the API's answer.
+func TestWholeRequestOnPage(t *testing.T) {
+	testutil.NeedChromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	sc, err := sim.LoadScenario("decode-bound")
+	must(t, err)
+	r, err := simtest.RunHistograms(sc, 1, 150*time.Second)
+	must(t, err)
+	s := &api.Server{Ledger: r.Ledger, SLO: slo.Thresholds{TTFT: 20, E2E: 15}, Extra: web.Routes()}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { s.CloseStreams(); srv.Close() })
+
+	var body api.AdviceBody
+	getJSON(t, srv.URL+"/api/v1/advice", &body)
+	if body.SLO == nil || body.SLO.Request == nil {
+		t.Fatalf("no whole-request attainment: %+v", body.SLO)
+	}
+	var snap api.Snapshot
+	getJSON(t, srv.URL+"/api/v1/snapshot?instances=0", &snap)
+
+	b := startBrowser(t, ctx)
+	must(t, navigate(b, srv.URL+"/"))
+	type page struct {
+		SLO     map[string]string `json:"slo"`
+		ByPool  string            `json:"byPool"`
+		Text    string            `json:"text"`
+		Sources map[string]string `json:"sources"`
+		Labels  []string          `json:"labels"`
+		Phases  [2]float64        `json:"phases"`
+		Rates   [2]float64        `json:"rates"`
+	}
+	const js = `(() => { const a = document.getElementById("advice");
+		const slo = {}; for (const e of a.querySelectorAll("[data-slo]")) slo[e.dataset.slo] = e.textContent;
+		const sources = {}; let labels = [], phases = [0, 0];
+		for (const e of document.querySelectorAll("[data-phases-pool]")) {
+			sources[e.dataset.phasesPool] = e.dataset.ttftSource || "";
+			labels = e._u.series.map((s) => s.label || "");
+			phases = [e._u.scales.x.min, e._u.scales.x.max];
+		}
+		const u = document.getElementById("chart-rates")._u;
+		return JSON.stringify({ slo, byPool: a.querySelector("[data-by-pool=prefill]")?.textContent || "", text: a.textContent,
+			sources, labels, phases, rates: [u.scales.x.min, u.scales.x.max] }); })()`
+	var p page
+	testutil.Eventually(t, 30*time.Second, 300*time.Millisecond, func() (bool, string) {
+		p = page{}
+		if err := json.Unmarshal([]byte(b.eval(t, js)), &p); err != nil {
+			return false, err.Error()
+		}
+		return p.SLO["ttft"] != "" && len(p.Sources) == len(snap.Pools), fmt.Sprintf("the page has not drawn the advice and the phases: %+v", p)
+	})
+	for _, m := range body.SLO.Request.Metrics {
+		want := "?"
+		switch {
+		case m.Within != nil:
+			want = pct(m.Within.Fraction)
+		case m.Bound != nil && m.Bound.Min == m.Bound.Max:
+			want = pct(m.Bound.Min)
+		case m.Bound != nil:
+			want = pct(m.Bound.Min) + "–" + pct(m.Bound.Max)
+		}
+		if p.SLO[m.Name] != want {
+			t.Errorf("%s attainment %q, want the whole request's %q: %s", m.Name, p.SLO[m.Name], want, p.Text)
+		}
+	}
+	if !strings.Contains(p.Text, "whole request") {
+		t.Errorf("the SLO line does not say it is the whole request's: %s", p.Text)
+	}
+	if body.Advice.Prefill.Instances.OK() {
+		t.Fatalf("the deployment's prefill count is known: the case is not the one tested")
+	}
+	known := 0
+	for _, pa := range body.Pools {
+		if st := pa.Advice.Prefill; st.Instances.OK() {
+			known++
+			if want := fmt.Sprintf("%s %g (now %d)", pa.Pool, st.Instances.V, st.Current); !strings.Contains(p.ByPool, want) {
+				t.Errorf("prefill by pool %q lacks %q", p.ByPool, want)
+			}
+		}
+	}
+	if known == 0 {
+		t.Errorf("no pool knows its prefill count: %+v", body.Pools)
+	}
+	for _, pool := range snap.Pools {
+		if want := pool.TTFTPhases.TTFTSource; want == "" || p.Sources[pool.Name] != want {
+			t.Errorf("%s: the chart's TTFT from %q, the API's %q", pool.Name, p.Sources[pool.Name], want)
+		}
+	}
+	if !strings.Contains(strings.Join(p.Labels, ","), "untimed") || !strings.Contains(strings.Join(p.Labels, ","), "TTFT, whole request") {
+		t.Errorf("phases chart series %q: want an untimed band and the whole request's TTFT", p.Labels)
+	}
+	if math.Abs(p.Phases[0]-p.Rates[0]) > 1 || math.Abs(p.Phases[1]-p.Rates[1]) > 5 {
+		t.Errorf("the phases chart spans %v, the rates chart %v: want the same time axis", p.Phases, p.Rates)
+	}
+	if errs := b.exceptions(); len(errs) > 0 {
+		t.Errorf("uncaught exceptions in the page: %q", errs)
+	}
+	t.Logf("advice panel: %s", p.Text)
+
+	// An advice the API refuses: the panel says the API's answer.
+	const why = "lookback=\"x\": want a duration > 0 (e.g. 60s)"
+	h := s.Handler()
+	refuse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/v1/advice" {
+			http.Error(w, why, http.StatusBadRequest)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(refuse.Close)
+	must(t, navigate(b, refuse.URL+"/"))
+	testutil.Eventually(t, 20*time.Second, 300*time.Millisecond, func() (bool, string) {
+		text := b.eval(t, `document.getElementById("advice").textContent`)
+		return strings.Contains(text, why), fmt.Sprintf("the advice panel reads %q", text)
+	})
+}
