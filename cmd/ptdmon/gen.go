@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/ptdmon/ptdmon/internal/cli"
 	"github.com/ptdmon/ptdmon/internal/config"
@@ -110,6 +111,13 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 		if srcDir != nil {
 			if in.BuildContext, in.Dockerfile, err = buildPaths(*out, *srcDir); err != nil {
 				return err
+			}
+		}
+		if what == "compose" {
+			// Inside a container the loopback address is the container.
+			if lo := gen.LoopbackTargets(in); len(lo) > 0 {
+				fmt.Fprintf(stderr, "ptdmon gen compose: warning: %d target(s) on the loopback address, which inside the ptdmon and Prometheus containers is the container itself, not this machine: %s; give them an address the containers reach (host.docker.internal, the host's IP, or a service name)\n",
+					len(lo), strings.Join(lo, ", "))
 			}
 		}
 		files, err := generate(what, in, cfgData)

@@ -134,6 +134,13 @@ func TestGenComposeWherever(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ctxDir, "go.mod")); err != nil {
 		t.Errorf("the build context has no go.mod: %v", err)
 	}
+	// Targets on the loopback address: written, with a warning naming them.
+	os.WriteFile("lo.yaml", []byte("kv_bytes_per_request: 4096\ntargets:\n  - {name: p0, url: \"http://127.0.0.1:8000/metrics\", role: prefill, engine: vllm}\n  - {name: d0, url: \"http://localhost:8001/metrics\", role: decode, engine: vllm}\n  - {name: d1, url: \"http://10.0.0.7:8001/metrics\", role: decode, engine: vllm}\n"), 0o644)
+	code, _, errs := runGenCmd(t, "compose", "-src", repo, "-config", "lo.yaml", "-out", "lo")
+	if code != 0 || !strings.Contains(errs, "warning: 2 target(s) on the loopback address") ||
+		!strings.Contains(errs, "p0 (http://127.0.0.1:8000/metrics), d0 (http://localhost:8001/metrics)") || strings.Contains(errs, "d1") {
+		t.Errorf("loopback targets: exit %d, stderr %q; want 0 and a warning naming p0 and d0 only", code, errs)
+	}
 	code, out, errs := runGenCmd(t, "compose", "-src", repo)
 	if code != 2 || !strings.Contains(errs, "exists: pass -force") || out != "" {
 		t.Errorf("second run: exit %d, stdout %q, stderr %q; want 2, nothing written", code, out, errs)
