@@ -47,7 +47,9 @@ func TestGenExitCodes(t *testing.T) {
 		{"slo window", []string{"slo", "-itl", "0.05", "-e2e", "10", "-slo-window", "5m"}, 0, "model:ptd_slo_goodput_independent:rate5m"},
 		{"slo without threshold", []string{"slo"}, 2, "no threshold"},
 		{"slo negative", []string{"slo", "-ttft", "-1"}, 2, "finite value > 0"},
-		{"slo with config", []string{"slo", "-e2e", "10", "-config", good}, 2, "do not apply"},
+		// gen slo neither lists nor takes the configuration's flags.
+		{"slo with config", []string{"slo", "-e2e", "10", "-config", good}, 2, "not defined: -config"},
+		{"slo as serve names it", []string{"slo", "-slo-ttft", "0.5", "-slo-e2e", "10"}, 0, "record: role:ptd_slo_attainment:ratio_rate1m"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -147,5 +149,24 @@ func TestGenComposeWherever(t *testing.T) {
 	}
 	if code, _, errs := runGenCmd(t, "compose", "-src", repo, "-force"); code != 0 {
 		t.Errorf("-force: exit %d: %s", code, errs)
+	}
+}
+
+// TestGenSLOHelpListsWhatItTakes: gen slo -h lists no flag it refuses,
+// and the thresholds under the names serve and demo use.
+func TestGenSLOHelpListsWhatItTakes(t *testing.T) {
+	code, out, _ := runGenCmd(t, "slo", "-h")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, no := range []string{"  -config", "  -window ", "  -kv-bytes-per-request"} {
+		if strings.Contains(out, no) {
+			t.Errorf("gen slo -h lists %s, which it refuses:\n%s", no, out)
+		}
+	}
+	for _, want := range []string{"-slo-ttft", "-slo-itl", "-slo-e2e", "-out", "-o "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("gen slo -h lacks %s:\n%s", want, out)
+		}
 	}
 }

@@ -50,6 +50,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	fs := c.Flags
 	format := fs.String("format", "html", "html (one self-contained file), md or json")
 	out := fs.String("o", "", "write to this file (default: standard output)")
+	fs.StringVar(out, "out", "", "same as -o, as gen spells it")
 	from := fs.String("from", "", "start of the range: RFC 3339 (2026-12-01T10:00:00Z) or Unix seconds")
 	to := fs.String("to", "", "end of the range: RFC 3339 or Unix seconds")
 	source := fs.String("source", "", "read the run from a TSDB: prometheus=URL (Prometheus, VictoriaMetrics, Thanos, Mimir)")
