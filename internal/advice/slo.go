@@ -17,8 +17,10 @@ type SLOReport struct {
 	// Request is the whole request's attainment, what a user sees: from
 	// the router, from decode instances that time from the arrival, or a
 	// bound over the two legs; never the decode leg's alone
-	// (docs/advisor.md#the-whole-requests-slo).
-	Request *slo.Attainment   `json:"request"`
+	// (docs/advisor.md#the-whole-requests-slo). Its reader sets it, pool
+	// by pool (slo.AttainRequest, slo.Mix): one window's buckets of
+	// several pools would add one pool's prefill leg to another's decode.
+	Request *slo.Attainment   `json:"request,omitempty"`
 	Decode  *slo.Attainment   `json:"decode"`
 	Prefill *slo.Attainment   `json:"prefill"`
 	Absent  map[string]string `json:"absent,omitempty"`
@@ -71,11 +73,6 @@ func Attainment(th slo.Thresholds, b ledger.Buckets) (SLOReport, error) {
 		}
 		*role.dst = &a
 	}
-	req, err := slo.AttainRequest(th, b.Request)
-	if err != nil {
-		return SLOReport{}, err
-	}
-	r.Request = &req
 	if len(phases) == 0 {
 		absent("misses", "no engine exports per-phase histograms (queue, prefill, decode, KV transfer time)")
 	}

@@ -79,7 +79,7 @@ func (s *Server) advice(w http.ResponseWriter, r *http.Request, t *advice.Tracke
 	default:
 		rep, err := advice.Attainment(th, b)
 		if err == nil {
-			rep.Request, err = requestSLO(s.Ledger, th, rep.Request)
+			rep.Request, err = requestSLO(s.Ledger, th, b)
 		}
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)

@@ -33,6 +33,11 @@ func poolSLO(l *ledger.Ledger, th slo.Thresholds, pools []Pool) error {
 		if err != nil {
 			return err
 		}
+		req, err := slo.AttainRequest(th, b.Request)
+		if err != nil {
+			return err
+		}
+		rep.Request = &req
 		pools[i].SLO = &rep
 	}
 	return nil
@@ -42,26 +47,25 @@ func poolSLO(l *ledger.Ledger, th slo.Thresholds, pools []Pool) error {
 // from its own router or legs (a prefill leg of one pool never adds to a
 // decode leg of another), mixed by their observations. With one pool it
 // is that pool's.
-func requestSLO(l *ledger.Ledger, th slo.Thresholds, whole *slo.Attainment) (*slo.Attainment, error) {
-	p, ok := l.Latest()
-	if !ok {
-		return whole, nil
-	}
+func requestSLO(l *ledger.Ledger, th slo.Thresholds, whole ledger.Buckets) (*slo.Attainment, error) {
 	var names []string
-	for i := range p.Instances {
-		if n := p.Instances[i].Pool; !slices.Contains(names, n) {
-			names = append(names, n)
+	if p, ok := l.Latest(); ok {
+		for i := range p.Instances {
+			if n := p.Instances[i].Pool; !slices.Contains(names, n) {
+				names = append(names, n)
+			}
 		}
 	}
 	if len(names) < 2 {
-		return whole, nil
+		a, err := slo.AttainRequest(th, whole.Request)
+		return &a, err
 	}
 	sort.Strings(names)
 	parts := make([]slo.Attainment, 0, len(names))
 	for _, n := range names {
 		b, ok := l.PoolBuckets(n)
 		if !ok {
-			return whole, nil
+			b = ledger.Buckets{}
 		}
 		a, err := slo.AttainRequest(th, b.Request)
 		if err != nil {
