@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/sim"
 	"github.com/ptdmon/ptdmon/internal/sim/simtest"
@@ -26,7 +28,10 @@ import (
 // gives it (a range where only bounded), never the decode leg's, and each
 // pool's prefill advice; each pool's "Where TTFT goes" chart says which
 // TTFT it draws, has an untimed band, and spans the same time as the
-// other charts. An advice the API refuses shows the API's answer.
+// other charts. The panels that arrive after the page loads leave the
+// stage rates above the fold of a 1400×1000 window, a line or two below
+// where they were first drawn. An
+// advice the API refuses shows the API's answer.
 func TestWholeRequestOnPage(t *testing.T) {
 	testutil.NeedChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -48,7 +53,19 @@ func TestWholeRequestOnPage(t *testing.T) {
 	getJSON(t, srv.URL+"/api/v1/snapshot?instances=0", &snap)
 
 	b := startBrowser(t, ctx)
+	_, err = chromedp.Run(b.ctx, chromedp.EmulateViewport(1400, 1000))
+	must(t, err)
 	must(t, navigate(b, srv.URL+"/"))
+	// Where the stage rates are drawn at first: the panels that arrive
+	// later (pools, failures, phases) must not move them below the fold.
+	const rateTop = `(() => { const c = document.getElementById("chart-rates"); return c ? c.getBoundingClientRect().top : -1; })()`
+	var top0 float64
+	testutil.Eventually(t, 20*time.Second, 50*time.Millisecond, func() (bool, string) {
+		var err error
+		top0, err = chromedp.Run(b.ctx, chromedp.Evaluate[float64](rateTop))
+		must(t, err)
+		return top0 >= 0, "no stage-rate chart yet"
+	})
 	type page struct {
 		SLO     map[string]string `json:"slo"`
 		ByPool  string            `json:"byPool"`
@@ -120,10 +137,18 @@ func TestWholeRequestOnPage(t *testing.T) {
 	if math.Abs(p.Phases[0]-p.Rates[0]) > 1 || math.Abs(p.Phases[1]-p.Rates[1]) > 5 {
 		t.Errorf("the phases chart spans %v, the rates chart %v: want the same time axis", p.Phases, p.Rates)
 	}
+	top1, err := chromedp.Run(b.ctx, chromedp.Evaluate[float64](rateTop))
+	must(t, err)
+	// The verdict's evidence and the advice take a line or two more once
+	// they arrive; the pools, failures and phases take hundreds of pixels,
+	// under the charts.
+	if top1-top0 > 100 || top1+300 > 1000 {
+		t.Errorf("the stage-rate chart's top moved from %g to %g px as the panels arrived, in a window 1000 px high", top0, top1)
+	}
 	if errs := b.exceptions(); len(errs) > 0 {
 		t.Errorf("uncaught exceptions in the page: %q", errs)
 	}
-	t.Logf("advice panel: %s", p.Text)
+	t.Logf("advice panel: %s; the stage rates at %g px", p.Text, top1)
 
 	// An advice the API refuses: the panel says the API's answer.
 	const why = "lookback=\"x\": want a duration > 0 (e.g. 60s)"
