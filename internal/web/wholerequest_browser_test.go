@@ -145,6 +145,13 @@ func TestWholeRequestOnPage(t *testing.T) {
 	if top1-top0 > 100 || top1+300 > 1000 {
 		t.Errorf("the stage-rate chart's top moved from %g to %g px as the panels arrived, in a window 1000 px high", top0, top1)
 	}
+	// At 900 px the tiles' units stay whole: "req/s over 5 s" is on the
+	// value's line or entirely on the next, never broken inside.
+	_, err = chromedp.Run(b.ctx, chromedp.EmulateViewport(900, 1000))
+	must(t, err)
+	if broken := b.eval(t, `JSON.stringify([...document.querySelectorAll(".big .u")].filter((e) => e.getClientRects().length > 1).map((e) => e.textContent))`); broken != "[]" {
+		t.Errorf("at 900 px the tiles' units break across lines: %s", broken)
+	}
 	if errs := b.exceptions(); len(errs) > 0 {
 		t.Errorf("uncaught exceptions in the page: %q", errs)
 	}
