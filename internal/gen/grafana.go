@@ -306,7 +306,7 @@ func verdictRow(b *dashboard.DashboardBuilder) {
 		GraphMode(common.BigValueGraphModeNone).ColorMode(common.BigValueColorModeNone).
 		WithTarget(instant("ptd_recommended_kv_bytes_per_second", "KV", "A")))
 	b.WithPanel(panelSpec{title: "SLO attainment by role", unit: "percentunit", span: 24, height: 8,
-		desc: "The fraction of each role's observations within each SLO threshold over a minute, as the recording rules of `ptdmon gen slo` read the engines' histograms (engines path; no series without those rules). Each role as its own instances time it: on vLLM and TensorRT-LLM a decode instance's TTFT and E2E cover the decode leg only, after prefill, so they are not the whole request's; ptdmon's page and /api/v1/advice give the whole request's (docs/advisor.md#the-whole-requests-slo).",
+		desc:    "The fraction of each role's observations within each SLO threshold over a minute, as the recording rules of `ptdmon gen slo` read the engines' histograms (engines path; no series without those rules). Each role as its own instances time it: on vLLM and TensorRT-LLM a decode instance's TTFT and E2E cover the decode leg only, after prefill, so they are not the whole request's; ptdmon's page and /api/v1/advice give the whole request's (docs/advisor.md#the-whole-requests-slo).",
 		queries: []query{{sel("role:ptd_slo_attainment:ratio_rate1m", filterPool, filterModel), "{{pool}} {{role}} {{slo}} ≤ {{threshold}} s"}}}.build().Max(1))
 }
 
