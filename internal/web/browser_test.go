@@ -157,6 +157,8 @@ func TestScenarioScreenshots(t *testing.T) {
 	if *updateScreenshots {
 		out = filepath.Join(moduleRoot(t), "docs", "screenshots")
 		must(t, os.MkdirAll(out, 0o755))
+		// Which page they show, for TestScreenshotsShowThisPage.
+		must(t, os.WriteFile(filepath.Join(out, screenshotsPage), []byte(pageHash(t)+"\n"), 0o644))
 	}
 	for i, name := range names {
 		t.Run(name, func(t *testing.T) {

@@ -116,7 +116,7 @@ export function renderPools(el, snap) {
   const verdicts = new Map(((snap.verdict && snap.verdict.groups) || []).map((g) => [g.group, g]));
   const table = document.createElement("table");
   const head = table.createTHead().insertRow();
-  for (const h of ["Pool", "Model", "B_request", "Arrival req/s", "Prefill req/s", "KV req/s", "Decode req/s", "Verdict", "SLO (decode)"]) {
+  for (const h of ["Pool", "Model", "B_request", "Arrival req/s", "Prefill req/s", "KV req/s", "Decode req/s", "Verdict", "SLO (whole request)"]) {
     const th = document.createElement("th");
     th.textContent = h;
     head.append(th);
