@@ -52,7 +52,7 @@ func phases(w *bytes.Buffer, snap *Snapshot, width int) {
 		fmt.Fprintln(w, clip(b.String(), width))
 		src := ph.TTFTSource
 		if src == "" {
-			src = "none: " + ph.TTFT.Why
+			src = "nothing that times it (" + ph.TTFT.Why + ")"
 		}
 		if sources[src] == nil {
 			order = append(order, src)

@@ -36,7 +36,7 @@ func TestPhaseLines(t *testing.T) {
 		t.Errorf("old's phases %q, want every phase absent", got)
 	}
 	// Which TTFT it is, in words.
-	if !strings.Contains(b.String(), "TTFT of the whole request, from prefill leg + decode leg (chat); none: not in the response (old)") {
+	if !strings.Contains(b.String(), "TTFT of the whole request, from prefill leg + decode leg (chat); nothing that times it (not in the response) (old)") {
 		t.Errorf("the frame does not say which TTFT it shows:\n%s", b.String())
 	}
 }
