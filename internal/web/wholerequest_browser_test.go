@@ -174,3 +174,42 @@ func TestWholeRequestOnPage(t *testing.T) {
 		return strings.Contains(text, why), fmt.Sprintf("the advice panel reads %q", text)
 	})
 }
+
+// TestKVTileNamesPoolsLeftOut: in the trtllm scenario the TensorRT-LLM
+// pool's KV is not counted, so KV req/s reads below prefill's under a
+// balanced verdict; the KV tile says which pool it leaves out, in view,
+// as the snapshot's pools give it.
+func TestKVTileNamesPoolsLeftOut(t *testing.T) {
+	testutil.NeedChromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sc, err := sim.LoadScenario("trtllm")
+	must(t, err)
+	r, err := simtest.RunHistograms(sc, 1, 30*time.Second)
+	must(t, err)
+	s := &api.Server{Ledger: r.Ledger, Extra: web.Routes()}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { s.CloseStreams(); srv.Close() })
+	var snap api.Snapshot
+	getJSON(t, srv.URL+"/api/v1/snapshot?instances=0", &snap)
+	var out []string
+	for _, p := range snap.Pools {
+		if !p.KV.Window.OK() {
+			out = append(out, p.Name)
+		}
+	}
+	if len(out) == 0 || len(out) == len(snap.Pools) {
+		t.Fatalf("the case is not the one tested: pools without KV req/s %v of %d", out, len(snap.Pools))
+	}
+	b := startBrowser(t, ctx)
+	must(t, navigate(b, srv.URL+"/"))
+	var note string
+	testutil.Eventually(t, 20*time.Second, 200*time.Millisecond, func() (bool, string) {
+		note = b.eval(t, `document.querySelector("#big-k .pools-note")?.textContent || ""`)
+		return note != "", "the KV tile names no pool"
+	})
+	want := fmt.Sprintf("%d of %d pools; not %s", len(snap.Pools)-len(out), len(snap.Pools), strings.Join(out, ", "))
+	if note != want {
+		t.Errorf("KV tile note %q, want %q", note, want)
+	}
+}

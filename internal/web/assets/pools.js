@@ -106,9 +106,28 @@ function sloCell(p) {
   return cell(parts.join(" · "), "", titles.join("; "));
 }
 
+// kvTileNote says on the KV transfer tile which pools its req/s leaves
+// out (a pool without KV bytes or without B_request), so that a KV number
+// below prefill's under a balanced verdict is read for what it is.
+function kvTileNote(pools) {
+  const tile = document.getElementById("big-k");
+  if (!tile) return;
+  let note = tile.querySelector(".pools-note");
+  if (!note) {
+    note = document.createElement("div");
+    note.className = "pools-note";
+    tile.append(note);
+  }
+  const out = pools.filter((p) => p.kv && p.kv.requests_per_second_window == null);
+  note.textContent = pools.length > 1 && out.length ? `${pools.length - out.length} of ${pools.length} pools; not ${out.map((p) => p.name).join(", ")}` : "";
+  note.title = out.map((p) => `${p.name}: ${(p.kv.absent && p.kv.absent.requests_per_second_window) || "absent"}`).join("\n");
+  tile.classList.toggle("partial-pools", note.textContent !== "");
+}
+
 // renderPools fills el from one snapshot body.
 export function renderPools(el, snap) {
   const pools = snap.pools || [];
+  kvTileNote(pools);
   const routed = pools.some((p) => p.router && p.router.arrival_per_second != null);
   el.hidden = pools.length < 2 && !routed;
   el.dataset.pools = String(pools.length);
