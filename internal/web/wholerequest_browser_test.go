@@ -213,3 +213,47 @@ func TestKVTileNamesPoolsLeftOut(t *testing.T) {
 		t.Errorf("KV tile note %q, want %q", note, want)
 	}
 }
+
+// TestRestartInView: in the restart scenario after both restarts, the top
+// row says how many scrapes failed and which targets restarted, as the
+// snapshot's scrape_health gives them, above the fold.
+func TestRestartInView(t *testing.T) {
+	testutil.NeedChromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sc, err := sim.LoadScenario("restart")
+	must(t, err)
+	r, err := simtest.RunHistograms(sc, 1, 50*time.Second)
+	must(t, err)
+	s := &api.Server{Ledger: r.Ledger, Extra: web.Routes()}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { s.CloseStreams(); srv.Close() })
+	var snap api.Snapshot
+	getJSON(t, srv.URL+"/api/v1/snapshot?instances=0", &snap)
+	h := snap.ScrapeHealth
+	failed := uint64(0)
+	for _, n := range h.Failures {
+		failed += n
+	}
+	if failed == 0 || strings.Join(h.Restarted, ",") != "sglang-d0,vllm-p0" {
+		t.Fatalf("scrape health %+v: want failed scrapes and the two restarts", h)
+	}
+	b := startBrowser(t, ctx)
+	_, err = chromedp.Run(b.ctx, chromedp.EmulateViewport(1400, 1000))
+	must(t, err)
+	must(t, navigate(b, srv.URL+"/"))
+	type note struct {
+		Failed, Restarted, Text string
+		Bottom                  float64
+	}
+	var got note
+	testutil.Eventually(t, 20*time.Second, 200*time.Millisecond, func() (bool, string) {
+		got, err = chromedp.Run(b.ctx, chromedp.Evaluate[note](`(() => { const e = document.getElementById("scrape-health");
+			return e ? { Failed: e.dataset.failed, Restarted: e.dataset.restarted, Text: e.textContent, Bottom: e.getBoundingClientRect().bottom } : {}; })()`))
+		must(t, err)
+		return got.Text != "", "no scrape health in the top row"
+	})
+	if got.Failed != fmt.Sprint(failed) || got.Restarted != "sglang-d0,vllm-p0" || got.Bottom > 1000 || !strings.Contains(got.Text, "restarted: sglang-d0, vllm-p0") {
+		t.Errorf("top row %+v; want %d failed scrapes and sglang-d0, vllm-p0 restarted, above the fold", got, failed)
+	}
+}

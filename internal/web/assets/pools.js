@@ -124,10 +124,35 @@ function kvTileNote(pools) {
   tile.classList.toggle("partial-pools", note.textContent !== "");
 }
 
+// scrapeHealthNote says in the top row what the scrapes went through since
+// the start: failed scrapes by reason and the targets that restarted
+// (their counters went back), so that a flaky target or a restart is in
+// view, not only in the instance table.
+function scrapeHealthNote(h) {
+  const meta = document.querySelector(".top .meta");
+  if (!meta || !h) return;
+  let el = document.getElementById("scrape-health");
+  if (!el) {
+    el = document.createElement("div");
+    el.id = "scrape-health";
+    meta.append(el);
+  }
+  const fails = Object.entries(h.failures || {}).sort((a, b) => b[1] - a[1]);
+  const n = fails.reduce((acc, [, c]) => acc + c, 0);
+  const parts = [];
+  if (n) parts.push(`${n} scrape${n > 1 ? "s" : ""} failed on ${h.targets_failed} target${h.targets_failed > 1 ? "s" : ""} (${fails.map(([r, c]) => `${r.replace("_", " ")} ${c}`).join(", ")})`);
+  if (h.restarted && h.restarted.length) parts.push(`restarted: ${h.restarted.join(", ")}`);
+  el.textContent = parts.length ? parts.join("; ") + " since the start" : "no scrape failed, no restart since the start";
+  el.className = parts.length ? "health bad" : "health muted";
+  el.dataset.failed = String(n);
+  el.dataset.restarted = (h.restarted || []).join(",");
+}
+
 // renderPools fills el from one snapshot body.
 export function renderPools(el, snap) {
   const pools = snap.pools || [];
   kvTileNote(pools);
+  scrapeHealthNote(snap.scrape_health);
   const routed = pools.some((p) => p.router && p.router.arrival_per_second != null);
   el.hidden = pools.length < 2 && !routed;
   el.dataset.pools = String(pools.length);
