@@ -25,7 +25,8 @@ var clock = regexp.MustCompile(`^ptdmon  \d\d:\d\d:\d\d`)
 // TestGoldenFrames draws top as a terminal of 80×24 and 80×40 would show
 // it: the restart scenario while vllm-p0 is down, two pools, SLO
 // thresholds set. Every frame fits its terminal and keeps what needs
-// action — the verdict, the down instance, the advice — leaving whole
+// action — the verdict, the failed scrapes, the down instance, the
+// advice — leaving whole
 // sections out, with a line naming them; the frames are golden files
 // (-update rewrites them).
 func TestGoldenFrames(t *testing.T) {
@@ -72,7 +73,7 @@ func TestGoldenFrames(t *testing.T) {
 					t.Errorf("line of %d columns: %q", n, l)
 				}
 			}
-			for _, want := range []string{"VERDICT  ", "vllm-p0", "DOWN", "\nAdvice   ", "\nSLO      ", "(to fit "} {
+			for _, want := range []string{"VERDICT  ", "vllm-p0", "DOWN", "\nAdvice   ", "\nSLO      ", "(to fit ", "\nSCRAPES  "} {
 				if !strings.Contains(got, want) {
 					t.Errorf("frame lacks %q", want)
 				}

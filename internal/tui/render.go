@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -176,6 +177,15 @@ func render(w *bytes.Buffer, f Frame, width int) {
 			fmt.Fprintf(head, "  %s\n", l)
 		}
 	}
+	if h := scrapeHealth(snap.ScrapeHealth); h != "" {
+		for i, l := range wrap(h, width-9) {
+			lead := "SCRAPES  "
+			if i > 0 {
+				lead = "         "
+			}
+			fmt.Fprintln(head, lead+l)
+		}
+	}
 	if p == nil {
 		fmt.Fprintln(head, "\nno data yet: waiting for the first tick")
 		l.write(w, f.Height, 0)
@@ -272,6 +282,30 @@ func queues(w *bytes.Buffer, p *ledger.Point, win string) {
 		num(p.Prefill.Running, ""), num(p.Prefill.Waiting, ""), num(p.Prefill.Queues.Bootstrap, ""), num(p.Prefill.Queues.Inflight, ""), num(p.Prefill.KVUsage, "%"))
 	fmt.Fprintf(w, "Decode   running %s  waiting %s  prealloc %s  transfer %s  KV usage %s\n",
 		num(p.Decode.Running, ""), num(p.Decode.Waiting, ""), num(p.Decode.Queues.Prealloc, ""), num(p.Decode.Queues.Transfer, ""), num(p.Decode.KVUsage, "%"))
+}
+
+// scrapeHealth says what the scrapes went through since the start, "" when
+// no scrape failed and no target restarted: failed scrapes by reason and
+// the targets that restarted, which need a look as a down instance does.
+func scrapeHealth(h ledger.ScrapeHealth) string {
+	var n uint64
+	reasons := make([]string, 0, len(h.Failures))
+	for r, c := range h.Failures {
+		n += c
+		reasons = append(reasons, fmt.Sprintf("%s %d", r, c))
+	}
+	sort.Strings(reasons)
+	var parts []string
+	if n > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed on %d target(s) (%s)", n, h.TargetsFailed, strings.Join(reasons, ", ")))
+	}
+	if len(h.Restarted) > 0 {
+		parts = append(parts, "restarted: "+strings.Join(h.Restarted, ", "))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + " since the start"
 }
 
 // instances writes the per-instance table; notes (errors, absences) go on
