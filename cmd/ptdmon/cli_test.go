@@ -105,3 +105,34 @@ func TestTopURLWithoutScheme(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionHelp: the version command does not offer -version, which
+// would print what it prints; it still takes it, as every command does.
+func TestVersionHelp(t *testing.T) {
+	code, out, _ := runCmd("version", "-h")
+	if code != 0 || strings.Contains(out, "-version") || !strings.Contains(out, "flags:\n  none\n") {
+		t.Errorf("version -h: exit %d:\n%s", code, out)
+	}
+}
+
+// TestListenTaken: a listen address already in use is a usage error, exit
+// 2 with one line, from serve and from demo alike.
+func TestListenTaken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	cfg := filepath.Join(t.TempDir(), "ptdmon.yaml")
+	os.WriteFile(cfg, []byte("kv_bytes_per_request: 4096\ntargets:\n  - {name: p0, url: \"http://127.0.0.1:1/metrics\", role: prefill, engine: vllm}\n"), 0o644)
+	for _, args := range [][]string{
+		{"serve", "-config", cfg, "-listen", addr},
+		{"demo", "-listen", addr, "-duration", "5s"},
+	} {
+		code, _, errs := runCmd(args...)
+		if code != 2 || !strings.Contains(errs, addr) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%s on a taken %s: exit %d, stderr %q; want 2 and one line naming it", args[0], addr, code, errs)
+		}
+	}
+}

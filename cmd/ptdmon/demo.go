@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -95,6 +96,11 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 			},
 		}
 		sizing.set(&opts)
-		return service.Run(ctx, cfg, opts)
+		err = service.Run(ctx, cfg, opts)
+		if errors.Is(err, service.ErrSetup) {
+			// A listen address taken: a usage error, as serve says it.
+			return cli.Usage(err)
+		}
+		return err
 	})
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
+	"time"
 
 	"github.com/ptdmon/ptdmon/internal/cli"
 	"github.com/ptdmon/ptdmon/internal/config"
@@ -58,10 +60,20 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 	}
 	c = cli.New("gen "+what, "[flags]", "", cli.NoArgs, stdout, stderr)
 	fs := c.Flags
-	cfgPath := fs.String("config", "", "ptdmon.yaml (targets, window, kv_bytes_per_request)")
-	window := fs.Duration("window", 0, "window W of the windowed rates (default: the config's, else 5s)")
-	kvBytes := fs.Int64("kv-bytes-per-request", 0, "B_request for the engines path (default: the config's)")
-	out := fs.String("out", def, "where to write (- for stdout)")
+	var (
+		cfgPath = new(string)
+		window  = new(time.Duration)
+		kvBytes = new(int64)
+		out     = new(string)
+	)
+	// gen slo takes none of the configuration: its flags are its own.
+	if what != "slo" {
+		fs.StringVar(cfgPath, "config", "", "ptdmon.yaml (targets, window, kv_bytes_per_request)")
+		fs.DurationVar(window, "window", 0, "window W of the windowed rates (default: the config's, else 5s)")
+		fs.Int64Var(kvBytes, "kv-bytes-per-request", 0, "B_request for the engines path (default: the config's)")
+	}
+	fs.StringVar(out, "out", def, "where to write (- for stdout)")
+	fs.StringVar(out, "o", def, "same as -out, as record and report spell it")
 	force := fs.Bool("force", false, "overwrite existing files")
 	var ptdmonAddr, srcDir *string
 	var slo *gen.SLOInput
@@ -74,16 +86,18 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 		srcDir = fs.String("src", "", "the ptdmon source tree the compose file builds the image from (default: the one around the current directory)")
 	case "slo":
 		slo = &gen.SLOInput{}
-		fs.Float64Var(&slo.TTFT, "ttft", 0, "TTFT threshold, seconds (0: no TTFT SLO)")
-		fs.Float64Var(&slo.ITL, "itl", 0, "inter-token latency threshold, seconds (0: no ITL SLO)")
-		fs.Float64Var(&slo.E2E, "e2e", 0, "end-to-end latency threshold, seconds (0: no E2E SLO)")
+		// The names serve and demo take, and the short ones as before.
+		for _, t := range []struct {
+			name, what string
+			dst        *float64
+		}{{"ttft", "TTFT", &slo.TTFT}, {"itl", "inter-token latency", &slo.ITL}, {"e2e", "end-to-end latency", &slo.E2E}} {
+			fs.Float64Var(t.dst, "slo-"+t.name, 0, t.what+" threshold, seconds (0: no "+strings.ToUpper(t.name)+" SLO)")
+			fs.Float64Var(t.dst, t.name, 0, "same as -slo-"+t.name)
+		}
 		fs.DurationVar(&slo.Window, "slo-window", 0, "range the fractions are taken over (default 1m)")
 	}
 	return c.Run(args[1:], func([]string) error {
 		if slo != nil {
-			if *cfgPath != "" || *window != 0 || *kvBytes != 0 {
-				return cli.Usagef("gen slo takes its thresholds from -ttft, -itl and -e2e and its range from -slo-window; -config, -window and -kv-bytes-per-request do not apply")
-			}
 			b, err := gen.SLORulesYAML(*slo)
 			if err != nil {
 				return cli.Usage(err)
@@ -110,6 +124,13 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 		if srcDir != nil {
 			if in.BuildContext, in.Dockerfile, err = buildPaths(*out, *srcDir); err != nil {
 				return err
+			}
+		}
+		if what == "compose" {
+			// Inside a container the loopback address is the container.
+			if lo := gen.LoopbackTargets(in); len(lo) > 0 {
+				fmt.Fprintf(stderr, "ptdmon gen compose: warning: %d target(s) on the loopback address, which inside the ptdmon and Prometheus containers is the container itself, not this machine: %s; give them an address the containers reach (host.docker.internal, the host's IP, or a service name)\n",
+					len(lo), strings.Join(lo, ", "))
 			}
 		}
 		files, err := generate(what, in, cfgData)

@@ -47,7 +47,9 @@ func TestGenExitCodes(t *testing.T) {
 		{"slo window", []string{"slo", "-itl", "0.05", "-e2e", "10", "-slo-window", "5m"}, 0, "model:ptd_slo_goodput_independent:rate5m"},
 		{"slo without threshold", []string{"slo"}, 2, "no threshold"},
 		{"slo negative", []string{"slo", "-ttft", "-1"}, 2, "finite value > 0"},
-		{"slo with config", []string{"slo", "-e2e", "10", "-config", good}, 2, "do not apply"},
+		// gen slo neither lists nor takes the configuration's flags.
+		{"slo with config", []string{"slo", "-e2e", "10", "-config", good}, 2, "not defined: -config"},
+		{"slo as serve names it", []string{"slo", "-slo-ttft", "0.5", "-slo-e2e", "10"}, 0, "record: role:ptd_slo_attainment:ratio_rate1m"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -134,11 +136,37 @@ func TestGenComposeWherever(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ctxDir, "go.mod")); err != nil {
 		t.Errorf("the build context has no go.mod: %v", err)
 	}
+	// Targets on the loopback address: written, with a warning naming them.
+	os.WriteFile("lo.yaml", []byte("kv_bytes_per_request: 4096\ntargets:\n  - {name: p0, url: \"http://127.0.0.1:8000/metrics\", role: prefill, engine: vllm}\n  - {name: d0, url: \"http://localhost:8001/metrics\", role: decode, engine: vllm}\n  - {name: d1, url: \"http://10.0.0.7:8001/metrics\", role: decode, engine: vllm}\n"), 0o644)
+	code, _, errs := runGenCmd(t, "compose", "-src", repo, "-config", "lo.yaml", "-out", "lo")
+	if code != 0 || !strings.Contains(errs, "warning: 2 target(s) on the loopback address") ||
+		!strings.Contains(errs, "p0 (http://127.0.0.1:8000/metrics), d0 (http://localhost:8001/metrics)") || strings.Contains(errs, "d1") {
+		t.Errorf("loopback targets: exit %d, stderr %q; want 0 and a warning naming p0 and d0 only", code, errs)
+	}
 	code, out, errs := runGenCmd(t, "compose", "-src", repo)
 	if code != 2 || !strings.Contains(errs, "exists: pass -force") || out != "" {
 		t.Errorf("second run: exit %d, stdout %q, stderr %q; want 2, nothing written", code, out, errs)
 	}
 	if code, _, errs := runGenCmd(t, "compose", "-src", repo, "-force"); code != 0 {
 		t.Errorf("-force: exit %d: %s", code, errs)
+	}
+}
+
+// TestGenSLOHelpListsWhatItTakes: gen slo -h lists no flag it refuses,
+// and the thresholds under the names serve and demo use.
+func TestGenSLOHelpListsWhatItTakes(t *testing.T) {
+	code, out, _ := runGenCmd(t, "slo", "-h")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, no := range []string{"  -config", "  -window ", "  -kv-bytes-per-request"} {
+		if strings.Contains(out, no) {
+			t.Errorf("gen slo -h lists %s, which it refuses:\n%s", no, out)
+		}
+	}
+	for _, want := range []string{"-slo-ttft", "-slo-itl", "-slo-e2e", "-out", "-o "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("gen slo -h lacks %s:\n%s", want, out)
+		}
 	}
 }

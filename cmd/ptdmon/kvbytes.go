@@ -18,12 +18,12 @@ func init() {
 }
 
 func runKVBytes(args []string, stdout, stderr io.Writer) int {
-	c := cli.New("kvbytes", "-model-config config.json -seq-len N [flags]",
+	c := cli.New("kvbytes", "-seq-len N [flags] config.json (or -model-config config.json)",
 		"Prints B_request, the bytes of one request's KV cache, with the rules and defaults used;\n"+
-			"each rule tag (R3, R8, ...) is explained in docs/kvbytes.md.", cli.NoArgs, stdout, stderr)
+			"each rule tag (R3, R8, ...) is explained in docs/kvbytes.md.", cli.Args{Min: 0, Max: 1}, stdout, stderr)
 	set := c.Flags
 	var (
-		path   = set.String("model-config", "", "the model's Hugging Face `config.json` (required)")
+		path   = set.String("model-config", "", "the model's Hugging Face `config.json` (or give it as the argument)")
 		opts   kvsize.Options
 		asJSON = set.Bool("json", false, "print the full result as JSON")
 	)
@@ -34,9 +34,14 @@ func runKVBytes(args []string, stdout, stderr io.Writer) int {
 	set.StringVar(&opts.WindowMode, "window-mode", kvsize.WindowModeWindow, "window: sliding/chunked layers move only their window; full: every layer moves all S tokens")
 	set.BoolVar(&opts.MTP, "mtp", false, "MTP speculative decoding is on: count the num_nextn_predict_layers draft layers")
 	set.StringVar(&opts.SSMDtype, "ssm-dtype", "auto", "recurrent-state dtype of linear-attention layers: auto|bf16|fp16|fp32")
-	return c.Run(args, func([]string) error {
-		if *path == "" {
-			return cli.Usagef("-model-config is required (the model's config.json)")
+	return c.Run(args, func(pos []string) error {
+		switch {
+		case len(pos) == 1 && *path != "" && pos[0] != *path:
+			return cli.Usagef("two configs: %s and -model-config %s; give one", pos[0], *path)
+		case len(pos) == 1:
+			*path = pos[0]
+		case *path == "":
+			return cli.Usagef("missing the model's config.json (an argument, or -model-config)")
 		}
 		if opts.SeqLen == 0 {
 			return cli.Usagef("-seq-len is required (prompt tokens per request, e.g. 8192)")

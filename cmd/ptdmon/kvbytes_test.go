@@ -89,7 +89,10 @@ func TestKVBytesExitCodes(t *testing.T) {
 	}
 	f(0, "", "-model-config", llama, "-seq-len", "8192")
 	f(0, "", "-h")
-	f(2, "-model-config is required", "-seq-len", "8192")
+	f(2, "missing the model's config.json", "-seq-len", "8192")
+	// The config as the argument, as other commands take their file.
+	f(0, "", "-seq-len", "8192", llama)
+	f(2, "two configs", "-seq-len", "8192", "-model-config", llama, notJSON)
 	f(2, "-seq-len is required", "-model-config", llama)
 	f(2, "seq_len: must be > 0", "-model-config", llama, "-seq-len", "-1")
 	f(2, "kv_dtype", "-model-config", llama, "-seq-len", "8192", "-kv-dtype", "int4")
@@ -98,7 +101,7 @@ func TestKVBytesExitCodes(t *testing.T) {
 	f(2, notJSON+": not JSON", "-model-config", notJSON, "-seq-len", "8192")
 	f(2, "nope.json", "-model-config", filepath.Join(dir, "nope.json"), "-seq-len", "8192")
 	f(2, "flag provided but not defined", "-model-config", llama, "-seq-len", "8192", "-bogus")
-	f(2, "unexpected argument", "-model-config", llama, "-seq-len", "8192", "extra")
+	f(2, "unexpected argument", "-model-config", llama, "-seq-len", "8192", llama, "extra")
 	// A directory named as the file is a mistake in the command line.
 	f(2, "-model-config "+dir+": is a directory", "-model-config", dir, "-seq-len", "8192")
 }

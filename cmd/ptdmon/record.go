@@ -38,6 +38,7 @@ func runRecord(args []string, stdout, stderr io.Writer) int {
 	c.LogLevel(slog.LevelWarn)
 	fs := c.Flags
 	out := fs.String("o", "", "directory of the recording (required)")
+	fs.StringVar(out, "out", "", "same as -o, as gen spells it")
 	cfgPath := fs.String("config", "", "ptdmon.yaml")
 	benchResults := fs.String("bench-results", "", "the load generator's result file, or a directory it writes into (default: found by its output flags, docs/bench.md)")
 	settle := fs.Duration("settle", 2*time.Second, "keep recording this long before and after CMD, for the rates around its start and end")

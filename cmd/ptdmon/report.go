@@ -56,6 +56,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	traces := fs.String("traces", "", "OTLP JSON trace files of the engines (comma-separated, as ptdmon requests reads them): the benchmark's requests joined with them by X-Request-ID")
 	bench := fs.String("bench", "", "the load generator's result file (vllm bench serve, SGLang bench_serving, AIPerf, GuideLLM, llm-d-benchmark report; docs/bench.md); default: the one the recording keeps")
 	out := fs.String("o", "", "write to this file (default: standard output)")
+	fs.StringVar(out, "out", "", "same as -o, as gen spells it")
 	from := fs.String("from", "", "start of the range: RFC 3339 (2026-12-01T10:00:00Z) or Unix seconds")
 	to := fs.String("to", "", "end of the range: RFC 3339 or Unix seconds")
 	source := fs.String("source", "", "read the run from a TSDB: prometheus=URL (Prometheus, VictoriaMetrics, Thanos, Mimir)")

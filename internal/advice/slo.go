@@ -12,11 +12,18 @@ import (
 // decode role's is the deployment's: requests complete there, so its
 // goodput is the deployment's goodput (docs/advisor.md#slo-attainment).
 type SLOReport struct {
-	Thresholds slo.Thresholds    `json:"thresholds"`
-	Seconds    float64           `json:"window_seconds"`
-	Decode     *slo.Attainment   `json:"decode"`
-	Prefill    *slo.Attainment   `json:"prefill"`
-	Absent     map[string]string `json:"absent,omitempty"`
+	Thresholds slo.Thresholds `json:"thresholds"`
+	Seconds    float64        `json:"window_seconds"`
+	// Request is the whole request's attainment, what a user sees: from
+	// the router, from decode instances that time from the arrival, or a
+	// bound over the two legs; never the decode leg's alone
+	// (docs/advisor.md#the-whole-requests-slo). Its reader sets it, pool
+	// by pool (slo.AttainRequest, slo.Mix): one window's buckets of
+	// several pools would add one pool's prefill leg to another's decode.
+	Request *slo.Attainment   `json:"request,omitempty"`
+	Decode  *slo.Attainment   `json:"decode"`
+	Prefill *slo.Attainment   `json:"prefill"`
+	Absent  map[string]string `json:"absent,omitempty"`
 }
 
 // Attainment reads th against the window's histograms. Where no instance

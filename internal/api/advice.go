@@ -78,6 +78,9 @@ func (s *Server) advice(w http.ResponseWriter, r *http.Request, t *advice.Tracke
 		body.SLOAbsent = "no point yet: the first scrapes are still under way"
 	default:
 		rep, err := advice.Attainment(th, b)
+		if err == nil {
+			rep.Request, err = requestSLO(s.Ledger, th, b)
+		}
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return

@@ -123,6 +123,9 @@ type Snapshot struct {
 	Verdict   *diagnose.Verdict     `json:"verdict"`
 	Pools     []Pool                `json:"pools"`
 	Targets   []ledger.TargetStatus `json:"targets"`
+	// ScrapeHealth is every failed scrape since the start and the targets
+	// that restarted, summed: the page's top row says so above the fold.
+	ScrapeHealth ledger.ScrapeHealth `json:"scrape_health"`
 
 	// VerdictExamples are requests whose slowest phase is the named stage's
 	// (requests_examples.go).
@@ -136,10 +139,11 @@ func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) {
 	cfg := s.Ledger.Config()
 	stagesOnly := r.URL.Query().Get("instances") == "0"
 	snap := Snapshot{
-		Time:      time.Now(),
-		Interval:  cfg.Interval.Seconds(),
-		Window:    cfg.Window.Seconds(),
-		KVRequest: s.Ledger.KVRequest(),
+		Time:         time.Now(),
+		Interval:     cfg.Interval.Seconds(),
+		Window:       cfg.Window.Seconds(),
+		KVRequest:    s.Ledger.KVRequest(),
+		ScrapeHealth: s.Ledger.ScrapeHealth(),
 	}
 	if !stagesOnly {
 		snap.Targets = s.Ledger.Targets(time.Now())

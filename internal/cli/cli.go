@@ -116,9 +116,23 @@ func (c *Command) PrintUsage(w io.Writer) {
 		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(c.About))
 	}
 	fmt.Fprintln(w, "\nflags:")
-	c.Flags.SetOutput(w)
-	c.Flags.PrintDefaults()
-	c.Flags.SetOutput(io.Discard)
+	// The version command takes -version like every command, but does
+	// not offer it: it prints the version already.
+	shown := flag.NewFlagSet(c.Name, flag.ContinueOnError)
+	c.Flags.VisitAll(func(f *flag.Flag) {
+		if c.Name != "version" || f.Name != "version" {
+			shown.Var(f.Value, f.Name, f.Usage)
+			shown.Lookup(f.Name).DefValue = f.DefValue // as declared, not as parsed so far
+		}
+	})
+	n := 0
+	shown.VisitAll(func(*flag.Flag) { n++ })
+	if n == 0 {
+		fmt.Fprintln(w, "  none")
+		return
+	}
+	shown.SetOutput(w)
+	shown.PrintDefaults()
 }
 
 // Run parses args, then calls run with the positional arguments and turns

@@ -34,8 +34,12 @@ func TestAdviceSettings(t *testing.T) {
 	}
 	f("slo:\n  ttft: 0.5\n  e2e: -1\n", "ptdmon.yaml:3: slo.e2e -1: want a threshold in seconds ≥ 0")
 	f("slo:\n  itl: .nan\n", "ptdmon.yaml:2: slo.itl NaN")
-	f("slo:\n  ttft: 500ms\n", "ptdmon.yaml:2")
-	f("slo:\n  tpot: 0.05\n", "ptdmon.yaml:2: field tpot not found")
+	f("slo:\n  ttft: fast\n", "ptdmon.yaml:2: slo.ttft \"fast\": want seconds (0.5) or a duration (500ms)")
+	f("slo:\n  tpot: 0.05\n", "ptdmon.yaml:2: slo.tpot: unknown key (want ttft, itl or e2e)")
+	// A duration reads as the seconds it is.
+	if c, err := load("slo:\n  ttft: 500ms\n  e2e: 1m\n"); err != nil || c.SLO.TTFT != 0.5 || c.SLO.E2E != 60 {
+		t.Errorf("slo as durations: %v %+v", err, c)
+	}
 	f("headroom: 1\n", "ptdmon.yaml:1: headroom 1: want 0 ≤ headroom < 1")
 	f("headroom: -0.1\n", "ptdmon.yaml:1: headroom -0.1")
 
@@ -54,5 +58,14 @@ func TestAdviceSettings(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("flags: error %v, want %q", err, want)
 		}
+	}
+}
+
+// TestUnknownTopKey: a typo at the top level names the key and the keys
+// the file takes, not a Go type.
+func TestUnknownTopKey(t *testing.T) {
+	_, err := Parse([]byte("listen: 127.0.0.1:9433\nlisen: x\n"), "ptdmon.yaml")
+	if err == nil || !strings.Contains(err.Error(), "ptdmon.yaml:2: unknown key lisen (want one of listen, interval,") || strings.Contains(err.Error(), "config.Config") {
+		t.Errorf("error %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -213,7 +214,25 @@ func yamlError(file string, err error) error {
 	return fmt.Errorf("%s", atLine(file, strings.TrimPrefix(err.Error(), "yaml: ")))
 }
 
+// unknownTopRE is the YAML library's message for a key Config lacks.
+var unknownTopRE = regexp.MustCompile(`field (\S+) not found in type config\.Config`)
+
+// topKeys lists ptdmon.yaml's top-level keys, from Config's yaml tags.
+func topKeys() string {
+	var keys []string
+	t := reflect.TypeOf(Config{})
+	for i := range t.NumField() {
+		if k, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); k != "" && k != "-" {
+			keys = append(keys, k)
+		}
+	}
+	return strings.Join(keys, ", ")
+}
+
 func atLine(file, msg string) string {
+	// A typo at the top level names the key and what the file takes, not
+	// a Go type.
+	msg = unknownTopRE.ReplaceAllString(msg, "unknown key $1 (want one of "+topKeys()+")")
 	if m := lineRE.FindStringSubmatchIndex(msg); m != nil {
 		return fmt.Sprintf("%s:%s: %s", file, msg[m[2]:m[3]], msg[:m[0]]+msg[m[1]:])
 	}

@@ -54,7 +54,7 @@ func TestErrorsNameFileAndLine(t *testing.T) {
 			t.Errorf("error %q, want it to contain %q", err, want)
 		}
 	}
-	f("interval: 1s\nbogus: 3\n", "ptdmon.yaml:2: field bogus not found")
+	f("interval: 1s\nbogus: 3\n", "ptdmon.yaml:2: unknown key bogus (want one of listen,")
 	f("targets:\n  - url: http://a:1/metrics\n    rol: prefill\n", "ptdmon.yaml:3: field rol not found")
 	f("interval: fast\n", "ptdmon.yaml:1: \"fast\" is not a duration")
 	f("targets:\n  - url: http://a:1/m\n  - name: x\n    url: ftp://b/m\n", "ptdmon.yaml:3: target \"x\": url")

@@ -92,6 +92,13 @@ type Adapter struct {
 	// so they enter the KV sums only where no engine's connector counts any
 	// (docs/design.md#kv-sources-and-the-side-each-counts).
 	TransferLibrary bool
+	// DecodeFromArrival: on a decode instance the TTFT and E2E histograms
+	// time the whole request from its arrival, because the router sends
+	// every request to prefill and decode at once (SGLang's bootstrap).
+	// Without it a decode instance receives the request once prefill is
+	// done (vLLM's and TensorRT-LLM's two legs), and its TTFT and E2E are
+	// the decode leg's alone (docs/advisor.md#the-whole-requests-slo).
+	DecodeFromArrival bool
 	// Frontend: the endpoint is a request router in front of the engines
 	// (Dynamo's frontend, llm-d's EPP, the vLLM and SGLang routers): its
 	// targets play the role router, need no role configured and count in
@@ -373,6 +380,13 @@ func (e Engine) TransferLibrary() bool {
 		}
 	}
 	return false
+}
+
+// DecodeFromArrival reports the trait of the same name of engine e's
+// adapter (false for an engine not registered).
+func (e Engine) DecodeFromArrival() bool {
+	a, ok := Lookup(e)
+	return ok && a.DecodeFromArrival
 }
 
 // KVSourceDisplays lists the registered connectors' display names, for

@@ -31,7 +31,10 @@ func init() {
 		// Decode's num_queue_reqs holds requests whose KV has arrived; the
 		// prealloc and transfer queues hold the others.
 		WaitingKVReady: true,
-		LatencyPanels:  true,
+		// The router sends each request to prefill and decode at once:
+		// decode's TTFT and E2E start at the request's arrival.
+		DecodeFromArrival: true,
+		LatencyPanels:     true,
 		Families: []Family{
 			// Tokenizer side: finished requests, success or failure. On a
 			// prefill instance a request finishes only after its KV transfer.

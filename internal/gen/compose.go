@@ -3,13 +3,20 @@ package gen
 import "fmt"
 
 // Images of the compose stack. Grafana 12 reads the dashboards' schema
-// version 42; any Prometheus from 2.42 on evaluates the rules.
+// version 42. Prometheus is the version the end-to-end tests run the
+// generated configuration and rules in (README.md), any later one
+// evaluates them too.
 const (
 	imagePtdmon     = "ptdmon:local"
-	imagePrometheus = "prom/prometheus:v3.5.0"
+	imagePrometheus = "prom/prometheus:v" + TestedPrometheus
 	imageGrafana    = "grafana/grafana:12.2.0"
 	ptdmonPort      = "9433"
 )
+
+// TestedPrometheus is the Prometheus version the generated configuration,
+// rules and alerts are tested in (e2e, promtool), which the compose stack
+// pins.
+const TestedPrometheus = "2.42.0"
 
 // Compose returns the files of deploy/compose, relative to that directory.
 // configYAML is the ptdmon.yaml the ptdmon container runs with.
@@ -97,7 +104,9 @@ func composeFile(in Input) any {
 			"grafana", om(
 				"image", imageGrafana,
 				"environment", om(
-					// Grafana refuses refresh intervals below 5 s unless told.
+					// Grafana refuses refresh intervals below 5 s unless
+					// told: the dashboards open at 5 s, and 1 s is there to
+					// pick.
 					"GF_DASHBOARDS_MIN_REFRESH_INTERVAL", "1s",
 					"GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH", "/etc/grafana/dashboards/ptdmon-overview.json",
 					"GF_AUTH_ANONYMOUS_ENABLED", "true",

@@ -92,7 +92,18 @@ func TestComposeStructure(t *testing.T) {
 		}
 	}
 	if got := get(c, "services", "grafana", "environment", "GF_DASHBOARDS_MIN_REFRESH_INTERVAL"); got != "1s" {
-		t.Errorf("Grafana min refresh interval = %v, want 1s (dashboards refresh every second)", got)
+		t.Errorf("Grafana min refresh interval = %v, want 1s (the dashboards offer a refresh every second)", got)
+	}
+	// The Prometheus the stack runs is the one the README says the rules
+	// are tested in, and the one the tests run.
+	img, _ := get(c, "services", "prometheus", "image").(string)
+	minor := TestedPrometheus[:strings.LastIndex(TestedPrometheus, ".")]
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img != "prom/prometheus:v"+TestedPrometheus || !strings.Contains(string(readme), "a real Prometheus "+minor) {
+		t.Errorf("compose runs %s; the README names the tested Prometheus as %q: want both %s", img, "a real Prometheus "+minor, TestedPrometheus)
 	}
 	home := get(c, "services", "grafana", "environment", "GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH").(string)
 	if _, ok := files[mounts[path.Dir(home)]+"/"+path.Base(home)]; !ok {

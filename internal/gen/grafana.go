@@ -15,6 +15,17 @@ import (
 	"github.com/ptdmon/ptdmon/internal/engine"
 )
 
+// ptdmon's verdict series (internal/metrics, names.go), which the
+// verdict panel reads.
+const (
+	metricBottleneck     = "ptd_bottleneck_stage"
+	metricPoolBottleneck = "ptd_pool_bottleneck_stage"
+)
+
+// DashboardRefresh is the dashboards' refresh: Grafana's default
+// min_refresh_interval, which every Grafana accepts.
+const DashboardRefresh = "5s"
+
 // Dashboard UIDs, stable so links and provisioning keep working.
 const (
 	UIDOverview = "ptdmon-overview"
@@ -114,8 +125,11 @@ func option(text, value string) dashboard.VariableOption {
 func newDashboard(uid, title, desc string) *dashboard.DashboardBuilder {
 	return dashboard.NewDashboardBuilder(title).Uid(uid).Description(desc).
 		Tags([]string{"ptdmon", "llm", "disaggregated", "generated"}).
-		// The collector and the scrape config both run at 1 s.
-		Refresh("1s").Time("now-15m", "now").Timezone(common.TimeZoneBrowser).
+		// Grafana refuses a refresh below its min_refresh_interval (5 s
+		// unless lowered), so the dashboards open at 5 s; where it is
+		// lowered to 1 s (the compose stack does), the picker offers 1 s,
+		// the collector's and the scrape's interval.
+		Refresh(DashboardRefresh).Time("now-15m", "now").Timezone(common.TimeZoneBrowser).
 		Tooltip(dashboard.DashboardCursorSyncCrosshair).
 		Timepicker(dashboard.NewTimePickerBuilder().RefreshIntervals([]string{"1s", "5s", "10s", "30s", "1m"}))
 }
@@ -265,8 +279,35 @@ func Overview(in Input) (dashboard.Dashboard, error) {
 		GraphMode(common.BigValueGraphModeNone).ColorMode(common.BigValueColorModeNone).
 		WithTarget(prometheus.NewDataqueryBuilder().Datasource(ds).Expr(sel(n.KVRequestBytes, filterPath)).
 			LegendFormat("{{path}}").Instant().RefId("A")))
+	verdictRow(b)
 	addRows(b, overviewRows(n))
 	return b.Build()
+}
+
+// verdictRow is what the deployment needs done: the bottleneck verdict,
+// the deployment's and each pool's, the advised instances and KV
+// bandwidth, and the SLO attainment the rules of `gen slo` record.
+func verdictRow(b *dashboard.DashboardBuilder) {
+	b.WithRow(dashboard.NewRowBuilder("Verdict, advice and SLO"))
+	instant := func(expr, legend, ref string) *prometheus.DataqueryBuilder {
+		return prometheus.NewDataqueryBuilder().Datasource(ds).Expr(expr).LegendFormat(legend).Instant().RefId(ref)
+	}
+	b.WithPanel(stat.NewPanelBuilder().Title("Bottleneck verdict").Datasource(ds).Span(8).Height(6).
+		Description("The stage limiting the deployment now, and each pool's (ptd_bottleneck_stage, ptd_pool_bottleneck_stage: 1 for the stage named): prefill, kv, admission, decode, mixed, balanced or insufficient (docs/web.md#the-verdict). From ptdmon's /metrics.").
+		TextMode(common.BigValueTextModeName).GraphMode(common.BigValueGraphModeNone).ColorMode(common.BigValueColorModeNone).
+		WithTarget(instant(metricBottleneck+" == 1", "deployment: {{stage}}", "A")).
+		WithTarget(instant(sel(metricPoolBottleneck, filterPool)+" == 1", "{{pool}}: {{stage}}", "B")))
+	b.WithPanel(stat.NewPanelBuilder().Title("Advised instances").Datasource(ds).Span(8).Height(6).Unit("short").
+		Description("The smallest count of each stage whose capacity, learned while the stage was saturated, carries the observed arrival rate at the configured headroom (ptd_recommended_instances; docs/advisor.md). A stage that has not saturated yet has no series: its count is not known, never 0. Each pool's own advice is on ptdmon's page and /api/v1/advice.").
+		GraphMode(common.BigValueGraphModeNone).ColorMode(common.BigValueColorModeNone).TextMode(common.BigValueTextModeValueAndName).
+		WithTarget(instant("ptd_recommended_instances", "{{stage}}", "A")))
+	b.WithPanel(stat.NewPanelBuilder().Title("Advised KV bandwidth").Datasource(ds).Span(8).Height(6).Unit("Bps").
+		Description("The KV bandwidth that carries the observed arrival rate at the configured headroom: λ × B_request ÷ (1 − headroom) (ptd_recommended_kv_bytes_per_second).").
+		GraphMode(common.BigValueGraphModeNone).ColorMode(common.BigValueColorModeNone).
+		WithTarget(instant("ptd_recommended_kv_bytes_per_second", "KV", "A")))
+	b.WithPanel(panelSpec{title: "SLO attainment by role", unit: "percentunit", span: 24, height: 8,
+		desc:    "The fraction of each role's observations within each SLO threshold over a minute, as the recording rules of `ptdmon gen slo` read the engines' histograms (engines path; no series without those rules). Each role as its own instances time it: on vLLM and TensorRT-LLM a decode instance's TTFT and E2E cover the decode leg only, after prefill, so they are not the whole request's; ptdmon's page and /api/v1/advice give the whole request's (docs/advisor.md#the-whole-requests-slo).",
+		queries: []query{{sel("role:ptd_slo_attainment:ratio_rate1m", filterPool, filterModel), "{{pool}} {{role}} {{slo}} ≤ {{threshold}} s"}}}.build().Max(1))
 }
 
 func addRows(b *dashboard.DashboardBuilder, rows []rowSpec) {

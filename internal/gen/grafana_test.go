@@ -2,6 +2,7 @@ package gen
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -39,7 +40,8 @@ func TestDashboardsShape(t *testing.T) {
 		if err := json.Unmarshal(files[tt.file], &d); err != nil {
 			t.Fatalf("%s: %v", tt.file, err)
 		}
-		if d.UID != tt.uid || d.Refresh != "1s" {
+		// A refresh every Grafana accepts: its default min_refresh_interval.
+		if d.UID != tt.uid || d.Refresh != "5s" {
 			t.Errorf("%s: uid %q refresh %q", tt.file, d.UID, d.Refresh)
 		}
 		var vars []string
@@ -84,5 +86,59 @@ func TestDashboardsShape(t *testing.T) {
 	}
 	if n != 12 {
 		t.Errorf("%d quantile queries, want TTFT/ITL/E2E × p50/p99 × vLLM/SGLang", n)
+	}
+}
+
+// TestDashboardVerdictAdviceSLO: the overview shows what needs doing right
+// under the stage rates, above the raw series: the verdict of the
+// deployment and of each pool, the advised instances and KV bandwidth, and
+// the SLO attainment; every refresh it offers Grafana accepts at its
+// defaults or lists in its picker.
+func TestDashboardVerdictAdviceSLO(t *testing.T) {
+	files, err := Dashboards(Input{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d dashJSON
+	if err := json.Unmarshal(files["ptdmon-overview.json"], &d); err != nil {
+		t.Fatal(err)
+	}
+	raw := -1
+	at := map[string]int{}
+	for _, p := range d.Panels {
+		if p.Title == "Prefill running" {
+			raw = p.GridPos.Y
+		}
+		for _, tg := range p.Targets {
+			for _, m := range []string{"ptd_bottleneck_stage", "ptd_pool_bottleneck_stage", "ptd_recommended_instances", "ptd_recommended_kv_bytes_per_second", "role:ptd_slo_attainment:ratio_rate1m"} {
+				if strings.HasPrefix(tg.Expr, m+" ") || strings.HasPrefix(tg.Expr, m+"{") || tg.Expr == m {
+					at[m] = p.GridPos.Y
+				}
+			}
+		}
+	}
+	if len(at) != 5 || raw < 0 {
+		t.Fatalf("overview panels read %v; want the verdict, pool verdict, advice, KV advice and SLO series (raw series at y=%d)", at, raw)
+	}
+	for m, y := range at {
+		if y >= raw {
+			t.Errorf("%s at y=%d, below the raw series (y=%d)", m, y, raw)
+		}
+	}
+	for name, b := range files {
+		var dd struct {
+			Refresh    string `json:"refresh"`
+			Timepicker struct {
+				Intervals []string `json:"refresh_intervals"`
+			} `json:"timepicker"`
+		}
+		if err := json.Unmarshal(b, &dd); err != nil {
+			t.Fatal(err)
+		}
+		// Grafana's default min_refresh_interval is 5s: a shorter
+		// refresh is refused unless it is lowered.
+		if dd.Refresh != "5s" || !slices.Contains(dd.Timepicker.Intervals, "1s") {
+			t.Errorf("%s: refresh %q, picker %v; want 5s, and 1s to pick where Grafana allows it", name, dd.Refresh, dd.Timepicker.Intervals)
+		}
 	}
 }

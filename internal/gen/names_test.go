@@ -28,6 +28,7 @@ func exportedNames(t *testing.T) []string {
 		(&metrics.PoolCollector{}).Describe(ch)
 		(&metrics.RouterCollector{}).Describe(ch)
 		(&metrics.PhaseCollector{}).Describe(ch)
+		(&metrics.AdviceCollector{}).Describe(ch)
 		close(ch)
 	}()
 	var out []string
@@ -57,10 +58,17 @@ func newKnownNames(t *testing.T, rules RuleFile) knownNames {
 	for _, n := range engine.KnownNames() {
 		k[n] = true
 	}
-	for _, g := range rules.Groups {
-		for _, r := range g.Rules {
-			if r.Record != "" {
-				k[r.Record] = true
+	// The dashboards' SLO panel reads what `gen slo` records.
+	slo, err := SLORules(SLOInput{TTFT: 0.5, ITL: 0.05, E2E: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rf := range []RuleFile{rules, slo} {
+		for _, g := range rf.Groups {
+			for _, r := range g.Rules {
+				if r.Record != "" {
+					k[r.Record] = true
+				}
 			}
 		}
 	}

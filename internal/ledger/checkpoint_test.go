@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ptdmon/ptdmon/internal/ledger/point"
 	"io"
 	"math"
 	"os"
@@ -301,14 +302,25 @@ func TestCheckpointRestoresEarlierPieces(t *testing.T) {
 	got := l.Since(time.Time{})
 	detail := 0
 	for i := range got {
-		// Version 1 kept no stage work: restored, it is absent and says
-		// why; the rest is as computed now.
+		// Version 1 kept no stage work, no untimed share and a leg's TTFT:
+		// restored, they are absent and say why; the rest is as computed
+		// now.
 		if i < n {
 			if b := got[i].Decode.Busy; b.OK() || !strings.Contains(b.Why, "not kept by the version") {
 				t.Fatalf("point %d: decode busy %+v from a version-1 piece", i, b)
 			}
 			withoutWork(&want[i])
 			withoutWork(&got[i])
+		}
+		for k := range got[i].Pools {
+			ph := &got[i].Pools[k].Phases
+			if i < n && (ph.Untimed.OK() || ph.Untimed.Why != point.WhyOlder) {
+				t.Fatalf("point %d pool %d: untimed %+v, want absent: %s", i, k, ph.Untimed, point.WhyOlder)
+			}
+			if i < n && k < len(want[i].Pools) {
+				w := &want[i].Pools[k].Phases
+				w.TTFT, w.TTFTSource, w.Untimed = ph.TTFT, ph.TTFTSource, ph.Untimed
+			}
 		}
 		if d := samePoints(want[i], got[i]); d != "" {
 			t.Fatalf("point %d: %s", i, d)

@@ -18,11 +18,7 @@ type instanceRead struct {
 }
 
 func (l *Ledger) read(t *target, now time.Time) instanceRead {
-	eng := t.info.Engine
-	if eng == engine.EngineAuto {
-		eng = t.engine
-	}
-	return instanceRead{t: t, now: now, window: l.cfg.Window, why: l.unavailable(t, now), role: t.effectiveRole(), engine: eng}
+	return instanceRead{t: t, now: now, window: l.cfg.Window, why: l.unavailable(t, now), role: t.effectiveRole(), engine: t.effectiveEngine()}
 }
 
 // point is the instance's values at the tick.

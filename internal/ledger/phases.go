@@ -1,6 +1,10 @@
 package ledger
 
-import "github.com/ptdmon/ptdmon/internal/engine"
+import (
+	"fmt"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
+)
 
 // phaseSource is one histogram a phase is read from, on instances of one
 // role ("" either).
@@ -46,8 +50,10 @@ type phaseAcc struct {
 }
 
 type phaseSum struct {
-	phases       [5]phaseAcc
-	ttftP, ttftD phaseAcc
+	phases [5]phaseAcc
+	// The TTFT of the prefill leg, the decode leg, decode instances that
+	// time from the arrival, and the routers.
+	ttftP, ttftD, ttftA, ttftR phaseAcc
 }
 
 // add adds one up instance's window increases, each phase from the first
@@ -65,11 +71,18 @@ func (s *phaseSum) add(in *instanceRead) {
 			break
 		}
 	}
-	ttft := &s.ttftP
-	if in.role == engine.Decode {
+	var ttft *phaseAcc
+	switch {
+	case in.role == engine.Prefill:
+		ttft = &s.ttftP
+	case in.role == engine.Decode && in.engine.DecodeFromArrival():
+		ttft = &s.ttftA
+	case in.role == engine.Decode:
 		ttft = &s.ttftD
+	case in.role == engine.Router:
+		ttft = &s.ttftR
 	}
-	if in.t.exports(engine.TTFT) {
+	if ttft != nil && in.t.exports(engine.TTFT) {
 		in.meanPart(engine.TTFT, ttft)
 	}
 }
@@ -103,12 +116,58 @@ func (s *phaseSum) point() Phases {
 	for i := range s.phases {
 		*p.Phase(i) = s.phases[i].mean(whyNoPhase[i])
 	}
-	ttft := &s.ttftD
-	if !ttft.exported {
-		ttft = &s.ttftP
-	}
-	p.TTFT = ttft.mean("no instance of the pool exports a TTFT histogram")
+	p.TTFT, p.TTFTSource = s.ttft()
+	p.Untimed = untimed(&p)
 	return p
+}
+
+// The sources of the pool's TTFT, as slo.Source* names them.
+const (
+	ttftRouter  = "router"
+	ttftArrival = "decode from arrival"
+	ttftLegs    = "prefill leg + decode leg"
+)
+
+// ttft is the whole request's mean TTFT and what timed it: the routers',
+// else decode's where it times from the arrival, else the two legs' means
+// added.
+func (s *phaseSum) ttft() (Num, string) {
+	for _, c := range []struct {
+		acc *phaseAcc
+		src string
+	}{{&s.ttftR, ttftRouter}, {&s.ttftA, ttftArrival}} {
+		if c.acc.exported {
+			return c.acc.mean(""), c.src
+		}
+	}
+	p := s.ttftP.mean("no prefill instance of the pool exports the TTFT histogram of the prefill leg")
+	d := s.ttftD.mean("no decode instance of the pool exports a TTFT histogram")
+	switch {
+	case !d.OK():
+		return d, ""
+	case !p.OK():
+		return Absent("the decode instances time the decode leg only: " + p.Why), ""
+	}
+	return Val(p.V + d.V), ttftLegs
+}
+
+// untimed is the TTFT less its phases that are there.
+func untimed(p *Phases) Num {
+	if !p.TTFT.OK() {
+		return Absent("no TTFT of the whole request: " + p.TTFT.Why)
+	}
+	sum := 0.0
+	for i := range PhaseNames {
+		if v := p.Phase(i); v.OK() {
+			sum += v.V
+		}
+	}
+	if d := p.TTFT.V - sum; d >= 0 || sum == 0 {
+		return Val(max(d, 0))
+	} else if -d < 0.001 {
+		return Val(0)
+	}
+	return Absent(fmt.Sprintf("the phases add up to %.3g s more than the TTFT: they overlap, or are of other requests than the TTFT's", sum-p.TTFT.V))
 }
 
 // firstExported is the first of ms that t's newest sample has, else the

@@ -54,7 +54,14 @@ func TestPoolPhases(t *testing.T) {
 	wantAbsent(t, "v bootstrap", v.Phases.Bootstrap, "SGLang's per-stage bootstrap")
 	wantVal(t, "v transfer", v.Phases.Transfer, 0.12)
 	wantVal(t, "v first decode step", v.Phases.FirstDecode, 0.025)
-	wantVal(t, "v ttft (decode's)", v.Phases.TTFT, 1.1)
+	// The whole request's TTFT: the prefill leg's mean plus the decode
+	// leg's, never the decode leg's alone; what the phases leave of it
+	// is untimed.
+	wantVal(t, "v ttft (the legs')", v.Phases.TTFT, 0.75+1.1)
+	if v.Phases.TTFTSource != "prefill leg + decode leg" {
+		t.Errorf("v ttft source %q", v.Phases.TTFTSource)
+	}
+	wantVal(t, "v untimed", v.Phases.Untimed, 0.75+1.1-(0.2+0.5+0.12+0.025))
 
 	s, _ := p.Pool("s")
 	wantVal(t, "s queue", s.Phases.Queue, 0.3)
@@ -63,6 +70,7 @@ func TestPoolPhases(t *testing.T) {
 	wantVal(t, "s transfer", s.Phases.Transfer, 0.08)
 	wantAbsent(t, "s first decode step", s.Phases.FirstDecode, "no decode instance")
 	wantAbsent(t, "s ttft", s.Phases.TTFT, "TTFT histogram")
+	wantAbsent(t, "s untimed", s.Phases.Untimed, "no TTFT of the whole request")
 }
 
 // The SLO's phase histograms (Buckets) read each instance's phases from

@@ -39,6 +39,42 @@ type TargetStatus struct {
 	ScrapedSamples uint64 `json:"-"`
 }
 
+// ScrapeHealth is what the scrapes went through since the targets were
+// added: every failed scrape by reason, how many targets had one, and the
+// targets whose request counters went back to zero (a restart), for the page's top
+// row; cheap at any fleet size, unlike every target's status.
+type ScrapeHealth struct {
+	Failures      map[scrape.Reason]uint64 `json:"failures,omitempty"`
+	TargetsFailed int                      `json:"targets_failed"`
+	// Restarted are the targets whose request counters went back to
+	// zero, by name.
+	Restarted []string `json:"restarted,omitempty"`
+}
+
+// ScrapeHealth sums the targets' failed scrapes and lists those that
+// restarted.
+func (l *Ledger) ScrapeHealth() ScrapeHealth {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var h ScrapeHealth
+	for _, name := range l.names {
+		t := l.targets[name]
+		if len(t.failures) > 0 {
+			h.TargetsFailed++
+			if h.Failures == nil {
+				h.Failures = map[scrape.Reason]uint64{}
+			}
+			for k, v := range t.failures {
+				h.Failures[k] += v
+			}
+		}
+		if t.restarts > 0 {
+			h.Restarted = append(h.Restarted, name)
+		}
+	}
+	return h
+}
+
 // Targets returns every target's status, sorted by name.
 func (l *Ledger) Targets(now time.Time) []TargetStatus {
 	l.mu.Lock()

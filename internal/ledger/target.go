@@ -29,7 +29,11 @@ type target struct {
 	samplesTotal uint64 // samples of every body read successfully
 	failures     map[scrape.Reason]uint64
 	resets       uint64
-	notes        []string
+	// restarts counts the resets of the request and token counters, which a process
+	// starting again zeroes; a float counter's jitter (a busy-seconds
+	// counter read a hair lower) is a reset but no restart.
+	restarts uint64
+	notes    []string
 
 	// maxNumSeqs is the LabelMaxNumSeqs label's batch limit, 0 if none.
 	maxNumSeqs int
@@ -49,6 +53,17 @@ type target struct {
 	samples []sample // ring, newest at (head-1)
 	head    int
 	n       int
+}
+
+// restartMetric says whether a reset of m means the process started
+// again: its request and token counters are integers that only a new
+// process zeroes.
+func restartMetric(m engine.Metric) bool {
+	switch m {
+	case engine.Completed, engine.RouterRequests, engine.FrontendRequests, engine.PromptTokens, engine.GenerationTokens:
+		return true
+	}
+	return false
 }
 
 type seriesKey struct {
@@ -136,6 +151,9 @@ func (t *target) ingest(at time.Time, o *engine.Observation, log *slog.Logger, s
 		if inc < 0 {
 			inc = c.Value
 			t.resets++
+			if restartMetric(c.Metric) {
+				t.restarts++
+			}
 			if at.Sub(st.lastWarn) >= time.Minute {
 				st.lastWarn = at
 				log.Warn("counter reset", "target", t.info.Name, "metric", c.Metric.String(), "from", st.last, "to", c.Value)

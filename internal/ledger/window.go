@@ -19,6 +19,10 @@ type Buckets struct {
 	// KVXfer is the connectors' transfer time, from every instance that
 	// moves KV.
 	KVXfer []slo.Hist
+	// Request is what times whole requests: the routers, the decode
+	// instances that time from the arrival, and the two legs of the
+	// engines that split a request (docs/advisor.md#the-whole-requests-slo).
+	Request slo.RequestInput `json:"-"`
 }
 
 // RoleBuckets are the histograms of the instances of one role.
@@ -78,18 +82,35 @@ func (l *Ledger) bucketsOf(pool string, onePool bool) (Buckets, bool) {
 		// before the queue, prefill and copy times.
 		add(&out.KVXfer, t, firstExported(t, engine.StageKVTransfer, engine.KVXferTime))
 		var r *RoleBuckets
+		var whole *slo.Latencies
 		switch t.effectiveRole() {
 		case engine.Prefill:
-			r = &out.Prefill
+			r, whole = &out.Prefill, &out.Request.PrefillLeg
 		case engine.Decode:
-			r = &out.Decode
+			r, whole = &out.Decode, &out.Request.DecodeLeg
+			if t.effectiveEngine().DecodeFromArrival() {
+				whole = &out.Request.Arrival
+			}
+		case engine.Router:
+			add(&out.Request.Router.TTFT, t, engine.TTFT)
+			add(&out.Request.Router.ITL, t, engine.ITL)
+			add(&out.Request.Router.E2E, t, engine.E2E)
+			continue
 		default:
 			continue
 		}
 		r.Up++
-		add(&r.TTFT, t, engine.TTFT)
-		add(&r.ITL, t, engine.ITL)
-		if p, ok := add(&r.E2E, t, engine.E2E); ok && len(p.counts) > 0 && p.seconds > 0 {
+		if _, ok := add(&r.TTFT, t, engine.TTFT); ok {
+			whole.TTFT = append(whole.TTFT, r.TTFT[len(r.TTFT)-1])
+		}
+		if _, ok := add(&r.ITL, t, engine.ITL); ok {
+			whole.ITL = append(whole.ITL, r.ITL[len(r.ITL)-1])
+		}
+		p, ok := add(&r.E2E, t, engine.E2E)
+		if ok {
+			whole.E2E = append(whole.E2E, r.E2E[len(r.E2E)-1])
+		}
+		if ok && len(p.counts) > 0 && p.seconds > 0 {
 			r.E2ERate += p.counts[len(p.counts)-1] / p.seconds
 		}
 		add(&r.Queue, t, firstExported(t, engine.StageWaiting, engine.QueueTime))
@@ -97,7 +118,17 @@ func (l *Ledger) bucketsOf(pool string, onePool bool) (Buckets, bool) {
 		add(&r.Decode, t, engine.DecodeTime)
 		add(&r.Bootstrap, t, firstExported(t, engine.StageBootstrap, engine.KVBootstrapTime))
 	}
+	out.Request.Rate, out.Request.Seconds = out.Decode.E2ERate, out.Seconds
 	return out, true
+}
+
+// effectiveEngine is the configured engine, or the one the exposition
+// shows.
+func (t *target) effectiveEngine() engine.Engine {
+	if t.info.Engine == engine.EngineAuto {
+		return t.engine
+	}
+	return t.info.Engine
 }
 
 // effectiveRole is the configured role, or the one the exposition shows.

@@ -25,6 +25,7 @@ var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"num":             num,
 	"ci":              ci,
 	"bytesRate":       bytesRate,
+	"bytes":           bytesOf,
 	"ms":              ms,
 	"stamp":           stamp,
 	"ptrf":            func(v float64) *float64 { return &v },

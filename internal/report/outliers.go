@@ -70,6 +70,8 @@ func outliers(pts []ledger.Point, window time.Duration) []Outlier {
 			o.Share = o.Seconds / span
 		}
 		if o.Share >= minOutlierShare {
+			// Sample times carry the nanoseconds of real exchanges.
+			o.Seconds = ms(o.Seconds)
 			out = append(out, *o)
 		}
 	}

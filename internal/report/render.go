@@ -56,6 +56,13 @@ func bytesRate(v *float64) string {
 	return fmt.Sprintf("%.3g %s", x, units[i])
 }
 
+// bytesOf is a byte count in binary units, B_request's as ptdmon shows it
+// elsewhere ("1 GiB", not 1073741824).
+func bytesOf(n int64) string {
+	v := float64(n)
+	return strings.TrimSuffix(bytesRate(&v), "/s")
+}
+
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
 
 // stageRows are the stage table's rows in both text formats.
@@ -92,7 +99,7 @@ func (r *Report) Markdown() []byte {
 		p("- configuration hash: %s\n", r.Run.ConfigHash)
 	}
 	if r.Run.BRequest.Bytes > 0 {
-		p("- B_request: %d bytes (%s)\n", r.Run.BRequest.Bytes, r.Run.BRequest.Basis)
+		p("- B_request: %s (%d bytes, %s)\n", bytesOf(r.Run.BRequest.Bytes), r.Run.BRequest.Bytes, r.Run.BRequest.Basis)
 	} else {
 		p("- B_request: unset (KV req/s absent)\n")
 	}
@@ -153,7 +160,7 @@ func (r *Report) Markdown() []byte {
 			pl := &r.Pools[i]
 			b := "unset: " + pl.KVRequestAbsent
 			if pl.KVRequest.Bytes > 0 {
-				b = fmt.Sprintf("%d (%s)", pl.KVRequest.Bytes, pl.KVRequest.Basis)
+				b = fmt.Sprintf("%s (%s)", bytesOf(pl.KVRequest.Bytes), pl.KVRequest.Basis)
 			}
 			cells := []string{pl.Name, orDash(pl.Model), b}
 			for _, s := range pl.StageList() {

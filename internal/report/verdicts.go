@@ -105,7 +105,9 @@ func modal(classes []diagnose.Class, spans []Span, from, to time.Time) Modal {
 			continue
 		}
 		if d := s.To.Sub(s.From); d > longest {
-			longest, m.Evidence = d, s.Evidence
+			// The span's headline names the pool it is about, where the
+			// verdict does (as the timeline shows it).
+			longest, m.Evidence, m.Headline = d, s.Evidence, s.Headline
 		}
 	}
 	return m

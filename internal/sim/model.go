@@ -32,6 +32,8 @@ type Model struct {
 
 	fails  failures               // failed KV loads (failures.go)
 	phases map[string]*PhaseTruth // by group (phases.go)
+	// latencies are each group's completed requests' true times (phases.go).
+	latencies map[string]*latencies
 
 	// traced, if set, gets each completed request's journey (traces.go).
 	traced func(journeyRecord)

@@ -1,5 +1,10 @@
 package sim
 
+import (
+	"slices"
+	"time"
+)
+
 // PhaseTruth is where a group's requests spent their time to first token,
 // summed over the requests that completed, from the model's own timestamps
 // rather than any exposition: the truth the ledger's TTFT phases are
@@ -47,6 +52,64 @@ func (m *Model) phaseDone(d *engine, r *request) {
 		t.Transfers++
 	}
 	t.FirstDecode += float64(r.firstTok-r.dStart) / 1e9
+	l := m.latenciesOf(name)
+	addLatency(&l.e2e, m.now, r)
+}
+
+// RequestLatency is one request's true latency, what a user sees whatever
+// the engines time: the instant it ended (its first token for TTFT, its
+// last for E2E) in simulated time since the run's start, and its length.
+type RequestLatency struct {
+	At      time.Duration
+	Seconds float64
+}
+
+// latencies are a group's newest TTFTs and E2Es.
+type latencies struct {
+	ttft, e2e []RequestLatency
+}
+
+// maxLatencies bounds the requests a group keeps (the newest, halved when
+// full), so that a long demo does not grow without end.
+const maxLatencies = 1 << 17
+
+// addLatency appends the latency from r's arrival to now to dst.
+func addLatency(dst *[]RequestLatency, now int64, r *request) {
+	ls := append(*dst, RequestLatency{At: time.Duration(now), Seconds: float64(now-r.arrival) / 1e9})
+	if len(ls) > maxLatencies {
+		ls = append(ls[:0], ls[len(ls)/2:]...)
+	}
+	*dst = ls
+}
+
+// firstToken records r's TTFT on decode engine d.
+func (m *Model) firstToken(d *engine, r *request) {
+	l := m.latenciesOf(d.inst.grp.spec.Name)
+	addLatency(&l.ttft, m.now, r)
+}
+
+// latenciesOf is group's latencies, made on first use.
+func (m *Model) latenciesOf(group string) *latencies {
+	if m.latencies == nil {
+		m.latencies = map[string]*latencies{}
+	}
+	l := m.latencies[group]
+	if l == nil {
+		l = &latencies{}
+		m.latencies[group] = l
+	}
+	return l
+}
+
+// RequestTruth returns the true TTFTs and E2Es of group's newest requests
+// (at least the newest 65536 of each), oldest first: the truth the whole
+// request's SLO is checked against (docs/advisor.md#the-whole-requests-slo).
+func (m *Model) RequestTruth(group string) (ttft, e2e []RequestLatency) {
+	l := m.latencies[group]
+	if l == nil {
+		return nil, nil
+	}
+	return slices.Clone(l.ttft), slices.Clone(l.e2e)
 }
 
 // sglangStages are the prefill-side stages of SGLang's

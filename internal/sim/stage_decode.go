@@ -45,6 +45,7 @@ func (m *Model) decodeStep(d *engine) {
 		s.GenTokens++
 		if r.generated == 1 {
 			r.firstTok = m.now
+			m.firstToken(d, r)
 			if split { // the decode leg started when it was handed over
 				s.TTFT.observe(float64(m.now-r.dSubmit) / 1e9)
 				s.PromptTokens += uint64(m.sc.InputTokens)

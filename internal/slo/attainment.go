@@ -47,7 +47,13 @@ type Metric struct {
 	Name      string  `json:"slo"`
 	Threshold float64 `json:"threshold_seconds"`
 	Within    *Within `json:"within,omitempty"`
-	Absent    string  `json:"absent,omitempty"`
+	// Bound is set instead of Within where only a bound is known (the
+	// whole request's SLO from its two legs, AttainRequest).
+	Bound *Bound `json:"bound,omitempty"`
+	// Source says what timed the latency, for the whole request's SLO
+	// (SourceRouter, SourceArrival, SourceDecode, SourceLegs).
+	Source string `json:"source,omitempty"`
+	Absent string `json:"absent,omitempty"`
 }
 
 // Attainment is every SLO's fraction, the goodput and the misses' phases.
@@ -66,6 +72,10 @@ type Attainment struct {
 	Goodput    float64 `json:"goodput_requests_per_second"`
 	GoodputMin float64 `json:"goodput_min_requests_per_second"`
 	GoodputMax float64 `json:"goodput_max_requests_per_second"`
+	// Bounded: some SLO is only bounded (Metric.Bound), so Joint and
+	// Goodput are not estimated; JointMin/JointMax and GoodputMin/
+	// GoodputMax bound them.
+	Bounded bool `json:"bounded,omitempty"`
 	// Misses says which phase's time dominates the slowest requests.
 	Misses *Misses `json:"misses,omitempty"`
 	Absent string  `json:"absent,omitempty"`

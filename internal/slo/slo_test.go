@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 var inf = math.Inf(1)
@@ -197,4 +199,26 @@ func FuzzFraction(f *testing.F) {
 			t.Errorf("fraction %g outside [0, 1] for %+v ≤ %g", w.Fraction, hist, th)
 		}
 	})
+}
+
+// TestThresholdsYAML: seconds or durations; a typo or a word is one error
+// with its line.
+func TestThresholdsYAML(t *testing.T) {
+	f := func(doc string, want Thresholds, wantErr string) {
+		t.Helper()
+		var got struct {
+			SLO Thresholds `yaml:"slo"`
+		}
+		err := yaml.Unmarshal([]byte(doc), &got)
+		switch {
+		case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)):
+			t.Errorf("%q: error %v, want %q", doc, err, wantErr)
+		case wantErr == "" && (err != nil || got.SLO != want):
+			t.Errorf("%q: %+v, %v; want %+v", doc, got.SLO, err, want)
+		}
+	}
+	f("slo: {ttft: 0.5, itl: 0.05, e2e: 10}", Thresholds{TTFT: 0.5, ITL: 0.05, E2E: 10}, "")
+	f("slo: {ttft: 500ms, itl: 50ms, e2e: 1m}", Thresholds{TTFT: 0.5, ITL: 0.05, E2E: 60}, "")
+	f("slo:\n  ttft: fast\n", Thresholds{}, `line 2: slo.ttft "fast": want seconds (0.5) or a duration (500ms)`)
+	f("slo:\n  ttf: 0.5\n", Thresholds{}, "line 2: slo.ttf: unknown key (want ttft, itl or e2e)")
 }

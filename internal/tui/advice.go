@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ptdmon/ptdmon/internal/advice"
+	"github.com/ptdmon/ptdmon/internal/slo"
 )
 
 // Advice is what a frame shows of /api/v1/advice: the advised instances
@@ -40,6 +41,17 @@ type Advice struct {
 	} `json:"advice"`
 	SLO       *advice.SLOReport `json:"slo"`
 	SLOAbsent string            `json:"slo_absent"`
+	// Pools are each pool's own advice, shown where the deployment's
+	// count is unknown.
+	Pools []poolAdvice `json:"pools"`
+}
+
+type poolAdvice struct {
+	Pool   string `json:"pool"`
+	Advice struct {
+		Prefill stageAdvice `json:"prefill"`
+		Decode  stageAdvice `json:"decode"`
+	} `json:"advice"`
 }
 
 type stageAdvice struct {
@@ -68,7 +80,7 @@ type AdviceResult struct {
 
 // renderAdvice writes the advice and the SLO attainment in a few lines;
 // Render clips them to the width.
-func renderAdvice(w io.Writer, a *Advice, err error, width int) {
+func renderAdvice(w io.Writer, a *Advice, err error, width int, balanced bool) {
 	if a == nil {
 		fmt.Fprintf(w, "Advice   unavailable: %v\n", err)
 		return
@@ -98,46 +110,113 @@ func renderAdvice(w io.Writer, a *Advice, err error, width int) {
 		short = "  short: " + strings.Join(ad.Short, ", ")
 	}
 	fmt.Fprintf(w, "         KV %s  %s%s\n", kv, pd, short)
-	// The next limit, and the P:D ratio the capacities balance at.
-	if lf := ad.LimitsFirst; lf.Stage != "" {
+	// The next limit (under the verdict when it is Balanced), and the P:D
+	// ratio the capacities balance at.
+	if lf := ad.LimitsFirst; lf.Stage != "" && !balanced {
 		next := "next limit: " + lf.Text
 		if ad.CapacityRatio != nil {
 			next += fmt.Sprintf("; capacities P:D %.2f:1", *ad.CapacityRatio)
 		}
 		say(w, "         ", "           ", next, width)
 	}
-	for _, s := range []stageAdvice{ad.Prefill, ad.Decode} {
+	for i, s := range []stageAdvice{ad.Prefill, ad.Decode} {
 		if s.Instances == nil {
-			say(w, "  ", "    ", s.Stage+": "+s.Absent["instances"], width)
+			say(w, "  ", "    ", byPool(a.Pools, i == 0, s.Stage, s.Absent["instances"]), width)
 		}
 	}
 	switch {
 	case a.SLO == nil:
 		say(w, "SLO      ", "         ", a.SLOAbsent, width)
-	case a.SLO.Decode == nil:
-		say(w, "SLO      ", "         ", a.SLO.Absent["decode"], width)
+	case a.SLO.Request == nil:
+		say(w, "SLO      ", "         ", "the whole request's attainment is not served by this ptdmon", width)
 	default:
-		d := a.SLO.Decode
-		var parts []string
-		for _, m := range d.Metrics {
-			v := "?"
-			if m.Within != nil {
-				v = fmt.Sprintf("%.1f%%", m.Within.Fraction*100)
-				if m.Within.AtLeast {
-					v = "≥" + v
-				}
-			}
-			parts = append(parts, fmt.Sprintf("%s≤%gs %s", strings.ToUpper(m.Name), m.Threshold, v))
+		r := a.SLO.Request
+		parts := make([]string, 0, len(r.Metrics))
+		for _, m := range r.Metrics {
+			parts = append(parts, fmt.Sprintf("%s≤%gs %s", strings.ToUpper(m.Name), m.Threshold, fraction(m)))
 		}
-		good := "goodput ?"
-		if d.Absent == "" {
-			good = fmt.Sprintf("goodput %.2f/%.2f req/s", d.Goodput, d.Rate)
+		fmt.Fprintf(w, "SLO      %s  %s\n", strings.Join(parts, "  "), goodput(r))
+		if src := sources(r); src != "" {
+			say(w, "         ", "         ", src, width)
 		}
-		fmt.Fprintf(w, "SLO      %s  %s\n", strings.Join(parts, "  "), good)
-		if d.Misses != nil && d.Misses.Dominant != "" {
-			fmt.Fprintf(w, "         E2E misses dominated by %s time (decode instances, last %gs)\n", d.Misses.Dominant, a.SLO.Seconds)
+		if d := a.SLO.Decode; d != nil && d.Misses != nil && d.Misses.Dominant != "" {
+			fmt.Fprintf(w, "         E2E misses dominated by %s time (last %gs)\n", d.Misses.Dominant, a.SLO.Seconds)
 		}
 	}
+}
+
+// fraction is an SLO's attainment: measured, "a–b%" where only bounded,
+// "?" where absent.
+func fraction(m slo.Metric) string {
+	switch {
+	case m.Within != nil:
+		v := fmt.Sprintf("%.1f%%", m.Within.Fraction*100)
+		if m.Within.AtLeast {
+			v = "≥" + v
+		}
+		return v
+	case m.Bound != nil && m.Bound.Min == m.Bound.Max:
+		return fmt.Sprintf("%.1f%%", m.Bound.Min*100)
+	case m.Bound != nil:
+		return fmt.Sprintf("%.0f–%.0f%%", m.Bound.Min*100, m.Bound.Max*100)
+	}
+	return "?"
+}
+
+// goodput is the requests/s within every SLO, a range where an SLO is only
+// bounded.
+func goodput(a *slo.Attainment) string {
+	switch {
+	case a.Absent != "":
+		return "goodput ?"
+	case a.Bounded:
+		return fmt.Sprintf("goodput %.2f–%.2f/%.2f req/s", a.GoodputMin, a.GoodputMax, a.Rate)
+	}
+	return fmt.Sprintf("goodput %.2f/%.2f req/s", a.Goodput, a.Rate)
+}
+
+// sources says what timed each SLO of the whole request, and why one is
+// absent: "whole request: TTFT, E2E prefill leg + decode leg (bound); ITL
+// decode".
+func sources(a *slo.Attainment) string {
+	var order []string
+	by := map[string][]string{}
+	for _, m := range a.Metrics {
+		src := m.Source
+		if m.Absent != "" {
+			src = "absent: " + m.Absent
+		}
+		if by[src] == nil {
+			order = append(order, src)
+		}
+		by[src] = append(by[src], strings.ToUpper(m.Name))
+	}
+	parts := make([]string, 0, len(order))
+	for _, src := range order {
+		parts = append(parts, strings.Join(by[src], ", ")+" "+src)
+	}
+	return "whole request: " + strings.Join(parts, "; ")
+}
+
+// byPool is what the pools know of a stage whose deployment-wide count is
+// unknown: each pool's own advice where any pool has a count or a bound
+// ("prefill by pool: Qwen/Qwen3-32B 3 (now 1), …"), else why the stage's
+// count is unknown.
+func byPool(pools []poolAdvice, prefill bool, stage, why string) string {
+	parts := make([]string, 0, len(pools))
+	known := false
+	for _, p := range pools {
+		s := p.Advice.Decode
+		if prefill {
+			s = p.Advice.Prefill
+		}
+		known = known || s.Instances != nil || s.AtMost != nil
+		parts = append(parts, p.Pool+" "+count(s))
+	}
+	if !known || len(pools) < 2 {
+		return stage + ": " + why
+	}
+	return stage + " by pool: " + strings.Join(parts, ", ")
 }
 
 // count is an advised instance count with the current one, "≤ n" when only

@@ -84,9 +84,20 @@ func TestAdviceInFrame(t *testing.T) {
 			t.Fatalf("decode-bound, and the advice names %v short", short)
 		}
 		want := []string{fmt.Sprintf("decode %g (now %d)\n", d.Instances.V, d.Current), "goodput ", "short: " + strings.Join(short, ", ") + "\n"}
-		for _, m := range b.SLO.Decode.Metrics {
-			want = append(want, fmt.Sprintf("%s≤%gs %.1f%%", strings.ToUpper(m.Name), m.Threshold, m.Within.Fraction*100))
+		// The whole request's attainment, not the decode leg's.
+		for _, m := range b.SLO.Request.Metrics {
+			v := "?"
+			switch {
+			case m.Within != nil:
+				v = fmt.Sprintf("%.1f%%", m.Within.Fraction*100)
+			case m.Bound != nil && m.Bound.Min < m.Bound.Max:
+				v = fmt.Sprintf("%.0f–%.0f%%", m.Bound.Min*100, m.Bound.Max*100)
+			case m.Bound != nil:
+				v = fmt.Sprintf("%.1f%%", m.Bound.Min*100)
+			}
+			want = append(want, fmt.Sprintf("%s≤%gs %s", strings.ToUpper(m.Name), m.Threshold, v))
 		}
+		want = append(want, "whole request: ")
 		return want
 	})
 	f("no thresholds", slo.Thresholds{}, func(b api.AdviceBody) []string {

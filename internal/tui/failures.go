@@ -31,7 +31,8 @@ func failures(w *bytes.Buffer, snap *Snapshot, width int) {
 	if !counted {
 		return
 	}
-	head := fmt.Sprintf("\n%-24s", "KV failures (share)")
+	nameW := poolNameWidth(snap, width-9*len(ledger.FailureKinds))
+	head := fmt.Sprintf("\n%-*s", nameW, "KV failures (share)")
 	for _, k := range ledger.FailureKinds {
 		head += fmt.Sprintf(" %8s", failureTitles[k])
 	}
@@ -39,7 +40,7 @@ func failures(w *bytes.Buffer, snap *Snapshot, width int) {
 	for i := range snap.Pools {
 		p := &snap.Pools[i]
 		var b strings.Builder
-		fmt.Fprintf(&b, "%-24s", clip(p.Name, 24))
+		fmt.Fprintf(&b, "%-*s", nameW, clipName(p.Name, nameW))
 		for _, k := range ledger.FailureKinds {
 			r := ledger.Absent("not in the response")
 			if f := p.KVFailures; f != nil {

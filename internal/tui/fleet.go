@@ -58,7 +58,10 @@ func fleet(w io.Writer, t *api.InstanceTable, win string, width, left int) {
 	if n := len(t.Groups) - len(shown); n > 0 {
 		fmt.Fprintf(&b, "… %d more groups\n", n)
 	}
-	head := bytes.Count(b.Bytes(), []byte("\n")) + 4 // with the counts and the table head, each after a blank line
+	if left > 0 && lines(&b)+fleetMin(t, left) > left {
+		b.Reset() // the groups only where the instances that need action fit too
+	}
+	head := lines(&b) + 4 // with the counts and the table head, each after a blank line
 	rows := t.Rows
 	if left > 0 {
 		rows = fitRows(rows, max(left-head, 2))

@@ -10,7 +10,7 @@ import (
 
 // phaseTitles are the columns of the TTFT phase lines, in
 // ledger.PhaseNames' order.
-var phaseTitles = []string{"queue", "prefill", "boot+alloc", "KV xfer", "1st step"}
+var phaseTitles = []string{"queue", "prefill", "bootstr.", "KV xfer", "1st step"}
 
 // phases writes where each pool's TTFT goes: the mean seconds of each
 // phase over the window beside the measured TTFT (docs/pools.md), where
@@ -27,12 +27,15 @@ func phases(w *bytes.Buffer, snap *Snapshot, width int) {
 	if !any {
 		return
 	}
-	head := fmt.Sprintf("\n%-24s", "TTFT phases (mean s)")
-	for _, t := range phaseTitles {
-		head += fmt.Sprintf(" %10s", t)
+	const col = 9
+	nameW := max(16, min(longestPoolName(snap), width-col*(len(phaseTitles)+2)))
+	head := fmt.Sprintf("\n%-*s", nameW, "TTFT (mean s)")
+	for _, t := range append(phaseTitles, "untimed", "TTFT") {
+		head += fmt.Sprintf(" %*s", col-1, t)
 	}
-	head += fmt.Sprintf(" %10s", "TTFT")
 	fmt.Fprintln(w, clip(head, width+1))
+	sources := map[string][]string{}
+	var order []string
 	for i := range snap.Pools {
 		p := &snap.Pools[i]
 		ph := p.TTFTPhases
@@ -41,13 +44,44 @@ func phases(w *bytes.Buffer, snap *Snapshot, width int) {
 			ph = &a
 		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "%-24s", clip(p.Name, 24))
+		fmt.Fprintf(&b, "%-*s", nameW, clipName(p.Name, nameW))
 		for k := range ledger.PhaseNames {
-			fmt.Fprintf(&b, " %10s", seconds(*ph.Phase(k)))
+			fmt.Fprintf(&b, " %*s", col-1, seconds(*ph.Phase(k)))
 		}
-		fmt.Fprintf(&b, " %10s", seconds(ph.TTFT))
+		fmt.Fprintf(&b, " %*s %*s", col-1, seconds(ph.Untimed), col-1, seconds(ph.TTFT))
 		fmt.Fprintln(w, clip(b.String(), width))
+		src := ph.TTFTSource
+		if src == "" {
+			src = "nothing that times it (" + ph.TTFT.Why + ")"
+		}
+		if sources[src] == nil {
+			order = append(order, src)
+		}
+		sources[src] = append(sources[src], p.Name)
 	}
+	// Which TTFT this is: the whole request's, and what timed it.
+	line := "TTFT of the whole request, from "
+	if len(order) == 1 {
+		line += order[0]
+	} else {
+		var parts []string
+		for _, src := range order {
+			parts = append(parts, src+" ("+strings.Join(sources[src], ", ")+")")
+		}
+		line += strings.Join(parts, "; ")
+	}
+	say(w, "  ", "    ", line, width)
+}
+
+// clipName keeps a pool's name within n columns by cutting its middle,
+// so that the engine that ends "MODEL (ENGINE)" stays in view.
+func clipName(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	head := n / 3
+	return string(r[:head]) + "…" + string(r[len(r)-(n-head-1):])
 }
 
 // seconds writes a duration in seconds with three significant digits.

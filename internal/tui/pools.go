@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"fmt"
+	"unicode/utf8"
 )
 
 // pools writes one line per pool when more than one pool serves a known
@@ -25,14 +26,32 @@ func pools(w *bytes.Buffer, snap *Snapshot, win string, width int) {
 			verdicts[g.Group] = g.Headline
 		}
 	}
-	fmt.Fprintf(w, "\n%-24s %9s %9s %9s  %s\n", "pool", "prefill", "KV", "decode", "verdict ("+win+" window req/s)")
+	nameW := poolNameWidth(snap, width-56)
+	fmt.Fprintf(w, "\n%-*s %9s %9s %9s  %s\n", nameW, "pool", "prefill", "KV", "decode", "verdict ("+win+" window req/s)")
 	for _, p := range snap.Pools {
-		line := fmt.Sprintf("%-24s %9s %9s %9s  %s", clip(p.Name, 24), num(p.Prefill.Window, "/s"), num(p.KV.Window, "/s"), num(p.Decode.Window, "/s"), verdicts[p.Name])
+		line := fmt.Sprintf("%-*s %9s %9s %9s  %s", nameW, clipName(p.Name, nameW), num(p.Prefill.Window, "/s"), num(p.KV.Window, "/s"), num(p.Decode.Window, "/s"), verdicts[p.Name])
 		fmt.Fprintln(w, clip(line, width))
 		if kv := p.KV.Window; !kv.OK() {
 			fmt.Fprintln(w, clip("  KV absent: "+kv.Why, width))
 		}
 	}
+}
+
+// poolNameWidth is the column of pool names in a table that leaves room
+// columns for them: 24 at least, the longest name where there is room, so
+// that at a wide terminal two pools of one model on two engines ("… (vllm)",
+// "… (sglang)") read apart.
+func poolNameWidth(snap *Snapshot, room int) int {
+	return max(24, min(longestPoolName(snap), room))
+}
+
+// longestPoolName is the columns of the longest pool name.
+func longestPoolName(snap *Snapshot) int {
+	n := 0
+	for i := range snap.Pools {
+		n = max(n, utf8.RuneCountInString(snap.Pools[i].Name))
+	}
+	return n
 }
 
 // kvAbsent is why the deployment's KV req/s is absent, "" when it is not:

@@ -48,3 +48,40 @@ func TestPoolLines(t *testing.T) {
 		t.Errorf("qwen's absent KV without its reason:\n%s", b.String())
 	}
 }
+
+// TestPoolNamesReadApart: two pools of one model on two engines are told
+// apart in every pool table: whole at 160 columns, cut in the middle at 80
+// so that the engine stays in view.
+func TestPoolNamesReadApart(t *testing.T) {
+	var s Snapshot
+	if err := json.Unmarshal([]byte(snapJSON), &s); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"meta-llama/Llama-3.1-8B-Instruct (vllm)", "meta-llama/Llama-3.1-8B-Instruct (sglang)"}
+	ph := ledger.AbsentPhases("none")
+	ph.Queue = ledger.Val(0.1)
+	fail := ledger.Failures{}
+	for _, n := range names {
+		s.Pools = append(s.Pools, api.Pool{Name: n, Model: "meta-llama/Llama-3.1-8B-Instruct", TTFTPhases: &ph, KVFailures: &fail,
+			Prefill: ledger.StagePoint{Window: ledger.Val(2)}, KV: ledger.KVPoint{Window: ledger.Val(2)}, Decode: ledger.StagePoint{Window: ledger.Val(2)}})
+	}
+	f := func(width int, want []string) {
+		t.Helper()
+		var b strings.Builder
+		Render(&b, &s, nil, width)
+		for _, w := range want {
+			// The pools, failures and phases tables each name it.
+			n := 0
+			for l := range strings.Lines(b.String()) {
+				if strings.HasPrefix(l, "meta-") && strings.Contains(l, w+" ") {
+					n++
+				}
+			}
+			if n != 3 {
+				t.Errorf("width %d: %d lines name %q, want 3:\n%s", width, n, w, b.String())
+			}
+		}
+	}
+	f(160, names)
+	f(80, []string{"(vllm)", "(sglang)"})
+}

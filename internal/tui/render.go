@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -160,42 +161,80 @@ func render(w *bytes.Buffer, f Frame, width int) {
 	snap, history, adv := f.Snap, f.History, f.Advice
 	p := snap.Point
 	win := fmt.Sprintf("%gs", snap.Window)
-	fmt.Fprintf(w, "ptdmon  %s  window W=%s  B_request %s\n", snap.Time.Local().Format("15:04:05"), win, bReq(snap))
+	var l layout
+	head := l.add("", 0)
+	fmt.Fprintf(head, "ptdmon  %s  window W=%s  B_request %s\n", snap.Time.Local().Format("15:04:05"), win, bReq(snap))
 	if why := kvAbsent(snap); why != "" {
-		fmt.Fprintln(w, "  KV req/s absent: "+why)
+		fmt.Fprintln(head, "  KV req/s absent: "+why)
 	}
 	down, n, first := allDown(snap)
 	if f.Table != nil {
 		down, n, first = tableAllDown(f.Table)
 	}
 	if down {
-		fmt.Fprintf(w, "ALL %d TARGETS DOWN\n", n)
+		fmt.Fprintf(head, "ALL %d TARGETS DOWN\n", n)
 		for _, l := range wrap(first, width-2) {
-			fmt.Fprintf(w, "  %s\n", l)
+			fmt.Fprintf(head, "  %s\n", l)
+		}
+	}
+	if h := scrapeHealth(snap.ScrapeHealth); h != "" {
+		for i, l := range wrap(h, width-9) {
+			lead := "SCRAPES  "
+			if i > 0 {
+				lead = "         "
+			}
+			fmt.Fprintln(head, lead+l)
 		}
 	}
 	if p == nil {
-		fmt.Fprintln(w, "\nno data yet: waiting for the first tick")
+		fmt.Fprintln(head, "\nno data yet: waiting for the first tick")
+		l.write(w, f.Height, 0)
 		return
 	}
 	if v := snap.Verdict; v != nil {
-		fmt.Fprintf(w, "VERDICT  %s\n", v.Headline)
+		fmt.Fprintf(head, "VERDICT  %s\n", v.Headline)
 		// Balanced, the verdict names the stage that will limit first.
 		if a := f.Advice; v.Class == diagnose.Balanced && a != nil && a.Advice != nil && a.Advice.Advice.LimitsFirst.Stage != "" {
 			for _, l := range wrap("next limit: "+a.Advice.Advice.LimitsFirst.Text, width-11) {
-				fmt.Fprintf(w, "         · %s\n", l)
+				fmt.Fprintf(head, "         · %s\n", l)
 			}
 		}
+		ev := l.add("evidence", prioEvidence)
 		for _, e := range v.Evidence {
 			for i, l := range wrap(e, width-11) {
 				lead := "         · "
 				if i > 0 {
 					lead = "           "
 				}
-				fmt.Fprintf(w, "%s%s\n", lead, l)
+				fmt.Fprintf(ev, "%s%s\n", lead, l)
 			}
 		}
 	}
+	rates(l.add("rates", prioRates), snap, history, win, width)
+	pools(l.add("pools", prioPools), snap, win, width)
+	failures(l.add("failures", prioFailures), snap, width)
+	phases(l.add("phases", prioPhases), snap, width)
+	if adv != nil {
+		a := l.add("advice", prioAdvice)
+		fmt.Fprintln(a)
+		renderAdvice(a, adv.Advice, adv.Err, width, snap.Verdict != nil && snap.Verdict.Class == diagnose.Balanced)
+	}
+	queues(l.add("queues", prioQueues), p, win)
+	switch {
+	case f.TableErr != nil:
+		fmt.Fprintf(l.add("instances", prioAdvice), "\ninstances: %v\n", f.TableErr)
+	case f.Table == nil:
+		instances(l.add("instances", prioInstances), snap, win)
+	}
+	left := l.write(w, f.Height, fleetMin(f.Table, f.Height))
+	if f.TableErr == nil && f.Table != nil {
+		fleet(w, f.Table, win, width, left)
+	}
+}
+
+// rates writes the stages' req/s with their sparklines, the verdict strip
+// and why a stage's rate is absent or partial.
+func rates(w *bytes.Buffer, snap *Snapshot, history []Tick, win string, width int) {
 	spark := width - 36
 	var series [3][]ledger.Num
 	peak := 0.0
@@ -204,7 +243,7 @@ func render(w *bytes.Buffer, f Frame, width int) {
 			series[i] = append(series[i], st.window)
 		}
 	}
-	now := stageViews(p)
+	now := stageViews(snap.Point)
 	for i, st := range now {
 		series[i] = append(series[i], st.window)
 		if len(series[i]) > spark {
@@ -239,31 +278,40 @@ func render(w *bytes.Buffer, f Frame, width int) {
 	for _, r := range reasons {
 		fmt.Fprintf(w, "  %s\n", r)
 	}
-	pools(w, snap, win, width)
-	failures(w, snap, width)
-	phases(w, snap, width)
-	if adv != nil {
-		fmt.Fprintln(w)
-		renderAdvice(w, adv.Advice, adv.Err, width)
-	}
+}
+
+// queues writes the KV bytes/s and the stages' queues and KV usage.
+func queues(w *bytes.Buffer, p *ledger.Point, win string) {
 	kv := byteColumn([]ledger.Num{p.KV.BytesInstant, p.KV.BytesWindow})
 	fmt.Fprintf(w, "\nKV bytes/s  instant %s  %s window %s\n", kv[0], win, kv[1])
 	fmt.Fprintf(w, "Prefill  running %s  waiting %s  bootstrap %s  inflight %s  KV usage %s\n",
 		num(p.Prefill.Running, ""), num(p.Prefill.Waiting, ""), num(p.Prefill.Queues.Bootstrap, ""), num(p.Prefill.Queues.Inflight, ""), num(p.Prefill.KVUsage, "%"))
 	fmt.Fprintf(w, "Decode   running %s  waiting %s  prealloc %s  transfer %s  KV usage %s\n",
 		num(p.Decode.Running, ""), num(p.Decode.Waiting, ""), num(p.Decode.Queues.Prealloc, ""), num(p.Decode.Queues.Transfer, ""), num(p.Decode.KVUsage, "%"))
-	switch {
-	case f.TableErr != nil:
-		fmt.Fprintf(w, "\ninstances: %v\n", f.TableErr)
-	case f.Table != nil:
-		left := 0
-		if f.Height > 0 {
-			left = max(f.Height-bytes.Count(w.Bytes(), []byte("\n")), 1)
-		}
-		fleet(w, f.Table, win, width, left)
-	default:
-		instances(w, snap, win)
+}
+
+// scrapeHealth says what the scrapes went through since the start, "" when
+// no scrape failed and no target restarted: failed scrapes by reason and
+// the targets that restarted, which need a look as a down instance does.
+func scrapeHealth(h ledger.ScrapeHealth) string {
+	var n uint64
+	reasons := make([]string, 0, len(h.Failures))
+	for r, c := range h.Failures {
+		n += c
+		reasons = append(reasons, fmt.Sprintf("%s %d", r, c))
 	}
+	sort.Strings(reasons)
+	var parts []string
+	if n > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed on %d target(s) (%s)", n, h.TargetsFailed, strings.Join(reasons, ", ")))
+	}
+	if len(h.Restarted) > 0 {
+		parts = append(parts, "restarted: "+strings.Join(h.Restarted, ", "))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + " since the start"
 }
 
 // instances writes the per-instance table; notes (errors, absences) go on

@@ -160,11 +160,20 @@ func TestPoolsPanelInChromium(t *testing.T) {
 		if c[7] != headlines[p.Name] || row.Stage != stages[p.Name] {
 			t.Errorf("%s: verdict %q (%s), want %q (%s)", p.Name, c[7], row.Stage, headlines[p.Name], stages[p.Name])
 		}
-		if p.SLO == nil || p.SLO.Decode == nil {
-			t.Fatalf("%s: no SLO attainment in the snapshot", p.Name)
+		if p.SLO == nil || p.SLO.Request == nil {
+			t.Fatalf("%s: no whole-request SLO attainment in the snapshot", p.Name)
 		}
-		for _, m := range p.SLO.Decode.Metrics {
-			want := fmt.Sprintf("%s %s", strings.ToUpper(m.Name), pct(m.Within.Fraction))
+		for _, m := range p.SLO.Request.Metrics {
+			v := "?"
+			switch {
+			case m.Within != nil:
+				v = pct(m.Within.Fraction)
+			case m.Bound != nil && m.Bound.Min == m.Bound.Max:
+				v = pct(m.Bound.Min)
+			case m.Bound != nil:
+				v = pct(m.Bound.Min) + "–" + pct(m.Bound.Max)
+			}
+			want := fmt.Sprintf("%s %s", strings.ToUpper(m.Name), v)
 			if !strings.Contains(c[8], want) {
 				t.Errorf("%s: SLO %q lacks %q", p.Name, c[8], want)
 			}

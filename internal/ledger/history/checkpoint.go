@@ -337,6 +337,9 @@ func decodePiece(b []byte) (pts []point.Point, err error) {
 	if hd.Version == 1 {
 		for i := range pc.Points {
 			withoutWork(&pc.Points[i])
+			for k := range pc.Points[i].Pools {
+				pc.Points[i].Pools[k].Phases.FromOlder()
+			}
 		}
 	}
 	var rd *segReader

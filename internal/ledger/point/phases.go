@@ -5,17 +5,25 @@ import "reflect"
 // Phases are where a pool's time to first token goes over the window: the
 // mean seconds of each phase, from the phase histograms each engine exports
 // (docs/pools.md#where-ttft-goes). A phase no source of the pool exports is
-// absent with the sources that would, never folded into another; so the
-// phases need not add up to TTFT, which is given beside them.
+// absent with the sources that would, never folded into another; what the
+// phases leave of the whole request's TTFT, given beside them, is Untimed.
 type Phases struct {
 	Queue       Num `json:"queue_seconds"`
 	Prefill     Num `json:"prefill_seconds"`
 	Bootstrap   Num `json:"bootstrap_seconds"`
 	Transfer    Num `json:"kv_transfer_seconds"`
 	FirstDecode Num `json:"first_decode_step_seconds"`
-	// TTFT is the mean time to first token the pool's instances observed
-	// (decode's where it has the histogram, else prefill's).
-	TTFT Num `json:"ttft_seconds"`
+	// TTFT is the mean time to first token of the whole request, and
+	// TTFTSource what timed it: the router, decode instances that time
+	// from the arrival, or the prefill leg's mean plus the decode leg's
+	// (means add, whichever legs belong together). The decode leg alone is
+	// never taken for it.
+	TTFT       Num    `json:"ttft_seconds"`
+	TTFTSource string `json:"ttft_source,omitempty"`
+	// Untimed is TTFT less the phases that are there: the time no phase
+	// histogram covers (the router, the hand-over, waiting for a decode
+	// slot, and any phase absent above).
+	Untimed Num `json:"untimed_seconds"`
 }
 
 // Phase names the phases in order, as the API writes them.
@@ -38,8 +46,25 @@ func (p *Phases) UnmarshalJSON(b []byte) error {
 	return withoutAbsent(b, reflect.ValueOf(p).Elem(), (*alias)(p))
 }
 
+// WhyOlder is the reason of what a point kept by an older version lacks.
+const WhyOlder = "not kept by the version of ptdmon that made this point"
+
+// FromOlder marks what phases decoded from an older version's checkpoint
+// lack: it had no untimed share, and its TTFT was the decode leg's where
+// decode had the histogram, not the whole request's. A TTFT or an
+// untimed share this version computes always has its source or reason.
+func (p *Phases) FromOlder() {
+	if p.TTFTSource != "" || !p.Untimed.OK() || p.Untimed.V != 0 {
+		return
+	}
+	if p.TTFT.OK() {
+		p.TTFT = Absent(WhyOlder + ": its TTFT was a leg's, not the whole request's")
+	}
+	p.Untimed = Absent(WhyOlder)
+}
+
 // AbsentPhases is Phases with every value absent for why.
 func AbsentPhases(why string) Phases {
 	n := Absent(why)
-	return Phases{n, n, n, n, n, n}
+	return Phases{Queue: n, Prefill: n, Bootstrap: n, Transfer: n, FirstDecode: n, TTFT: n, Untimed: n}
 }

@@ -46,8 +46,25 @@ export function renderAdvice(el, body) {
   if (a.pd) line.append(span(" · P:D "), span(a.pd, "v"));
   else line.append(span(" · "), span(a.pd_bound || "P:D ?", "v", why(a, "pd_ratio")));
   if (a.short && a.short.length) line.append(span(` — short: ${a.short.join(", ")}`, "short"));
-  const unknown = [a.prefill, a.decode].filter((s) => s && s.instances == null).map((s) => `${s.stage}: ${why(s, "instances")}`);
-  if (unknown.length) line.append(span(` (${unknown.join("; ")})`, "muted"));
+  // Where the deployment's count is unknown, each pool's own advice.
+  const pools = body.pools || [];
+  [["prefill", a.prefill], ["decode", a.decode]].forEach(([name, s]) => {
+    if (!s || s.instances != null) return;
+    const known = pools.filter((p) => p.advice && p.advice[name] && (p.advice[name].instances != null || p.advice[name].at_most != null));
+    if (pools.length < 2 || !known.length) {
+      line.append(span(` (${name}: ${why(s, "instances")})`, "muted"));
+      return;
+    }
+    const by = document.createElement("span");
+    by.dataset.byPool = name;
+    by.append(span(` ${name} by pool: `, "muted"));
+    pools.forEach((p, i) => {
+      const v = stage(p.advice && p.advice[name]);
+      const cur = p.advice && p.advice[name] ? ` (now ${p.advice[name].current})` : "";
+      by.append(span(`${i ? ", " : ""}${p.pool} `), span(v.text, "v", v.title), span(cur, "muted"));
+    });
+    line.append(by);
+  });
 
   // Each stage's utilisation and the stage that will limit first
   // (docs/advisor.md#capacity-below-saturation).
@@ -65,34 +82,62 @@ export function renderAdvice(el, body) {
   next.append(span(lf.stage ? lf.text : lf.text || "next limit unknown", lf.stage ? "" : "muted", lf.unsure || ""));
   if (a.pd_capacity_ratio != null) next.append(span(" · capacities P:D "), span(`${a.pd_capacity_ratio.toFixed(2)}:1`, "v", a.pd_capacity || ""));
 
-  const slo = document.createElement("div");
-  slo.append(span("SLO ", "k"));
-  const dec = body.slo && body.slo.decode;
-  if (!body.slo) {
-    slo.append(span(body.slo_absent || "not computed", "muted"));
-  } else if (!dec) {
-    slo.append(span((body.slo.absent && body.slo.absent.decode) || "no decode attainment", "muted"));
-  } else {
-    slo.append(span(`on decode over ${Math.round(body.slo.window_seconds)} s: `, "muted"));
-    for (const m of dec.slos || []) {
-      slo.append(span(`${m.slo.toUpperCase()} ≤ ${f.secs(m.threshold_seconds)} `));
-      const w = m.within;
-      const v = span(w ? (w.at_least ? "≥ " : "") + f.pct(w.fraction) : "?", "v", w ? `${w.observations} observations${w.exact ? ", exact at a bucket bound" : ", interpolated"}` : m.absent);
-      v.dataset.slo = m.slo;
-      slo.append(v, span(" · "));
-    }
-    if (dec.absent) slo.append(span(`goodput: ${dec.absent}`, "muted"));
-    else {
-      const g = span(f.rate(dec.goodput_requests_per_second), "v", `${f.rate(dec.goodput_min_requests_per_second)}–${f.rate(dec.goodput_max_requests_per_second)} whatever the dependence; independence assumed`);
-      g.dataset.slo = "goodput";
-      slo.append(span("goodput "), g, span(` of ${f.rate(dec.requests_per_second)} req/s`, "muted"));
-    }
-    if (dec.misses && dec.misses.dominant) slo.append(span(` · misses dominated by ${dec.misses.dominant.replace("_", " ")}`, "", dec.misses.note));
-  }
-  el.replaceChildren(line, next, slo);
+  el.replaceChildren(line, next, sloLine(body));
+  el.dataset.ready = "1";
   // Under a Balanced verdict (app.css shows it there only).
   const vn = document.getElementById("verdict-next");
   if (vn) vn.textContent = lf.stage ? `Next limit: ${lf.text}` : "";
+}
+
+// fraction is one SLO's attainment: measured, a range where only bounded.
+function fraction(m) {
+  const w = m.within, b = m.bound;
+  if (w) return span((w.at_least ? "≥ " : "") + f.pct(w.fraction), "v", `${w.observations} observations, from ${m.source || "?"}${w.exact ? ", exact at a bucket bound" : ", interpolated"}`);
+  if (b) {
+    const text = b.min === b.max ? f.pct(b.min) : `${f.pct(b.min)}–${f.pct(b.max)}`;
+    return span(text, "v", `a bound, from ${m.source}: the legs are timed apart (docs/advisor.md#the-whole-requests-slo); ${b.observations} requests`);
+  }
+  return span("?", "v", m.absent);
+}
+
+// sloLine is the whole request's attainment, what a user sees.
+function sloLine(body) {
+  const slo = document.createElement("div");
+  slo.append(span("SLO ", "k"));
+  const req = body.slo && body.slo.request;
+  if (!body.slo) {
+    slo.append(span(body.slo_absent || "not computed", "muted"));
+    return slo;
+  }
+  if (!req) {
+    slo.append(span("this server does not give the whole request's attainment", "muted"));
+    return slo;
+  }
+  slo.append(span(`whole request over ${Math.round(body.slo.window_seconds)} s: `, "muted"));
+  for (const m of req.slos || []) {
+    slo.append(span(`${m.slo.toUpperCase()} ≤ ${f.secs(m.threshold_seconds)} `));
+    const v = fraction(m);
+    v.dataset.slo = m.slo;
+    slo.append(v, span(" · "));
+  }
+  if (req.absent) slo.append(span(`goodput: ${req.absent}`, "muted"));
+  else {
+    const range = `${f.rate(req.goodput_min_requests_per_second)}–${f.rate(req.goodput_max_requests_per_second)}`;
+    const g = req.bounded ? span(range, "v", "bounded: an SLO is only bounded")
+      : span(f.rate(req.goodput_requests_per_second), "v", `${range} whatever the dependence; independence assumed`);
+    g.dataset.slo = "goodput";
+    slo.append(span("goodput "), g, span(` of ${f.rate(req.requests_per_second)} req/s`, "muted"));
+  }
+  const srcs = [...new Set((req.slos || []).map((m) => m.source).filter(Boolean))];
+  if (srcs.length) slo.append(span(` · from ${srcs.join("; ")}`, "muted"));
+  const dec = body.slo.decode;
+  if (dec && dec.misses && dec.misses.dominant) slo.append(span(` · misses dominated by ${dec.misses.dominant.replace("_", " ")}`, "", dec.misses.note));
+  return slo;
+}
+
+// renderUnavailable says why there is no advice: the API's own answer.
+export function renderUnavailable(el, why) {
+  el.replaceChildren(span("Advice ", "k"), span(why, "muted"));
   el.dataset.ready = "1";
 }
 
@@ -103,6 +148,7 @@ export function startAdvice(el, paused) {
       try {
         const r = await fetch("/api/v1/advice");
         if (r.ok) renderAdvice(el, await r.json());
+        else renderUnavailable(el, `unavailable: ${r.status} ${(await r.text()).trim()}`);
       } catch { /* the stream's status line already says we are offline */ }
     }
     setTimeout(poll, POLL_MS);

@@ -273,7 +273,7 @@ async function main() {
   render();
   connect();
   startAdvice($("advice"), () => state.paused);
-  startFailures($("advice"), () => state.paused);
+  startFailures($("pools"), () => state.paused); // under the charts, after the pools
   startPools($("pools"), () => state.paused);
   state.requests = startRequests(document.querySelector("main"), () => state.paused);
   linkStageChart(charts.list.find((c) => c.spec.id === "rates"), state.requests);

@@ -37,6 +37,20 @@ const hms = (u, vals) => vals.map((v) => {
 });
 const SYNC = uPlot.sync("ptd");
 
+// timeAxis is the x axis every time chart draws: the same ticks and
+// labels, so that charts read side by side.
+export const timeAxis = () => ({ stroke: "#444", grid: { stroke: "#eee" }, ticks: { stroke: "#ddd" }, size: 28, space: 70, incrs: TIME_INCRS, values: hms });
+
+// shown is the span the charts show now, [first, last] in seconds.
+let shown = null;
+
+// sharedRange is the x range of a chart drawn beside the others: their
+// span (to its newest point), else a minute at least.
+export function sharedRange(min, max) {
+  if (shown) return [shown[0], max > shown[1] ? max : shown[1]];
+  return [Math.min(min, max - 60), max];
+}
+
 export class Charts {
   // band, when given, draws the verdict timeline on the stage chart.
   constructor(root, band) {
@@ -47,6 +61,7 @@ export class Charts {
   // update redraws every chart from pts (oldest first) under ctx.
   update(pts, ctx) {
     ctx.latencyStage = pickLatencyStage(pts);
+    if (pts.length) shown = [pts[0].t, pts[pts.length - 1].t];
     for (const c of this.list) c.update(pts, ctx);
   }
   // columns returns what the charts show, for the CSV download.
@@ -104,7 +119,7 @@ class Chart {
     // which scale a line reads on is never a guess.
     const leftColor = spec.right ? spec.curves.find((c) => !c.scale).color : "#444";
     const axes = [
-      { stroke: "#444", grid: { stroke: "#eee" }, ticks: { stroke: "#ddd" }, size: 28, space: 70, incrs: TIME_INCRS, values: hms },
+      timeAxis(),
       { stroke: leftColor, grid: { stroke: "#eee" }, ticks: { stroke: "#ddd" }, size: 58, label: spec.unit, labelSize: 14, values: axisFmt(spec.fmt), ...(spec.fmt === "count" ? { incrs: COUNT_INCRS } : {}) },
     ];
     if (spec.right) {
@@ -149,6 +164,7 @@ class Chart {
     };
     if (band) this.opts.hooks.draw = [(u) => band.draw(u)];
     this.u = new uPlot(this.opts, [[], ...spec.curves.map(() => [])], this.plotEl);
+    box._u = this.u; // for the browser tests, as a pool's phases chart keeps its own
     SYNC.sub(this.u);
   }
 

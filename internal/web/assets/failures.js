@@ -73,8 +73,9 @@ export function renderFailures(el, snap) {
   el.append(t);
 }
 
-// startFailures polls the snapshot's pools into a panel after the advice,
-// and their TTFT phases into charts after it.
+// startFailures polls the snapshot's pools into a panel after the element
+// after (the pools panel, under the charts), and their TTFT phases into
+// charts after it.
 export function startFailures(after, paused) {
   const el = document.createElement("section");
   el.id = "failures";

@@ -1,11 +1,14 @@
 // Where TTFT goes: for each pool, its time to first token split into
 // phases (queue, prefill compute, bootstrap and allocation, KV transfer,
-// first decode step) as a stacked chart over time, beside the TTFT its
-// instances measured, from the ttft_phases of /api/v1/snapshot's pools
-// (docs/pools.md). A phase without a source is no band, never a zero band
-// or one folded into its neighbour; the line under the chart says why.
+// first decode step) and what no phase times (untimed) as a stacked chart
+// over time, beside the whole request's TTFT, from the ttft_phases of
+// /api/v1/snapshot's pools (docs/pools.md). A phase without a source is no
+// band, never a zero band or one folded into its neighbour; the line under
+// the chart says why. The chart shares the other charts' time axis.
 
+/* global uPlot */
 import * as f from "./fmt.js";
+import { timeAxis, sharedRange } from "./charts.js";
 
 const PHASES = [
   ["queue_seconds", "queue", "#4e79a7"],
@@ -13,6 +16,7 @@ const PHASES = [
   ["bootstrap_seconds", "bootstrap + alloc", "#b07aa1"],
   ["kv_transfer_seconds", "KV transfer", "#f28e2b"],
   ["first_decode_step_seconds", "first decode step", "#e15759"],
+  ["untimed_seconds", "untimed", "#bab0ac"],
 ];
 const KEEP = 720; // polls kept per pool: an hour at 5 s
 
@@ -33,6 +37,8 @@ class PoolChart {
     const h = document.createElement("div");
     h.className = "k";
     h.textContent = `Where TTFT goes — ${name}`;
+    this.head = h;
+    this.name = name;
     this.plot = document.createElement("div");
     this.absent = document.createElement("div");
     this.absent.className = "muted";
@@ -47,17 +53,19 @@ class PoolChart {
       // The legend says the phase's own time, not the stack's height.
       value: (u, v, si, di) => secs(this.rawAt(i, di)),
     }));
-    series.push({ label: "TTFT measured", stroke: "#222", dash: [4, 3], width: 1.25, points: { show: few },
+    series.push({ label: "TTFT, whole request", stroke: "#222", dash: [4, 3], width: 1.25, points: { show: few },
       value: (u, v, si, di) => secs(di == null ? this.ttft[this.ttft.length - 1] : this.ttft[di]) });
     // Each band fills from its phase's top down to the top of the stack
     // beneath it.
     const bands = PHASES.slice(1).map((_, i) => ({ series: [i + 2, i + 1] }));
     this.u = new uPlot({
       width: chartWidth(), height: 140,
-      legend: { live: true }, cursor: { drag: { x: false, y: false } },
-      // A minute at least, so the first polls do not spread over years.
-      scales: { x: { time: true, range: (u, min, max) => [Math.min(min, max - 60), max] }, y: { range: (u, min, max) => uPlot.rangeNum(0, max > 0 ? max : 1, 0.1, true) } },
-      axes: [{ size: 28 }, { size: 58, label: "seconds", labelSize: 14 }],
+      legend: { live: true }, cursor: { sync: { key: "ptd" }, drag: { x: false, y: false } },
+      // The other charts' span where they have one, else a minute at
+      // least, from the polls' own times: uPlot widens a single point's
+      // range to months.
+      scales: { x: { time: true, range: () => sharedRange(this.t[0], this.t[this.t.length - 1]) }, y: { range: (u, min, max) => uPlot.rangeNum(0, max > 0 ? max : 1, 0.1, true) } },
+      axes: [timeAxis(), { size: 58, label: "seconds", labelSize: 14 }],
       series, bands,
     }, [[], ...PHASES.map(() => []), []], this.plot);
     this.el._u = this.u;
@@ -93,6 +101,9 @@ class PoolChart {
       });
     }
     this.u.setData([this.t, ...stacked, this.ttft]);
+    const src = ph && ph.ttft_source;
+    this.head.textContent = `Where TTFT goes — ${this.name}` + (src ? ` · TTFT of the whole request, from ${src}` : ph && ph.absent && ph.absent.ttft_seconds ? ` · TTFT: ${ph.absent.ttft_seconds}` : "");
+    this.el.dataset.ttftSource = src || "";
     const why = PHASES.filter(([k]) => !ph || ph[k] == null).map(([k, label]) => `${label}: ${(ph && ph.absent && ph.absent[k]) || "not in the response"}`);
     this.absent.textContent = why.length ? "absent — " + why.join("; ") : "";
     this.el.dataset.absent = PHASES.filter(([k]) => !ph || ph[k] == null).map(([k]) => k).join(",");

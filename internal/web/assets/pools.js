@@ -85,24 +85,74 @@ function bRequest(p) {
   return cell("not set", "absent", (p.reasons && p.reasons.kv_request_bytes) || "no B_request");
 }
 
-// sloCell is the pool's attainment on decode: each SLO's fraction within
-// its threshold and the goodput, or why there is none.
+// sloCell is the pool's whole-request attainment (docs/advisor.md#the-whole-requests-slo):
+// each SLO's fraction within its threshold, a range where only bounded,
+// and the goodput, or why there is none.
 function sloCell(p) {
   if (!p.slo) return cell(p.slo_absent ? "—" : "not computed", "muted", p.slo_absent || "");
-  const dec = p.slo.decode;
-  if (!dec) return cell("—", "muted", (p.slo.absent && p.slo.absent.decode) || "no decode attainment");
-  const parts = (dec.slos || []).map((m) => {
-    const w = m.within;
-    return `${m.slo.toUpperCase()} ${w ? (w.at_least ? "≥ " : "") + f.pct(w.fraction) : "?"}`;
-  });
-  if (!dec.absent) parts.push(`goodput ${f.rate(dec.goodput_requests_per_second)} req/s`);
-  const titles = (dec.slos || []).map((m) => `${m.slo.toUpperCase()} ≤ ${f.secs(m.threshold_seconds)}: ${m.within ? m.within.observations + " observations" : m.absent}`);
+  const req = p.slo.request;
+  if (!req) return cell("—", "muted", "this server does not give the whole request's attainment");
+  const pct = (m) => {
+    if (m.within) return (m.within.at_least ? "≥ " : "") + f.pct(m.within.fraction);
+    if (m.bound) return m.bound.min === m.bound.max ? f.pct(m.bound.min) : `${f.pct(m.bound.min)}–${f.pct(m.bound.max)}`;
+    return "?";
+  };
+  const parts = (req.slos || []).map((m) => `${m.slo.toUpperCase()} ${pct(m)}`);
+  if (!req.absent) {
+    parts.push(req.bounded ? `goodput ${f.rate(req.goodput_min_requests_per_second)}–${f.rate(req.goodput_max_requests_per_second)} req/s`
+      : `goodput ${f.rate(req.goodput_requests_per_second)} req/s`);
+  }
+  const titles = (req.slos || []).map((m) => `${m.slo.toUpperCase()} ≤ ${f.secs(m.threshold_seconds)}: ${m.absent || "from " + m.source}`);
   return cell(parts.join(" · "), "", titles.join("; "));
+}
+
+// kvTileNote says on the KV transfer tile which pools its req/s leaves
+// out (a pool without KV bytes or without B_request), so that a KV number
+// below prefill's under a balanced verdict is read for what it is.
+function kvTileNote(pools) {
+  const tile = document.getElementById("big-k");
+  if (!tile) return;
+  let note = tile.querySelector(".pools-note");
+  if (!note) {
+    note = document.createElement("div");
+    note.className = "pools-note";
+    tile.append(note);
+  }
+  const out = pools.filter((p) => p.kv && p.kv.requests_per_second_window == null);
+  note.textContent = pools.length > 1 && out.length ? `${pools.length - out.length} of ${pools.length} pools; not ${out.map((p) => p.name).join(", ")}` : "";
+  note.title = out.map((p) => `${p.name}: ${(p.kv.absent && p.kv.absent.requests_per_second_window) || "absent"}`).join("\n");
+  tile.classList.toggle("partial-pools", note.textContent !== "");
+}
+
+// scrapeHealthNote says in the top row what the scrapes went through since
+// the start: failed scrapes by reason and the targets that restarted
+// (their counters went back), so that a flaky target or a restart is in
+// view, not only in the instance table.
+function scrapeHealthNote(h) {
+  const meta = document.querySelector(".top .meta");
+  if (!meta || !h) return;
+  let el = document.getElementById("scrape-health");
+  if (!el) {
+    el = document.createElement("div");
+    el.id = "scrape-health";
+    meta.append(el);
+  }
+  const fails = Object.entries(h.failures || {}).sort((a, b) => b[1] - a[1]);
+  const n = fails.reduce((acc, [, c]) => acc + c, 0);
+  const parts = [];
+  if (n) parts.push(`${n} scrape${n > 1 ? "s" : ""} failed on ${h.targets_failed} target${h.targets_failed > 1 ? "s" : ""} (${fails.map(([r, c]) => `${r.replace("_", " ")} ${c}`).join(", ")})`);
+  if (h.restarted && h.restarted.length) parts.push(`restarted: ${h.restarted.join(", ")}`);
+  el.textContent = parts.length ? parts.join("; ") + " since the start" : "no scrape failed, no restart since the start";
+  el.className = parts.length ? "health bad" : "health muted";
+  el.dataset.failed = String(n);
+  el.dataset.restarted = (h.restarted || []).join(",");
 }
 
 // renderPools fills el from one snapshot body.
 export function renderPools(el, snap) {
   const pools = snap.pools || [];
+  kvTileNote(pools);
+  scrapeHealthNote(snap.scrape_health);
   const routed = pools.some((p) => p.router && p.router.arrival_per_second != null);
   el.hidden = pools.length < 2 && !routed;
   el.dataset.pools = String(pools.length);
@@ -110,7 +160,7 @@ export function renderPools(el, snap) {
   const verdicts = new Map(((snap.verdict && snap.verdict.groups) || []).map((g) => [g.group, g]));
   const table = document.createElement("table");
   const head = table.createTHead().insertRow();
-  for (const h of ["Pool", "Model", "B_request", "Arrival req/s", "Prefill req/s", "KV req/s", "Decode req/s", "Verdict", "SLO (decode)"]) {
+  for (const h of ["Pool", "Model", "B_request", "Arrival req/s", "Prefill req/s", "KV req/s", "Decode req/s", "Verdict", "SLO (whole request)"]) {
     const th = document.createElement("th");
     th.textContent = h;
     head.append(th);
