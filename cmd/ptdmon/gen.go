@@ -63,7 +63,7 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 	kvBytes := fs.Int64("kv-bytes-per-request", 0, "B_request for the engines path (default: the config's)")
 	out := fs.String("out", def, "where to write (- for stdout)")
 	force := fs.Bool("force", false, "overwrite existing files")
-	var ptdmonAddr, srcDir *string
+	var ptdmonAddr, srcDir, release *string
 	var slo *gen.SLOInput
 	var ruleFiles listFlag
 	switch what {
@@ -72,6 +72,7 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 		fs.Var(&ruleFiles, "rule-file", "rule file to list in rule_files (repeatable)")
 	case "compose":
 		srcDir = fs.String("src", "", "the ptdmon source tree the compose file builds the image from (default: the one around the current directory)")
+		release = fs.String("release", gen.DefaultRelease, "the release label of the PodMonitor, ServiceMonitor and PrometheusRule, which kube-prometheus-stack selects on (empty: none)")
 	case "slo":
 		slo = &gen.SLOInput{}
 		fs.Float64Var(&slo.TTFT, "ttft", 0, "TTFT threshold, seconds (0: no TTFT SLO)")
@@ -104,6 +105,9 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 			in.PtdmonAddr = *ptdmonAddr
 		}
 		in.RuleFiles = ruleFiles
+		if release != nil {
+			in.Release = *release
+		}
 		if err := in.Check(); err != nil {
 			return cli.Usage(err)
 		}

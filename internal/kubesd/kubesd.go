@@ -90,15 +90,10 @@ func Client(sd *config.KubernetesSD) (clientset.Interface, []string, error) {
 	return c, ns, nil
 }
 
-// Watch runs the discovery until ctx ends: update receives the whole set of
-// pod targets after every change (several changes that arrive together are
-// one update).
-func Watch(ctx context.Context, sd *config.KubernetesSD, client clientset.Interface, namespaces []string, update func([]config.Target), log *slog.Logger) {
-	if log == nil {
-		log = slog.Default()
-	}
-	_, several := sd.WatchedNamespaces()
-	ch := make(chan []*targetgroup.Group)
+// discover starts, for each namespace, a pod informer with the selectors
+// and Prometheus' pod discoverer over it, which sends target groups to ch
+// until ctx ends.
+func discover(ctx context.Context, sd *config.KubernetesSD, client clientset.Interface, namespaces []string, ch chan<- []*targetgroup.Group, log *slog.Logger) []cache.InformerSynced {
 	// NewPod counts the events it handles; the counter is not exported.
 	events := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kubernetes_events_total", Help: "Kubernetes events handled."}, []string{"role", "event"})
 	var synced []cache.InformerSynced
@@ -120,6 +115,19 @@ func Watch(ctx context.Context, sd *config.KubernetesSD, client clientset.Interf
 		go inf.Run(ctx.Done())
 		go d.Run(ctx, ch)
 	}
+	return synced
+}
+
+// Watch runs the discovery until ctx ends: update receives the whole set of
+// pod targets after every change (several changes that arrive together are
+// one update).
+func Watch(ctx context.Context, sd *config.KubernetesSD, client clientset.Interface, namespaces []string, update func([]config.Target), log *slog.Logger) {
+	if log == nil {
+		log = slog.Default()
+	}
+	_, several := sd.WatchedNamespaces()
+	ch := make(chan []*targetgroup.Group)
+	synced := discover(ctx, sd, client, namespaces, ch, log)
 	// Once every namespace is listed, the set is announced even if no pod
 	// is a target, so serve knows the discovery works.
 	listed := make(chan struct{})

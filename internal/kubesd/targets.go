@@ -147,43 +147,36 @@ func target(g *targetgroup.Group, several bool) (config.Target, string) {
 
 // address is host:port of the pod's metrics: the prometheus.io/port
 // annotation's port, else the first of kubelabels.Ports the pod declares
-// and applies to it, else its one declared TCP port.
+// and that applies to it; as the generated PodMonitor's endpoints choose.
 func address(g *targetgroup.Group, pod promlabels.Labels) (string, string) {
 	ip := pod.Get(podIP)
 	if p := pod.Get(kubelabels.AnnotationPort); p != "" {
 		return net.JoinHostPort(ip, p), ""
 	}
-	var tcp []string
 	byName := map[string]string{}
 	for _, t := range g.Targets {
 		if string(t[containerInit]) == "true" || t[portNumber] == "" {
 			continue
 		}
-		if proto := string(t[portProtocol]); proto == "" || proto == "TCP" {
-			tcp = append(tcp, string(t[model.AddressLabel]))
-			if n := string(t[portName]); n != "" {
-				if _, dup := byName[n]; !dup {
-					byName[n] = string(t[model.AddressLabel])
-				}
+		if proto := string(t[portProtocol]); proto != "" && proto != "TCP" {
+			continue
+		}
+		if n := string(t[portName]); n != "" {
+			if _, dup := byName[n]; !dup {
+				byName[n] = string(t[model.AddressLabel])
 			}
 		}
 	}
+	var names []string
 	for _, p := range kubelabels.Ports() {
+		names = append(names, p.Name)
 		addr, ok := byName[p.Name]
 		if !ok {
 			continue
 		}
-		if p.Only == nil || relabel.ProcessBuilder(builder(pod), relabelConfig(*p.Only)) {
+		if p.Only == nil || relabel.ProcessBuilder(promlabels.NewBuilder(pod), relabelConfig(*p.Only)) {
 			return addr, ""
 		}
 	}
-	if len(tcp) == 1 {
-		return tcp[0], ""
-	}
-	if len(tcp) == 0 {
-		return "", "no container port and no prometheus.io/port annotation"
-	}
-	return "", fmt.Sprintf("%d ports and none named metrics: name the metrics port \"metrics\" or annotate prometheus.io/port", len(tcp))
+	return "", "no prometheus.io/port annotation and no container port named " + strings.Join(names, ", ") + " (for its stack)"
 }
-
-func builder(l promlabels.Labels) *promlabels.Builder { return promlabels.NewBuilder(l) }
