@@ -30,7 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	clientset "k8s.io/client-go/kubernetes"
+	corev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
@@ -55,10 +55,22 @@ func Validate(sd *config.KubernetesSD) error {
 	return errors.Join(errs...)
 }
 
+// Pods is the part of a clientset the discovery uses: the core API group,
+// which client-go's fake clientset also has. A narrow type keeps the other
+// groups' clients out of the binary (a clientset in an interface keeps
+// every group's methods; Prometheus' own discovery does the same).
+type Pods interface {
+	CoreV1() corev1.CoreV1Interface
+}
+
+type coreOnly struct{ core corev1.CoreV1Interface }
+
+func (c coreOnly) CoreV1() corev1.CoreV1Interface { return c.core }
+
 // Client connects to the cluster the configuration names: the kubeconfig
 // file, or the pod's own service account. It also returns the namespaces
 // to watch ("" is every namespace).
-func Client(sd *config.KubernetesSD) (clientset.Interface, []string, error) {
+func Client(sd *config.KubernetesSD) (Pods, []string, error) {
 	var (
 		kcfg *rest.Config
 		err  error
@@ -72,7 +84,7 @@ func Client(sd *config.KubernetesSD) (clientset.Interface, []string, error) {
 		return nil, nil, fmt.Errorf("%s: kubernetes_sd: not in a pod (%w); give kubeconfig", sd.At(""), err)
 	}
 	kcfg.UserAgent = "ptdmon"
-	c, err := clientset.NewForConfig(kcfg)
+	c, err := corev1.NewForConfig(kcfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: kubernetes_sd: %w", sd.At(""), err)
 	}
@@ -87,13 +99,13 @@ func Client(sd *config.KubernetesSD) (clientset.Interface, []string, error) {
 	if len(ns) == 0 {
 		ns = []string{apiv1.NamespaceAll}
 	}
-	return c, ns, nil
+	return coreOnly{c}, ns, nil
 }
 
 // discover starts, for each namespace, a pod informer with the selectors
 // and Prometheus' pod discoverer over it, which sends target groups to ch
 // until ctx ends.
-func discover(ctx context.Context, sd *config.KubernetesSD, client clientset.Interface, namespaces []string, ch chan<- []*targetgroup.Group, log *slog.Logger) []cache.InformerSynced {
+func discover(ctx context.Context, sd *config.KubernetesSD, client Pods, namespaces []string, ch chan<- []*targetgroup.Group, log *slog.Logger) []cache.InformerSynced {
 	// NewPod counts the events it handles; the counter is not exported.
 	events := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kubernetes_events_total", Help: "Kubernetes events handled."}, []string{"role", "event"})
 	var synced []cache.InformerSynced
@@ -121,7 +133,7 @@ func discover(ctx context.Context, sd *config.KubernetesSD, client clientset.Int
 // Watch runs the discovery until ctx ends: update receives the whole set of
 // pod targets after every change (several changes that arrive together are
 // one update).
-func Watch(ctx context.Context, sd *config.KubernetesSD, client clientset.Interface, namespaces []string, update func([]config.Target), log *slog.Logger) {
+func Watch(ctx context.Context, sd *config.KubernetesSD, client Pods, namespaces []string, update func([]config.Target), log *slog.Logger) {
 	if log == nil {
 		log = slog.Default()
 	}
