@@ -27,7 +27,7 @@ artifacts:
   rules       recording and alerting rules for both paths (stdout or -out FILE)
   slo         SLO attainment and goodput rules for the engines path (-ttft, -itl, -e2e seconds)
   grafana     dashboards as JSON files (-out DIR, default ./ptdmon-dashboards)
-  compose     docker-compose, Kubernetes manifests and dashboards (-out DIR, default ./ptdmon-compose)
+  compose     docker-compose, Kubernetes manifests, the Helm chart and dashboards (-out DIR, default ./ptdmon-compose)
 
 Existing files are never overwritten without -force.
 Run 'ptdmon gen <artifact> -h' for the flags of one artifact.
