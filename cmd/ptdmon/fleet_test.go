@@ -17,7 +17,7 @@ func TestServeFleetFlagErrors(t *testing.T) {
 	}
 	f("want prometheus=URL", "-source", "http://prometheus:9090")
 	f("want prometheus=http(s)://", "-source", "prometheus=prometheus:9090")
-	f("remove targets and file_sd, or source", "-source", "prometheus=http://p:9090", "-prefill", "http://127.0.0.1:1/metrics")
+	f("remove targets, file_sd and kubernetes_sd, or source", "-source", "prometheus=http://p:9090", "-prefill", "http://127.0.0.1:1/metrics")
 	f("want i/N", "-prefill", "http://127.0.0.1:1/metrics", "-shard", "2/2")
 	f("want i/N", "-prefill", "http://127.0.0.1:1/metrics", "-shard", "1")
 }

@@ -29,7 +29,7 @@ artifacts:
   rules       recording and alerting rules for both paths (stdout or -out FILE)
   slo         SLO attainment and goodput rules for the engines path (-ttft, -itl, -e2e seconds)
   grafana     dashboards as JSON files (-out DIR, default ./ptdmon-dashboards)
-  compose     docker-compose, Kubernetes manifests and dashboards (-out DIR, default ./ptdmon-compose)
+  compose     docker-compose, Kubernetes manifests, the Helm chart and dashboards (-out DIR, default ./ptdmon-compose)
 
 Existing files are never overwritten without -force.
 Run 'ptdmon gen <artifact> -h' for the flags of one artifact.
@@ -75,7 +75,7 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(out, "out", def, "where to write (- for stdout)")
 	fs.StringVar(out, "o", def, "same as -out, as record and report spell it")
 	force := fs.Bool("force", false, "overwrite existing files")
-	var ptdmonAddr, srcDir *string
+	var ptdmonAddr, srcDir, release *string
 	var slo *gen.SLOInput
 	var ruleFiles listFlag
 	switch what {
@@ -84,6 +84,7 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 		fs.Var(&ruleFiles, "rule-file", "rule file to list in rule_files (repeatable)")
 	case "compose":
 		srcDir = fs.String("src", "", "the ptdmon source tree the compose file builds the image from (default: the one around the current directory)")
+		release = fs.String("release", gen.DefaultRelease, "the release label of the PodMonitor, ServiceMonitor and PrometheusRule, which kube-prometheus-stack selects on (empty: none)")
 	case "slo":
 		slo = &gen.SLOInput{}
 		// The names serve and demo take, and the short ones as before.
@@ -118,6 +119,9 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 			in.PtdmonAddr = *ptdmonAddr
 		}
 		in.RuleFiles = ruleFiles
+		if release != nil {
+			in.Release = *release
+		}
 		if err := in.Check(); err != nil {
 			return cli.Usage(err)
 		}

@@ -81,11 +81,16 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return err
 		}
+		discover, err := kubeDiscovery(cfg, log)
+		if err != nil {
+			return err
+		}
 		ctx, stop := serveContext()
 		defer stop()
 		opts := service.Options{
 			KVRequest: kv,
 			Logger:    log,
+			Discover:  discover,
 			Pprof:     *pprof,
 			Ready: func(addr string) {
 				fmt.Fprintf(stdout, "ptdmon: serving on %s://%s/\n", service.Scheme(cfg.WebConfigFile), addr)

@@ -58,6 +58,9 @@ type Config struct {
 	Pools   map[string]PoolConfig `yaml:"pools"`
 	Targets []Target              `yaml:"targets"`
 	FileSD  []FileSDEntry         `yaml:"file_sd"`
+	// KubernetesSD finds the engines' pods through the Kubernetes API
+	// (kubesd.go).
+	KubernetesSD *KubernetesSD `yaml:"kubernetes_sd"`
 	// Source reads the engines from a Prometheus-compatible TSDB instead of
 	// scraping them ("prometheus=URL"); see fleet.go.
 	Source string `yaml:"source"`
@@ -197,6 +200,9 @@ func Parse(data []byte, file string) (*Config, error) {
 	}
 	for i := range c.Targets {
 		c.Targets[i].DefinedAt = file + c.Targets[i].DefinedAt
+	}
+	if c.KubernetesSD != nil {
+		c.KubernetesSD.inFile(file)
 	}
 	return c, nil
 }
@@ -403,8 +409,11 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validatePools(at("pools"))...)
 	errs = append(errs, c.validateAdvice(at)...)
 	errs = append(errs, c.validateOTLP(at)...)
-	if len(c.Targets) == 0 && len(c.FileSD) == 0 && c.Source == "" {
-		bad(file, "no targets: add targets (or file_sd), or pass -prefill/-decode URLs")
+	if c.KubernetesSD != nil {
+		errs = append(errs, c.KubernetesSD.validate()...)
+	}
+	if len(c.Targets) == 0 && len(c.FileSD) == 0 && c.KubernetesSD == nil && c.Source == "" {
+		bad(file, "no targets: add targets (or file_sd, kubernetes_sd), or pass -prefill/-decode URLs")
 	}
 	return errors.Join(errs...)
 }
@@ -455,3 +464,7 @@ func TargetFrom(t engine.Target, definedAt string) Target {
 	return Target{Name: t.Name, URL: t.URL, Role: string(t.Role), Engine: string(t.Engine), Labels: t.Labels,
 		IterationStats: t.IterationStats, DefinedAt: definedAt}
 }
+
+// Check validates a target found at run time (a discovered pod), as
+// Validate checks the configured ones.
+func (t Target) Check() error { return t.validate() }

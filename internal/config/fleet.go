@@ -35,8 +35,8 @@ func (c *Config) validateFleet(file string) []error {
 		if _, _, err := ParseSource(c.Source); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", file, err))
 		}
-		if len(c.Targets) > 0 || len(c.FileSD) > 0 {
-			errs = append(errs, fmt.Errorf("%s: source reads the targets from the TSDB's labels; remove targets and file_sd, or source", file))
+		if len(c.Targets) > 0 || len(c.FileSD) > 0 || c.KubernetesSD != nil {
+			errs = append(errs, fmt.Errorf("%s: source reads the targets from the TSDB's labels; remove targets, file_sd and kubernetes_sd, or source", file))
 		}
 	}
 	if _, err := c.ParseShard(); err != nil {

@@ -165,5 +165,9 @@ func Deploy(in Input, configYAML []byte) (map[string][]byte, error) {
 	if err := add("grafana/dashboards", d, err); err != nil {
 		return nil, err
 	}
+	h, err := Helm(in)
+	if err := add(helmChartDir, h, err); err != nil {
+		return nil, err
+	}
 	return out, nil
 }

@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ptdmon/ptdmon/internal/config"
+	"github.com/ptdmon/ptdmon/internal/kubelabels"
 )
 
 func decodeAll(t *testing.T, name string, b []byte) []map[string]any {
@@ -231,7 +232,7 @@ func TestKubernetesStructure(t *testing.T) {
 	}
 	pm := byKind["PodMonitor"]
 	relabel, _ := json.Marshal(get(pm, "spec", "podMetricsEndpoints", 0, "relabelings"))
-	for _, want := range []string{metaLabel(k8sRoleLabel), metaLabel(k8sEngineLabel), `"targetLabel":"ptd_role"`, `"targetLabel":"ptd_engine"`, `"targetLabel":"ptd_target"`} {
+	for _, want := range []string{kubelabels.PodLabel(k8sRoleLabel), kubelabels.PodLabel(k8sEngineLabel), `"targetLabel":"ptd_role"`, `"targetLabel":"ptd_engine"`, `"targetLabel":"ptd_target"`} {
 		if !strings.Contains(string(relabel), want) {
 			t.Errorf("PodMonitor relabelings lack %s", want)
 		}
@@ -244,16 +245,5 @@ func TestKubernetesStructure(t *testing.T) {
 	}
 	if want := Rules(exampleInput(t)); !reflect.DeepEqual(got, want) {
 		t.Error("PrometheusRule spec differs from Rules()")
-	}
-}
-
-func TestMetaLabel(t *testing.T) {
-	for in, want := range map[string]string{
-		"ptdmon.io/role": "__meta_kubernetes_pod_label_ptdmon_io_role",
-		"app":            "__meta_kubernetes_pod_label_app",
-	} {
-		if got := metaLabel(in); got != want {
-			t.Errorf("metaLabel(%q) = %q, want %q", in, got, want)
-		}
 	}
 }

@@ -48,6 +48,10 @@ type Input struct {
 	// the compose file builds the ptdmon image from them. Defaults: the
 	// layout of this repository's deploy/compose.
 	BuildContext, Dockerfile string
+	// Release is the release label of the generated PodMonitor,
+	// ServiceMonitor and PrometheusRule, which kube-prometheus-stack
+	// selects them by ("" for none); FromConfig sets DefaultRelease.
+	Release string
 }
 
 // Defaults for an Input built from nothing.
@@ -64,6 +68,7 @@ func FromConfig(cfg *config.Config, kvBytes int64) Input {
 		Window:            cfg.Window.Duration,
 		KVBytesPerRequest: kvBytes,
 		KVSource:          cfg.KVSource,
+		Release:           DefaultRelease,
 	}
 	for _, t := range cfg.Targets {
 		in.Targets = append(in.Targets, cfg.ResolveTarget(t))

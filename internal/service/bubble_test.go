@@ -82,7 +82,7 @@ func startBubble(t *testing.T, cfg *config.Config, kv kvsize.Request, engines *m
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	targets, err := resolveTargets(cfg)
+	targets, err := resolveTargets(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,7 @@ func testFileSDIsReRead(t *testing.T) {
 	if names, _ := targets(); names != "a,b" {
 		t.Errorf("after a broken rewrite targets are %q, want the previous a,b", names)
 	}
-	if !strings.Contains(rs.logs.String(), "file_sd re-read failed") {
+	if !strings.Contains(rs.logs.String(), "file_sd targets refused") {
 		t.Errorf("the broken rewrite is not logged:\n%s", rs.logs.String())
 	}
 	write(`[{"targets": ["b:30000"], "labels": {"ptd_name": "b"}}]`)

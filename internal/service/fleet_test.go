@@ -20,7 +20,7 @@ func TestShardsSplitTargets(t *testing.T) {
 	owner := map[string]int{}
 	for i := range n {
 		cfg := &config.Config{Targets: targets, Shard: fmt.Sprintf("%d/%d", i, n)}
-		got, err := resolveTargets(cfg)
+		got, err := resolveTargets(cfg, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

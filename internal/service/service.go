@@ -57,6 +57,10 @@ type Options struct {
 	// Recorder, if set, records the run (Run opens one itself for
 	// record.dir); Run closes it when it returns.
 	Recorder *record.Recorder
+	// Discover, if set, finds targets while Run runs (kubernetes_sd,
+	// internal/kubesd): it calls update with the whole set it finds after
+	// every change, until ctx ends. They join the configured targets.
+	Discover func(ctx context.Context, update func([]config.Target))
 	// AutoGOMAXPROCS sizes GOMAXPROCS to the targets' reads and the load,
 	// AutoGOMEMLIMIT the soft memory limit to the targets; each unless
 	// its environment variable is set (internal/service/goruntime).
@@ -74,7 +78,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) (err error) {
 			return setupError{fmt.Errorf("web configuration %s: %w", cfg.WebConfigFile, err)}
 		}
 	}
-	targets, err := resolveTargets(cfg)
+	targets, err := resolveTargets(cfg, nil)
 	if err != nil {
 		return setupError{err}
 	}
@@ -172,6 +176,10 @@ type pipeline struct {
 	sizer   *goruntime.Sizer
 	kv      engine.KVSource
 	log     *slog.Logger
+	// discover is Options.Discover; found is what it found last.
+	discover func(ctx context.Context, update func([]config.Target))
+	mu       sync.Mutex
+	found    []config.Target
 }
 
 // newPipeline builds the ledger and starts the scrape loops of targets.
@@ -203,7 +211,7 @@ func newPipeline(ctx context.Context, cfg *config.Config, targets []engine.Targe
 		Client:          opts.Client,
 		Logger:          log,
 	})
-	p := &pipeline{cfg: cfg, targets: targets, ledger: l, sched: col, sizer: goruntime.New(sizing(cfg, opts)), kv: kv, log: log}
+	p := &pipeline{cfg: cfg, targets: targets, ledger: l, sched: col, sizer: goruntime.New(sizing(cfg, opts)), kv: kv, log: log, discover: opts.Discover}
 	p.setTargets(ctx, targets)
 	return p
 }
@@ -242,17 +250,44 @@ func (p *pipeline) start(ctx context.Context) (done chan struct{}, err error) {
 	go func() { wg.Wait(); close(done) }()
 	go watchHealth(ctx, p.ledger, p.log)
 	if len(p.cfg.FileSD) > 0 {
-		go watchFileSD(ctx, p.cfg, p.setTargets, p.targets, p.log)
+		go watchFileSD(ctx, p.cfg, p.retarget)
+	}
+	if p.discover != nil {
+		go p.discover(ctx, func(found []config.Target) {
+			p.mu.Lock()
+			p.found = found
+			p.mu.Unlock()
+			p.retarget(ctx, "discovered")
+		})
 	}
 	return done, nil
 }
 
 // Targets are the targets cfg has serve watch at its start: its own and
 // those of its file_sd files, within its shard.
-func Targets(cfg *config.Config) ([]engine.Target, error) { return resolveTargets(cfg) }
+func Targets(cfg *config.Config) ([]engine.Target, error) { return resolveTargets(cfg, nil) }
 
-// resolveTargets merges the configured targets with those of file_sd.
-func resolveTargets(cfg *config.Config) ([]engine.Target, error) {
+// retarget gives the scrape loops the configured, file_sd and discovered
+// targets, if they changed; why names the change for the log.
+func (p *pipeline) retarget(ctx context.Context, why string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ts, err := resolveTargets(p.cfg, p.found)
+	if err != nil {
+		// Keep the targets we have: a half-written file must not empty the set.
+		p.log.Error(why+" targets refused; keeping the previous targets", "err", err)
+		return
+	}
+	if !reflect.DeepEqual(ts, p.targets) {
+		p.log.Info(why+" targets changed", "targets", len(ts))
+		p.targets = ts
+		p.setTargets(ctx, ts)
+	}
+}
+
+// resolveTargets merges the configured targets with those of file_sd and
+// those discovered.
+func resolveTargets(cfg *config.Config, found []config.Target) ([]engine.Target, error) {
 	all := append([]config.Target(nil), cfg.Targets...)
 	if len(cfg.FileSD) > 0 {
 		sd, err := config.ReadFileSD(cfg.FileSD)
@@ -261,6 +296,7 @@ func resolveTargets(cfg *config.Config) ([]engine.Target, error) {
 		}
 		all = append(all, sd...)
 	}
+	all = append(all, found...)
 	out := make([]engine.Target, 0, len(all))
 	seen := map[string]bool{}
 	for _, t := range all {
@@ -277,7 +313,7 @@ func resolveTargets(cfg *config.Config) ([]engine.Target, error) {
 }
 
 // watchFileSD re-reads the file_sd files when they change (mtime polled).
-func watchFileSD(ctx context.Context, cfg *config.Config, set func(context.Context, []engine.Target), current []engine.Target, log *slog.Logger) {
+func watchFileSD(ctx context.Context, cfg *config.Config, retarget func(context.Context, string)) {
 	every := 5 * time.Second
 	for _, e := range cfg.FileSD {
 		if e.Refresh.Duration > 0 && e.Refresh.Duration < every {
@@ -298,17 +334,7 @@ func watchFileSD(ctx context.Context, cfg *config.Config, set func(context.Conte
 			continue
 		}
 		last = now
-		ts, err := resolveTargets(cfg)
-		if err != nil {
-			// Keep the targets we have: a half-written file must not empty the set.
-			log.Error("file_sd re-read failed; keeping the previous targets", "err", err)
-			continue
-		}
-		if !reflect.DeepEqual(ts, current) {
-			log.Info("file_sd targets changed", "targets", len(ts))
-			current = ts
-			set(ctx, ts)
-		}
+		retarget(ctx, "file_sd")
 	}
 }
 
