@@ -870,7 +870,7 @@ func TestBalancedVerdictNamesNextLimit(t *testing.T) {
 		must(t, err)
 		return v.Stage == "balanced" && v.Next != "" && v.Prefill != "", fmt.Sprintf("page: %+v", v)
 	})
-	if !v.Shown || !strings.HasPrefix(v.Next, "Next limit: "+stage+" at ") {
+	if !v.Shown || !strings.HasPrefix(v.Next, "· next limit: "+stage+" at ") {
 		t.Errorf("balanced verdict's next limit %q (shown %v), the API's %q", v.Next, v.Shown, stage)
 	}
 	if u, ok := strings.CutSuffix(v.Prefill, "%"); !ok || func() bool { x, err := strconv.ParseFloat(u, 64); return err != nil || x <= 0 || x > 100 }() {

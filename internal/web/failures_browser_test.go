@@ -134,7 +134,10 @@ func TestFailurePanelInChromium(t *testing.T) {
 		return len(charts["chat"].Stacked) == 5, fmt.Sprintf("no phase chart for chat: %+v", charts)
 	})
 	chatPh := charts["chat"]
-	for label, want := range map[string]string{"queue": "200 ms", "prefill": "500 ms", "bootstrap + alloc": "absent", "KV transfer": "125 ms", "first decode step": "25.0 ms", "TTFT measured": "1.10 s"} {
+	for label, want := range map[string]string{"queue": "200 ms", "prefill": "500 ms", "bootstrap + alloc": "absent", "KV transfer": "125 ms", "first decode step": "25.0 ms",
+		// Decode's 1.1 s is the decode leg's alone, never the request's: the
+		// whole request's TTFT is absent here, and so what it leaves untimed.
+		"TTFT, whole request": "absent", "untimed": "absent"} {
 		if got := chatPh.Legend[label]; got != want {
 			t.Errorf("chat's %s phase reads %q, want %q (legend %v)", label, got, want, chatPh.Legend)
 		}
@@ -145,7 +148,8 @@ func TestFailurePanelInChromium(t *testing.T) {
 			t.Errorf("chat's stack at phase %d is %v, want %v (%v)", i, chatPh.Stacked[i], want, chatPh.Stacked)
 		}
 	}
-	if chatPh.Absent != "bootstrap_seconds" || !strings.Contains(chatPh.Text, "SGLang's per-stage bootstrap") || !chatPh.Canvas {
+	if chatPh.Absent != "bootstrap_seconds,untimed_seconds" || !strings.Contains(chatPh.Text, "SGLang's per-stage bootstrap") ||
+		!strings.Contains(chatPh.Text, "the decode instances time the decode leg only") || !chatPh.Canvas {
 		t.Errorf("chat's absent phases %q, text %q, canvas %v", chatPh.Absent, chatPh.Text, chatPh.Canvas)
 	}
 	if _, ok := charts["batch"]; ok {

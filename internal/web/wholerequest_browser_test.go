@@ -14,6 +14,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ptdmon/ptdmon/internal/api"
+	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/sim"
 	"github.com/ptdmon/ptdmon/internal/sim/simtest"
 	"github.com/ptdmon/ptdmon/internal/slo"
@@ -22,8 +24,9 @@ import (
 )
 
 // TestWholeRequestOnPage serves the decode-bound simulation of a vLLM pool
-// (two legs) and an SGLang pool, long enough for the SGLang pool to know
-// its prefill count while the deployment's is unknown. The advice panel
+// (two legs) and an SGLang pool whose decode batch limit alone is given
+// (max_num_seqs), so that the SGLang pool knows its decode count while the
+// deployment's is unknown. The advice panel
 // shows the whole request's attainment as /api/v1/advice's slo.request
 // gives it (a range where only bounded), never the decode leg's, and each
 // pool's prefill advice; each pool's "Where TTFT goes" chart says which
@@ -38,7 +41,15 @@ func TestWholeRequestOnPage(t *testing.T) {
 	defer cancel()
 	sc, err := sim.LoadScenario("decode-bound")
 	must(t, err)
-	r, err := simtest.RunHistograms(sc, 1, 150*time.Second)
+	// Below saturation: decode saturates after the first minute.
+	sc.SetTotalRate(0.6 * sc.TotalRate())
+	r, err := simtest.RunWith(sc, 1, 150*time.Second, simtest.Options{Targets: func(ts []engine.Target) {
+		for i := range ts {
+			if ts[i].Role == engine.Decode && ts[i].Engine == engine.SGLang {
+				ts[i].Labels = map[string]string{ledger.LabelMaxNumSeqs: "16"}
+			}
+		}
+	}})
 	must(t, err)
 	s := &api.Server{Ledger: r.Ledger, SLO: slo.Thresholds{TTFT: 20, E2E: 15}, Extra: web.Routes()}
 	srv := httptest.NewServer(s.Handler())
@@ -84,7 +95,7 @@ func TestWholeRequestOnPage(t *testing.T) {
 			phases = [e._u.scales.x.min, e._u.scales.x.max];
 		}
 		const u = document.getElementById("chart-rates")._u;
-		return JSON.stringify({ slo, byPool: a.querySelector("[data-by-pool=prefill]")?.textContent || "", text: a.textContent,
+		return JSON.stringify({ slo, byPool: a.querySelector("[data-by-pool=decode]")?.textContent || "", text: a.textContent,
 			sources, labels, phases, rates: [u.scales.x.min, u.scales.x.max] }); })()`
 	var p page
 	testutil.Eventually(t, 30*time.Second, 300*time.Millisecond, func() (bool, string) {
@@ -111,20 +122,20 @@ func TestWholeRequestOnPage(t *testing.T) {
 	if !strings.Contains(p.Text, "whole request") {
 		t.Errorf("the SLO line does not say it is the whole request's: %s", p.Text)
 	}
-	if body.Advice.Prefill.Instances.OK() {
-		t.Fatalf("the deployment's prefill count is known: the case is not the one tested")
+	if body.Advice.Decode.Instances.OK() {
+		t.Fatalf("the deployment's decode count is known: the case is not the one tested")
 	}
 	known := 0
 	for _, pa := range body.Pools {
-		if st := pa.Advice.Prefill; st.Instances.OK() {
+		if st := pa.Advice.Decode; st.Instances.OK() {
 			known++
 			if want := fmt.Sprintf("%s %g (now %d)", pa.Pool, st.Instances.V, st.Current); !strings.Contains(p.ByPool, want) {
-				t.Errorf("prefill by pool %q lacks %q", p.ByPool, want)
+				t.Errorf("decode by pool %q lacks %q", p.ByPool, want)
 			}
 		}
 	}
 	if known == 0 {
-		t.Errorf("no pool knows its prefill count: %+v", body.Pools)
+		t.Errorf("no pool knows its decode count: %+v", body.Pools)
 	}
 	for _, pool := range snap.Pools {
 		if want := pool.TTFTPhases.TTFTSource; want == "" || p.Sources[pool.Name] != want {

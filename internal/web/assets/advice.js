@@ -86,7 +86,7 @@ export function renderAdvice(el, body) {
   el.dataset.ready = "1";
   // Under a Balanced verdict (app.css shows it there only).
   const vn = document.getElementById("verdict-next");
-  if (vn) vn.textContent = lf.stage ? `Next limit: ${lf.text}` : "";
+  if (vn) vn.textContent = lf.stage ? `· next limit: ${lf.text}` : "";
 }
 
 // fraction is one SLO's attainment: measured, a range where only bounded.
