@@ -133,6 +133,11 @@ type Family struct {
 	// name is: only where no current family of the same metric is in the
 	// exposition (SGLang's idle stage, where the idle counter is absent).
 	ByFallback []Reason
+	// AlsoLabel and AlsoValue: a series whose label AlsoLabel has one of
+	// these values is read a second time, as that value's metric (Dynamo's
+	// errors of error_type="overload" are errors and load shed too).
+	AlsoLabel string
+	AlsoValue []Reason
 	// FromLabels: an info gauge (value 1) whose labels carry the values:
 	// each listed label's value is read as its metric (vLLM's
 	// cache_config_info); a label absent or not a number gives no value.

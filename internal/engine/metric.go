@@ -49,6 +49,10 @@ const (
 	// (SGLang's scheduler_idle_seconds_total); 1 − its rate is the busy
 	// fraction of each scheduler (DP ranks add up).
 	SchedulerIdle
+	// Shed: requests turned away before any engine queued them, for
+	// capacity (a router's overload shedding, an engine's admission caps
+	// and queue limits): offered load = served + shed.
+	Shed
 	numCounters
 )
 
@@ -82,6 +86,12 @@ const (
 	KVBlocksFree
 	KVBlocksUsed
 	KVBlockSize
+	// WaitingCapacity and WaitingDeferred split Waiting by why a request
+	// waits (vLLM's num_requests_waiting_by_reason): for a place in the
+	// batch, or deferred by a transient constraint; on a decode instance
+	// the deferred are requests whose remote KV has not arrived.
+	WaitingCapacity
+	WaitingDeferred
 	numGaugesEnd
 )
 
@@ -224,6 +234,10 @@ var metricNames = [numMetrics]string{
 	KVBlocksUsed:       "kv_cache_blocks_used",
 	KVBlockSize:        "kv_cache_block_size_tokens",
 	IterationTokens:    "iteration_tokens",
+
+	Shed:            "requests_shed",
+	WaitingCapacity: "requests_waiting_capacity",
+	WaitingDeferred: "requests_waiting_deferred",
 }
 
 // String is the metric's canonical snake_case name, as used in JSON.

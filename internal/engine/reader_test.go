@@ -216,6 +216,41 @@ func TestReaderCaptures(t *testing.T) {
 		absent:   []Metric{Completed, RouterDecodeOnly},
 		hists:    map[Metric][2]float64{TTFT: {450, 180}},
 	})
+	// Load shed before the engine queue. llm-d's flow control: 70
+	// rejected for capacity, 20 evicted by their TTL and 5 displaced by
+	// higher priorities are shed; the dispatched, the cancelled and the
+	// internal errors are not.
+	f("llmd_epp_shed.txt", RoleUnknown, want{
+		engine: LLMDEPP, role: Router, model: "Qwen/Qwen3-32B",
+		counters: map[Metric]float64{RouterRequests: 1000, Shed: 95},
+		series:   map[Metric]int{Shed: 3},
+	})
+	// The SGLang gateway sheds 40 at selection, 10 at dispatch and 6 at
+	// P/D admission.
+	f("sglang_gateway_shed.txt", RoleUnknown, want{
+		engine: SGLangGateway, role: Router, model: "Qwen/Qwen3-32B",
+		counters: map[Metric]float64{RouterRequests: 900, Shed: 56},
+	})
+	// Dynamo's frontend: 84 errors of error_type="overload" are errors and
+	// shed; the 6 validation errors are errors only.
+	f("dynamo_frontend_overload.txt", RoleUnknown, want{
+		engine: DynamoFrontend, role: Router, model: "Qwen/Qwen3-32B",
+		counters: map[Metric]float64{FrontendRequests: 900, Errored: 90, Shed: 84},
+		series:   map[Metric]int{Shed: 2, Errored: 3},
+	})
+	// SGLang's waiting-queue rejections, every reason shed: 30 + 2 + 8.
+	f("sglang_queue_rejected.txt", RoleUnknown, want{
+		engine: SGLang, role: Prefill, model: "Qwen/Qwen3-32B",
+		counters: map[Metric]float64{Completed: 600, Shed: 40},
+		gauges:   map[Metric]float64{Waiting: 64},
+	})
+	// vLLM decode: of 14 waiting, 2 for capacity and 12 deferred (their
+	// KV not arrived); 25 + 5 refused at admission.
+	f("vllm_decode_waiting_reason.txt", Decode, want{
+		engine: VLLM, role: Decode, model: "meta-llama/Llama-3.1-8B-Instruct",
+		counters: map[Metric]float64{Shed: 30},
+		gauges:   map[Metric]float64{Waiting: 14, WaitingCapacity: 2, WaitingDeferred: 12, Running: 20},
+	})
 	// vLLM's router: 780 + 20 answered, 8 errors, 2 + 30 running; no model.
 	f("vllm_router.txt", RoleUnknown, want{
 		engine: VLLMRouter, role: Router,

@@ -52,6 +52,17 @@ func init() {
 
 			{Name: "vllm:num_requests_running", Type: model.MetricTypeGauge, Metric: Running},
 			{Name: "vllm:num_requests_waiting", Type: model.MetricTypeGauge, Metric: Waiting},
+			// The waiting split by reason (PR #38435): not yet scheduled for
+			// lack of capacity, or deferred by a transient constraint (remote
+			// KV not arrived, LoRA budget). The two add up to the waiting gauge.
+			{Name: "vllm:num_requests_waiting_by_reason", Type: model.MetricTypeGauge, ByLabel: "reason", ByValue: []Reason{
+				{"capacity", WaitingCapacity},
+				{"deferred", WaitingDeferred},
+			}},
+			// Requests the API server refused (503) when max_num_queued_reqs or
+			// max_num_queued_tokens was reached (PR #55812, open; the caps are
+			// PR #49445): shed before the engine queued them. No engine label.
+			{Name: "vllm:admission_rejections_total", Type: model.MetricTypeCounter, Metric: Shed},
 			{Name: "vllm:kv_cache_usage_perc", Type: model.MetricTypeGauge, Metric: KVUsage},
 			{Name: "vllm:gpu_cache_usage_perc", Type: model.MetricTypeGauge, Metric: KVUsage, Deprecated: true},
 			// The KV cache's configuration as an info gauge (value 1): its

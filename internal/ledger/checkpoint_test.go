@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -300,6 +301,17 @@ func TestCheckpointRestoresEarlierPieces(t *testing.T) {
 	got := l.Since(time.Time{})
 	detail := 0
 	for i := range got {
+		// The values a v1 piece lacks are absent for that reason, never 0;
+		// the rest is as computed now.
+		for _, n := range unkept(&got[i]) {
+			if n.OK() || !strings.Contains(n.Why, "earlier version") {
+				t.Fatalf("point %d: a value the piece does not keep restored as %+v", i, n)
+			}
+		}
+		if len(unkept(&got[i])) == 0 {
+			t.Fatalf("point %d: no value marked as not kept", i)
+		}
+		sameUnkept(&want[i], &got[i])
 		if d := samePoints(want[i], got[i]); d != "" {
 			t.Fatalf("point %d: %s", i, d)
 		}
@@ -307,5 +319,27 @@ func TestCheckpointRestoresEarlierPieces(t *testing.T) {
 	}
 	if detail < 4*n {
 		t.Errorf("restored points hold %d instance-points, want at least %d", detail, 4*n)
+	}
+}
+
+// unkept returns the values of p that pieces of the v1 layout lack (load
+// shed before the engine).
+func unkept(p *Point) []*Num {
+	out := []*Num{&p.Router.Shed}
+	for k := range p.Routers {
+		out = append(out, &p.Routers[k].Shed)
+	}
+	for k := range p.Pools {
+		out = append(out, &p.Pools[k].Router.Shed, &p.Pools[k].Failures.Shed.PerSecond, &p.Pools[k].Failures.Shed.Ratio)
+	}
+	return out
+}
+
+// sameUnkept sets want's values that a v1 piece lacks to got's, to compare
+// the rest.
+func sameUnkept(want, got *Point) {
+	w, g := unkept(want), unkept(got)
+	for i := range min(len(w), len(g)) {
+		*w[i] = *g[i]
 	}
 }

@@ -28,6 +28,9 @@ type (
 // counter: it is counted in prompt tokens.
 const KindRecomputed = point.KindRecomputed
 
+// KindShed is load shed before the engine queue, a share of the offered load.
+const KindShed = point.KindShed
+
 // WhyNoRouter is the reason of router values that no target gives.
 const WhyNoRouter = point.WhyNoRouter
 

@@ -52,6 +52,32 @@ type ckptPiece struct {
 	Names   []ckptName
 	Reasons []ckptReason
 	Zones   []ckptZone // the history's time zones by index
+	// Shed: the points carry load shed before the engine (the routers'
+	// and the pools' Shed). A piece kept before they did decodes it as
+	// false, and its points say those values are absent, not 0.
+	Shed bool
+}
+
+// whyNotKept is the reason of a value a piece kept before the value existed.
+const whyNotKept = "not kept by the recording this point was restored from (an earlier version)"
+
+// markUnkept makes the values that pc's points do not carry absent.
+func (pc *ckptPiece) markUnkept() {
+	if pc.Shed {
+		return
+	}
+	n := point.Absent(whyNotKept)
+	for i := range pc.Points {
+		p := &pc.Points[i]
+		p.Router.Shed = n
+		for k := range p.Routers {
+			p.Routers[k].Shed = n
+		}
+		for k := range p.Pools {
+			p.Pools[k].Router.Shed = n
+			p.Pools[k].Failures.Shed = point.FailureRate{PerSecond: n, Ratio: n}
+		}
+	}
 }
 
 // ckptZone is a time zone by name, with its offset for a zone that no
@@ -183,6 +209,7 @@ func (pc *ckptPiece) encode(key uint64) ([]byte, error) {
 	hdr = binary.AppendVarint(hdr, pc.Points[0].Time.UnixNano())
 	hdr = binary.AppendVarint(hdr, pc.Points[len(pc.Points)-1].Time.UnixNano())
 	buf.Write(hdr)
+	pc.Shed = true
 	if err := gob.NewEncoder(&buf).Encode(pc); err != nil {
 		return nil, fmt.Errorf("encode checkpoint: %w", err)
 	}
@@ -299,6 +326,7 @@ func decodePiece(b []byte) (pts []point.Point, err error) {
 	if len(pc.Points) != hd.Points || len(pc.Seg) != hd.Points || len(pc.Idx) != hd.Points {
 		return nil, errors.New("checkpoint damaged: its point counts disagree")
 	}
+	pc.markUnkept()
 	var c columns
 	for _, e := range pc.Names {
 		c.instances.vals = grow(c.instances.vals, e.Code)
