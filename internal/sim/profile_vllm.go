@@ -211,10 +211,12 @@ func (vllmFormat) Render(dst []byte, v *InstanceView) []byte {
 			dst = appendSample(dst, g.name, "", vllmBase(v, s, &lb), g.get(s))
 		}
 	}
+	dst = vllmWaitingByReason(dst, v)
 	for _, c := range vllmCounters {
 		dst = vllmCounterFamily(dst, v, c)
 	}
 	dst = vllmBySource(dst, v)
+	dst = vllmAdmissionRejections(dst, v)
 	// request_success: one child per (engine, finished_reason), all pre-created.
 	const succ, succHelp = "vllm:request_success", "Count of successfully processed requests."
 	dst = appendHeader(dst, succ+"_total", succHelp, "counter")
@@ -306,4 +308,38 @@ func vllmHistFamily(dst []byte, v *InstanceView, h vllmHist) []byte {
 		dst = appendSample(dst, h.name, "_created", vllmBase(v, s, &lb), s.Created)
 	}
 	return dst
+}
+
+// vllmWaitingByReason prints num_requests_waiting_by_reason (PR #38435):
+// per engine, the waiting split into capacity and deferred.
+func vllmWaitingByReason(dst []byte, v *InstanceView) []byte {
+	const name = "vllm:num_requests_waiting_by_reason"
+	var lb [2]label
+	dst = appendHeader(dst, name, "Number of requests waiting to be processed, by reason.", "gauge")
+	for _, s := range v.Engines {
+		dst = appendSample(dst, name, "", vllmBase(v, s, &lb), float64(s.WaitCapacity), label{"reason", "capacity"})
+		dst = appendSample(dst, name, "", vllmBase(v, s, &lb), float64(s.WaitDeferred), label{"reason", "deferred"})
+	}
+	return dst
+}
+
+// vllmAdmissionRejections prints admission_rejections_total (PR #55812)
+// where the group caps its queue (shed.go): the API server's count of the
+// requests it refused, with no engine label.
+func vllmAdmissionRejections(dst []byte, v *InstanceView) []byte {
+	if v.Group.MaxQueued <= 0 {
+		return dst
+	}
+	const name, help = "vllm:admission_rejections", "Number of requests rejected at admission."
+	var n float64
+	created := 0.0
+	for _, s := range v.Engines {
+		n += float64(s.Shed)
+		created = s.Created
+	}
+	ls := []label{{"model_name", v.Model}, {"reason", "max_num_queued_reqs"}}
+	dst = appendHeader(dst, name+"_total", help, "counter")
+	dst = appendSample(dst, name, "_total", ls, n)
+	dst = appendHeader(dst, name+"_created", help, "gauge")
+	return appendSample(dst, name, "_created", ls, created)
 }

@@ -80,6 +80,9 @@ type Group struct {
 	// KV transfer and go straight to decode.
 	Router             string  `yaml:"router" json:"router,omitempty"`
 	DecodeOnlyFraction float64 `yaml:"decode_only_fraction" json:"decode_only_fraction,omitempty"`
+	// MaxQueued sheds an arrival whose prefill engine already holds this
+	// many requests waiting (shed.go); 0 sheds none.
+	MaxQueued int `yaml:"max_queued" json:"max_queued,omitempty"`
 
 	Prefill  PrefillSpec  `yaml:"prefill" json:"prefill"`
 	Transfer TransferSpec `yaml:"transfer" json:"transfer"`
@@ -444,6 +447,9 @@ func (sc Scenario) Validate() error {
 			return bad(p+".decode.kv_slots", "must be >= decode.max_batch")
 		}
 		if err := g.validateRouting(p, bad); err != nil {
+			return err
+		}
+		if err := g.validateShed(p, bad); err != nil {
 			return err
 		}
 	}
