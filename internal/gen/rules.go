@@ -109,6 +109,7 @@ func Rules(in Input) RuleFile {
 		{Name: "ptdmon-engine-gauges", Interval: scrapeInterval, Rules: engineGaugeRules(n)},
 		{Name: "ptdmon-alerts", Interval: alertInterval, Rules: append(failureRules(n), alertRules(n, kvMatch(in.PoolKVBytes))...)},
 		{Name: "ptdmon-failure-classes", Interval: alertInterval, Rules: append(engineFailureClassRules(), failureClassRules()...)},
+		{Name: "ptdmon-load-shed", Interval: alertInterval, Rules: shedRules(n)},
 	}}
 }
 
@@ -259,6 +260,23 @@ func engineGaugeRules(n Names) []Rule {
 	} {
 		if e := gauge("sum", q.m); e != "" {
 			out = append(out, record(n.TargetQueue, e, "path", pathEngines, "queue", q.name))
+		}
+	}
+	// Waiting by reason (vLLM): gauges read by a label's value.
+	for _, q := range []struct {
+		name string
+		m    engine.Metric
+	}{{"waiting_capacity", engine.WaitingCapacity}, {"waiting_deferred", engine.WaitingDeferred}} {
+		var parts []string
+		for _, a := range adapters {
+			for _, f := range a.Families {
+				if g, ok := byValueFamily(f, q.m); ok && !f.Deprecated && f.Skip == "" && f.KV == engine.KVAuto {
+					parts = append(parts, series(perTarget("sum"), a, []engine.Family{g}, "", lastGauge))
+				}
+			}
+		}
+		if len(parts) > 0 {
+			out = append(out, record(n.TargetQueue, toTargetLabels("sum", union(parts...)), "path", pathEngines, "queue", q.name))
 		}
 	}
 	return append(out, record(n.TargetKVUsage, gauge("avg", engine.KVUsage), p...))
@@ -473,4 +491,21 @@ func isFailure(f engine.Family) bool {
 		}
 	}
 	return false
+}
+
+// byValueFamily is f narrowed to the label values it reads as m, for a
+// family read by a label's value.
+func byValueFamily(f engine.Family, m engine.Metric) (engine.Family, bool) {
+	if f.ByLabel == "" {
+		return f, false
+	}
+	var keep []engine.Reason
+	for _, r := range f.ByValue {
+		if r.Metric == m {
+			keep = append(keep, r)
+		}
+	}
+	g := f
+	g.ByValue = keep
+	return g, len(keep) > 0
 }

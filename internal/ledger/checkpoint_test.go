@@ -323,14 +323,16 @@ func TestCheckpointRestoresEarlierPieces(t *testing.T) {
 }
 
 // unkept returns the values of p that pieces of the v1 layout lack (load
-// shed before the engine).
+// shed before the engine, waiting by reason).
 func unkept(p *Point) []*Num {
-	out := []*Num{&p.Router.Shed}
+	out := []*Num{&p.Router.Shed, &p.Prefill.WaitingBy.Capacity, &p.Prefill.WaitingBy.Deferred, &p.Decode.WaitingBy.Capacity, &p.Decode.WaitingBy.Deferred}
 	for k := range p.Routers {
 		out = append(out, &p.Routers[k].Shed)
 	}
 	for k := range p.Pools {
-		out = append(out, &p.Pools[k].Router.Shed, &p.Pools[k].Failures.Shed.PerSecond, &p.Pools[k].Failures.Shed.Ratio)
+		pp := &p.Pools[k]
+		out = append(out, &pp.Router.Shed, &pp.Failures.Shed.PerSecond, &pp.Failures.Shed.Ratio,
+			&pp.Prefill.WaitingBy.Capacity, &pp.Prefill.WaitingBy.Deferred, &pp.Decode.WaitingBy.Capacity, &pp.Decode.WaitingBy.Deferred)
 	}
 	return out
 }

@@ -22,6 +22,8 @@ type (
 	FailureKind   = point.FailureKind
 	Phases        = point.Phases
 	Num           = point.Num
+	// WaitingReasons are a stage's waiting requests by reason.
+	WaitingReasons = point.WaitingReasons
 )
 
 // KindRecomputed is recompute on decode, the kind that is no failure

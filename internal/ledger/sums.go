@@ -50,6 +50,7 @@ type stageSum struct {
 	missing       []string
 
 	rate, rateW, running, waiting, usage, promptTPS, genTPS sum
+	waitCapacity, waitDeferred                              sum
 	queues                                                  queueSums
 	ttft, itl, e2e                                          merged
 }
@@ -68,6 +69,8 @@ func (s *stageSum) add(in *instanceRead, ip *InstancePoint, lat *latency) {
 	s.rateW.add(ip.Window)
 	s.running.add(ip.Running)
 	s.waiting.add(ip.Waiting)
+	s.waitCapacity.add(in.gauge(engine.WaitingCapacity))
+	s.waitDeferred.add(in.gauge(engine.WaitingDeferred))
 	s.usage.add(ip.KVUsage)
 	s.promptTPS.add(ip.PromptTPS)
 	s.genTPS.add(ip.GenTPS)
@@ -83,6 +86,7 @@ func (s *stageSum) point(none string) StagePoint {
 	sp.Partial = s.rateW.n > 0 && len(s.missing) > 0
 	sp.Instant, sp.Window = s.rate.num(none), s.rateW.num(none)
 	sp.Running, sp.Waiting = s.running.num(none), s.waiting.num(none)
+	sp.WaitingBy = WaitingReasons{Capacity: s.waitCapacity.num(none), Deferred: s.waitDeferred.num(none)}
 	// Usage is a ratio per instance: the stage's is their mean.
 	if s.usage.n > 0 {
 		sp.KVUsage = Val(s.usage.v / float64(s.usage.n))

@@ -313,6 +313,9 @@ func vllmHistFamily(dst []byte, v *InstanceView, h vllmHist) []byte {
 // vllmWaitingByReason prints num_requests_waiting_by_reason (PR #38435):
 // per engine, the waiting split into capacity and deferred.
 func vllmWaitingByReason(dst []byte, v *InstanceView) []byte {
+	if v.Group.NoWaitingByReason {
+		return dst
+	}
 	const name = "vllm:num_requests_waiting_by_reason"
 	var lb [2]label
 	dst = appendHeader(dst, name, "Number of requests waiting to be processed, by reason.", "gauge")

@@ -98,6 +98,9 @@ type Group struct {
 	// TensorRT-LLM only (see profile_trtllm.go and iterstats.go).
 	TRTLLM TRTLLMSpec `yaml:"trtllm" json:"trtllm,omitzero"`
 
+	// vLLM only: no num_requests_waiting_by_reason, as before PR #38435.
+	NoWaitingByReason bool `yaml:"no_waiting_by_reason" json:"no_waiting_by_reason,omitempty"`
+
 	// vLLM only: KV loads that fail and decode recomputes (failures.go).
 	Failures FailureSpec `yaml:"failures" json:"failures,omitzero"`
 }

@@ -53,8 +53,9 @@ type ckptPiece struct {
 	Reasons []ckptReason
 	Zones   []ckptZone // the history's time zones by index
 	// Shed: the points carry load shed before the engine (the routers'
-	// and the pools' Shed). A piece kept before they did decodes it as
-	// false, and its points say those values are absent, not 0.
+	// and the pools' Shed) and the stages' waiting by reason. A piece kept
+	// before they did decodes it as false, and its points say those values
+	// are absent, not 0.
 	Shed bool
 }
 
@@ -69,12 +70,15 @@ func (pc *ckptPiece) markUnkept() {
 	n := point.Absent(whyNotKept)
 	for i := range pc.Points {
 		p := &pc.Points[i]
+		p.Prefill.WaitingBy, p.Decode.WaitingBy = point.WaitingReasons{Capacity: n, Deferred: n}, point.WaitingReasons{Capacity: n, Deferred: n}
 		p.Router.Shed = n
 		for k := range p.Routers {
 			p.Routers[k].Shed = n
 		}
 		for k := range p.Pools {
 			p.Pools[k].Router.Shed = n
+			p.Pools[k].Prefill.WaitingBy = point.WaitingReasons{Capacity: n, Deferred: n}
+			p.Pools[k].Decode.WaitingBy = point.WaitingReasons{Capacity: n, Deferred: n}
 			p.Pools[k].Failures.Shed = point.FailureRate{PerSecond: n, Ratio: n}
 		}
 	}
