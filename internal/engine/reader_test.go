@@ -251,6 +251,21 @@ func TestReaderCaptures(t *testing.T) {
 		counters: map[Metric]float64{Shed: 30},
 		gauges:   map[Metric]float64{Waiting: 14, WaitingCapacity: 2, WaitingDeferred: 12, Running: 20},
 	})
+	// NIXL's multi-process exporter: both TP ranks' agents, each pulling
+	// its own shard, add up (6 GiB + 6 GiB, 12 + 12 transfers, 1 + 2
+	// backend errors).
+	f("nixl_telemetry_mp.txt", Decode, want{
+		engine: NIXLTelemetry, role: Decode,
+		counters: map[Metric]float64{KVBytes: 12 * gib, KVTransfers: 24, KVFailNetwork: 3},
+		series:   map[Metric]int{KVBytes: 2},
+	})
+	// vLLM's NIXL connector in push mode, on prefill: 300 transfers of
+	// 1 GiB written, 3 failed, 4 registrations expired (a timeout) and 1
+	// writer-loop error (unclassified).
+	f("vllm_prefill_nixl_push.txt", Prefill, want{
+		engine: VLLM, role: Prefill, model: "meta-llama/Llama-3.1-8B-Instruct",
+		counters: map[Metric]float64{KVBytes: 300 * gib, KVTransfers: 300, KVFailNetwork: 3, KVFailTimeout: 4, KVFailures: 1},
+	})
 	// vLLM's router: 780 + 20 answered, 8 errors, 2 + 30 running; no model.
 	f("vllm_router.txt", RoleUnknown, want{
 		engine: VLLMRouter, role: Router,

@@ -118,7 +118,7 @@ func (m *Model) loadFails(p *engine, r *request, th int) bool {
 	}
 	t.Failed++
 	counter := p
-	if g.spec.Connector == ConnectorNIXL {
+	if g.spec.Connector == ConnectorNIXL && !g.spec.NIXLPush {
 		counter = r.d
 	}
 	kv := func(e *engine) interface {

@@ -195,6 +195,14 @@ var nixlCounters = []vllmCounter{
 		func(s *EngineStats) float64 { return float64(s.KV.ExpiredReqs) }},
 }
 
+// nixlPushCounters are the push (WRITE) mode's own (PR #57722).
+var nixlPushCounters = []vllmCounter{
+	{"vllm:nixl_num_registration_expired", "Number of decode registrations that expired before a push.",
+		func(*EngineStats) float64 { return 0 }},
+	{"vllm:nixl_num_writer_loop_errors", "Number of exceptions in the NIXL push writer loop.",
+		func(*EngineStats) float64 { return 0 }},
+}
+
 func vllmBase(v *InstanceView, s *EngineStats, buf *[2]label) []label {
 	buf[0] = label{"engine", strconv.Itoa(s.Index)}
 	buf[1] = label{"model_name", v.Model}
@@ -248,6 +256,12 @@ func (vllmFormat) Render(dst []byte, v *InstanceView) []byte {
 		}
 		for _, c := range nixlCounters {
 			dst = vllmCounterFamily(dst, v, c)
+		}
+		if v.Group.NIXLPush {
+			// The push connector's failures, not modelled: at 0.
+			for _, c := range nixlPushCounters {
+				dst = vllmCounterFamily(dst, v, c)
+			}
 		}
 	}
 	return vllmCacheConfig(dst, v)

@@ -98,6 +98,10 @@ type Group struct {
 	// TensorRT-LLM only (see profile_trtllm.go and iterstats.go).
 	TRTLLM TRTLLMSpec `yaml:"trtllm" json:"trtllm,omitzero"`
 
+	// vLLM over NIXL only: push (WRITE) mode (PR #57722), the prefill side
+	// writes the KV and counts the transfers; decode only registers.
+	NIXLPush bool `yaml:"nixl_push" json:"nixl_push,omitempty"`
+
 	// vLLM only: no num_requests_waiting_by_reason, as before PR #38435.
 	NoWaitingByReason bool `yaml:"no_waiting_by_reason" json:"no_waiting_by_reason,omitempty"`
 
@@ -454,6 +458,9 @@ func (sc Scenario) Validate() error {
 		}
 		if err := g.validateShed(p, bad); err != nil {
 			return err
+		}
+		if g.NIXLPush && g.Connector != ConnectorNIXL {
+			return bad(p+".nixl_push", "needs the nixl connector, got %q", g.Connector)
 		}
 	}
 	inst := map[string]bool{}
