@@ -24,6 +24,9 @@ func numPaths(v any) map[float64]string {
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" {
+				continue // not in the JSON
+			}
 			if f.Type.Kind() == reflect.Struct && f.Type.PkgPath() == t.PkgPath() {
 				if prefix != "" {
 					name = prefix + "." + name

@@ -80,9 +80,17 @@ func noteFailures(v *Verdict, w []ledger.Point) {
 			shed, shedRate = m.ratio[k], m.rate[k]
 			continue
 		}
-		total += m.ratio[k]
+		inTotal := kind.InTotal()
+		if inTotal {
+			total += m.ratio[k]
+		}
 		if m.ratio[k] >= failureNoteMin {
-			classes = append(classes, fmt.Sprintf("%s %s (%.2g/s)", kind, pct(m.ratio[k]), m.rate[k]))
+			c := fmt.Sprintf("%s %s (%.2g/s)", kind, pct(m.ratio[k]), m.rate[k])
+			if !inTotal {
+				// vLLM's NIXL counts them within network too (PR #55854).
+				c = fmt.Sprintf("lost notifications %s (%.2g/s, not added: NIXL counts them within network too)", pct(m.ratio[k]), m.rate[k])
+			}
+			classes = append(classes, c)
 		}
 	}
 	failed := ""

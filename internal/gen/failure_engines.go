@@ -51,7 +51,8 @@ func engineFailureClassRules() []Rule {
 		}
 	}
 	var out []Rule
-	failures := fmt.Sprintf(`sum by (model) (%s{path="%s"})`, modelFailures, pathEngines)
+	// Lost notifications are not added to the attempts (engine.FailureClass.InTotal).
+	failures := fmt.Sprintf(`sum by (model) (%s{path="%s",class!="%s"})`, modelFailures, pathEngines, engine.FailNotification)
 	if len(classes) > 0 {
 		out = append(out, record(modelFailures, sumBy("sum", "model, class", strings.Join(classes, " or ")), p...))
 	}

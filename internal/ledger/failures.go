@@ -83,7 +83,9 @@ func (s *failureSum) point() Failures {
 	for i, m := range engine.FailureMetrics() {
 		c, _ := m.FailureClass()
 		n := s.classes[i].num(whyNoClass[c])
-		attempts.add(n)
+		if c.InTotal() {
+			attempts.add(n)
+		}
 		f.Kind(FailureKind(c)).PerSecond = n
 	}
 	all := attempts.num("no target of the pool counts KV transfers or their failures")

@@ -122,8 +122,10 @@ func (k *kvSum) add(in *instanceRead, ip *InstancePoint, lat *latency, kr *kvRat
 	k.bytesW.add(ip.KVBytesW)
 	if in.why == "" {
 		k.transfers.add(kr.transfers)
-		for _, f := range kr.failures {
-			k.failures.add(f)
+		for i, m := range engine.FailureMetrics() {
+			if c, _ := m.FailureClass(); c.InTotal() {
+				k.failures.add(kr.failures[i])
+			}
 		}
 		k.xferTime.addPart(&lat.xfer, lat.has[3])
 	}

@@ -130,7 +130,10 @@ func (m *Model) loadFails(p *engine, r *request, th int) bool {
 	}
 	switch spec.Class {
 	case FailNotification:
+		// Since PR #55854 the connector counts a lost notification within
+		// its failed transfers (a grouped transport counter) too.
 		kv(r.d).RecordFailedRecv()
+		kv(counter).RecordFailedTransfer()
 	case FailExpiry:
 		kv(p).RecordExpiredReq()
 	default:

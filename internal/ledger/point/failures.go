@@ -57,6 +57,16 @@ var FailureKinds = []FailureKind{
 	FailureKind(engine.FailNotification), FailureKind(engine.FailUnclassified), KindRecomputed, KindShed,
 }
 
+// InTotal says whether kind k's failures enter the failed KV transfers'
+// total: the failure classes but lost notifications (engine.FailureClass's
+// InTotal); recompute on decode and shed load are no KV transfers.
+func (k FailureKind) InTotal() bool {
+	if k == KindRecomputed || k == KindShed {
+		return false
+	}
+	return engine.FailureClass(k).InTotal()
+}
+
 // Kind returns the rate of kind k (nil for a name that is none).
 func (f *Failures) Kind(k FailureKind) *FailureRate {
 	switch k {

@@ -34,8 +34,10 @@ type StagePoint struct {
 	Running Num `json:"running"`
 	Waiting Num `json:"waiting"`
 	// WaitingBy splits Waiting by why requests wait, where the engines say
-	// (vLLM's num_requests_waiting_by_reason).
-	WaitingBy WaitingReasons `json:"waiting_by_reason"`
+	// (vLLM's num_requests_waiting_by_reason): the verdict's input, not in
+	// the JSON, whose stream event stays within its budget; /metrics has it
+	// per instance (ptd_queue_requests{queue="waiting_capacity"|…}).
+	WaitingBy WaitingReasons `json:"-"`
 	Queues    Queues         `json:"queues"`
 	KVUsage   Num            `json:"kv_cache_usage_ratio"`
 	PromptTPS Num            `json:"prompt_tokens_per_second"`
