@@ -118,6 +118,10 @@ const (
 	// IterationTokens: tokens per engine step (vLLM's iteration_tokens_total);
 	// its count is the number of steps run.
 	IterationTokens
+	// StageAllocWait: on decode, the wait for KV allocation after the
+	// bootstrap handshake (SGLang's decode_kv_allocation_wait, which with
+	// decode_bootstrap_handshake splits decode_bootstrap).
+	StageAllocWait
 	numMetrics
 )
 
@@ -236,6 +240,7 @@ var metricNames = [numMetrics]string{
 	IterationTokens:    "iteration_tokens",
 
 	Shed:            "requests_shed",
+	StageAllocWait:  "stage_kv_allocation_wait_seconds",
 	WaitingCapacity: "requests_waiting_capacity",
 	WaitingDeferred: "requests_waiting_deferred",
 }

@@ -266,6 +266,12 @@ func TestReaderCaptures(t *testing.T) {
 		engine: VLLM, role: Prefill, model: "meta-llama/Llama-3.1-8B-Instruct",
 		counters: map[Metric]float64{KVBytes: 300 * gib, KVTransfers: 300, KVFailNetwork: 3, KVFailTimeout: 4, KVFailures: 1},
 	})
+	// SGLang decode with its bootstrap stage split: the handshake (40 ms)
+	// read as the bootstrap stage, the allocation wait (60 ms) as its own.
+	f("sglang_decode_stages_split.txt", RoleUnknown, want{
+		engine: SGLang, role: Decode, model: "Qwen/Qwen3-32B",
+		hists: map[Metric][2]float64{StageBootstrap: {100, 4}, StageAllocWait: {100, 6}},
+	})
 	// vLLM's router: 780 + 20 answered, 8 errors, 2 + 30 running; no model.
 	f("vllm_router.txt", RoleUnknown, want{
 		engine: VLLMRouter, role: Router,

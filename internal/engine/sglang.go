@@ -83,6 +83,10 @@ func init() {
 				{"decode_waiting", StageWaiting},
 				{"prefill_bootstrap", StageBootstrap},
 				{"decode_bootstrap", StageBootstrap},
+				// decode_bootstrap split in two (the handshake, then the wait
+				// for KV allocation): the bootstrap phase is their sum.
+				{"decode_bootstrap_handshake", StageBootstrap},
+				{"decode_kv_allocation_wait", StageAllocWait},
 				{"prefill_forward", StageForward},
 				{"prefill_transfer_kv_cache", StageKVTransfer},
 				{"decode_transferred", StageKVTransfer},
