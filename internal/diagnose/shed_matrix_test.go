@@ -86,6 +86,6 @@ func TestVerdictNamesShedLoad(t *testing.T) {
 	}
 	f("vllm-admission", flavours[1], "")
 	f("sglang-queue", flavours[2], "")
-	f("llm-d-flow-control", flavours[0], string(sim.RouterEngines[0]))
-	f("dynamo-overload", flavours[3], string(sim.RouterEngines[1]))
+	f("llm-d-flow-control", flavours[0], sim.RouterEngines[0])
+	f("dynamo-overload", flavours[3], sim.RouterEngines[1])
 }

@@ -272,6 +272,22 @@ func TestReaderCaptures(t *testing.T) {
 		engine: SGLang, role: Decode, model: "Qwen/Qwen3-32B",
 		hists: map[Metric][2]float64{StageBootstrap: {100, 4}, StageAllocWait: {100, 6}},
 	})
+	// vLLM under Ray: two Serve replicas on one node's agent add up (the
+	// legacy unsuffixed counters not added again, the abort left out),
+	// their KV usage is averaged, NIXL bytes come from the connector's
+	// family under Ray's prefix.
+	f("ray_vllm.txt", Decode, want{
+		engine: RayVLLM, role: Decode, model: "qwen",
+		counters: map[Metric]float64{Completed: 1000, Aborted: 7, KVBytes: 400 * gib, KVTransfers: 400},
+		gauges:   map[Metric]float64{Running: 24, WaitingDeferred: 8, KVUsage: 0.6},
+	})
+	// vLLM with NIXL for P/D and CPU offload beside it: only NIXL's 100 GiB
+	// are KV transfer bytes, never the offload's 700 GB.
+	f("vllm_decode_nixl_offload.txt", Decode, want{
+		engine: VLLM, role: Decode, model: "meta-llama/Llama-3.1-8B-Instruct",
+		counters: map[Metric]float64{KVBytes: 100 * gib, KVTransfers: 100},
+		series:   map[Metric]int{KVBytes: 1},
+	})
 	// vLLM's router: 780 + 20 answered, 8 errors, 2 + 30 running; no model.
 	f("vllm_router.txt", RoleUnknown, want{
 		engine: VLLMRouter, role: Router,
@@ -676,5 +692,19 @@ func TestReaderOpenMetricsMatchesText(t *testing.T) {
 				t.Errorf("%s: histogram %s differs", file, HistogramAt(i))
 			}
 		}
+	}
+}
+
+// Ray's dashboards query vLLM's names as ray_vllm:<name> (the colon kept):
+// that spelling is detected and read too.
+func TestReaderRayColonSpelling(t *testing.T) {
+	o, err := NewReader(EngineAuto, Decode, KVAuto).Read([]byte(
+		"ray_vllm:num_requests_running{ReplicaId=\"r1\",engine=\"0\",model_name=\"q\"} 3\n"+
+			"ray_vllm:request_success_total{ReplicaId=\"r1\",engine=\"0\",finished_reason=\"stop\",model_name=\"q\"} 9\n"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := o.CounterSum(Completed); o.Engine != RayVLLM || v != 9 {
+		t.Errorf("engine %s, completions %v; want ray-vllm, 9", o.Engine, v)
 	}
 }

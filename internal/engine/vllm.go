@@ -5,6 +5,9 @@ import "github.com/prometheus/common/model"
 // VLLM is vLLM (V1 engine): every family carries the vllm: prefix.
 const VLLM Engine = "vllm"
 
+// whyOffload is why the KV offload families are not read.
+const whyOffload = "KV offload between cache tiers (GPU, CPU, disk), never P/D transfer bytes"
+
 // vLLM's names (https://docs.vllm.ai/en/latest/design/metrics.html). Labels:
 // model_name, engine (the data-parallel engine core: cores add up), and
 // finished_reason on request_success_total. Deprecated names are version
@@ -81,6 +84,19 @@ func init() {
 			// Per request, the prefill tokens computed here, cache hits and
 			// transferred KV excluded (PR #30189).
 			{Name: "vllm:request_prefill_kv_computed_tokens", Type: model.MetricTypeHistogram, Metric: PrefillKVComputedTokens},
+			// KV offload (OffloadingConnector, GPU ↔ CPU; PR #27942): under a
+			// MultiConnector beside NIXL, the same exposition carries P/D and
+			// offload traffic, and only the P/D connector's bytes are KV
+			// transfer.
+			{Name: "vllm:kv_offload_total_bytes_total", Type: model.MetricTypeCounter, Skip: whyOffload},
+			{Name: "vllm:kv_offload_total_bytes", Type: model.MetricTypeCounter, Skip: whyOffload},
+			{Name: "vllm:kv_offload_total_time_total", Type: model.MetricTypeCounter, Skip: whyOffload},
+			{Name: "vllm:kv_offload_total_time", Type: model.MetricTypeCounter, Skip: whyOffload},
+			{Name: "vllm:kv_offload_size", Type: model.MetricTypeHistogram, Skip: whyOffload},
+			// Sleep mode: 1 while the engine sleeps (weights or KV
+			// offloaded), deliberately idle rather than down or stalled.
+			{Name: "vllm:engine_sleep_state", Type: model.MetricTypeGauge,
+				Skip: "sleep mode: an engine at 1 is asleep on purpose; its idle stage rates are not a stall"},
 			// Tokens per engine step, a histogram despite its name: its
 			// count is the steps run, its sum the tokens they processed.
 			{Name: "vllm:iteration_tokens_total", Type: model.MetricTypeHistogram, Metric: IterationTokens},
