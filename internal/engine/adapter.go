@@ -92,6 +92,10 @@ type Adapter struct {
 	// so they enter the KV sums only where no engine's connector counts any
 	// (docs/design.md#kv-sources-and-the-side-each-counts).
 	TransferLibrary bool
+	// Mirror names the engine whose families these are, re-exported under
+	// another prefix (vLLM under Ray): the generated rules read the
+	// original's only, so that every rule is not written twice.
+	Mirror Engine
 	// Frontend: the endpoint is a request router in front of the engines
 	// (Dynamo's frontend, llm-d's EPP, the vLLM and SGLang routers): its
 	// targets play the role router, need no role configured and count in

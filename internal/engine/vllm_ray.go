@@ -39,5 +39,6 @@ func init() {
 	// Its latency histograms are vLLM's: the dashboards draw vLLM's.
 	r.LatencyPanels = false
 	r.Families = fams
+	r.Mirror = VLLM
 	Register(r)
 }

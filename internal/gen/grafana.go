@@ -158,7 +158,7 @@ type latencyFamily struct{ name, fam string }
 // latency panels, each with its histogram family of metric m.
 func latencyEngines(m engine.Metric) []latencyFamily {
 	var out []latencyFamily
-	for _, a := range engine.Adapters() {
+	for _, a := range ruleAdapters() {
 		if !a.LatencyPanels {
 			continue
 		}

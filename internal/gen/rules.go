@@ -109,7 +109,7 @@ func Rules(in Input) RuleFile {
 		{Name: "ptdmon-engine-gauges", Interval: scrapeInterval, Rules: engineGaugeRules(n)},
 		{Name: "ptdmon-alerts", Interval: alertInterval, Rules: append(failureRules(n), alertRules(n, kvMatch(in.PoolKVBytes))...)},
 		{Name: "ptdmon-failure-classes", Interval: alertInterval, Rules: append(engineFailureClassRules(), failureClassRules()...)},
-		{Name: "ptdmon-load-shed", Interval: alertInterval, Rules: shedRules(n)},
+		{Name: "ptdmon-load-shed", Interval: alertInterval, Rules: append(shedRules(n), waitingReasonRules(n)...)},
 	}}
 }
 
@@ -164,7 +164,7 @@ func ptdmonKVRules(n Names, w string) []Rule {
 // function rewrites every process's labels.
 func engineTargetRules(n Names, w string) []Rule {
 	var out []Rule
-	for _, a := range engine.Adapters() {
+	for _, a := range ruleAdapters() {
 		for i, e := range metricExprs(a, engine.Completed, perProcess, lastScrape) {
 			part := string(a.Engine)
 			if i > 0 {
@@ -236,7 +236,7 @@ func processRates(process string, target [2]string, w string, keep ...string) []
 // beside the rates rather than after them.
 func engineGaugeRules(n Names) []Rule {
 	p := []string{"path", pathEngines}
-	adapters := engine.Adapters()
+	adapters := ruleAdapters()
 	gauge := func(agg string, m engine.Metric) string {
 		var parts []string
 		for _, a := range adapters {
@@ -262,13 +262,20 @@ func engineGaugeRules(n Names) []Rule {
 			out = append(out, record(n.TargetQueue, e, "path", pathEngines, "queue", q.name))
 		}
 	}
-	// Waiting by reason (vLLM): gauges read by a label's value.
+	return append(out, record(n.TargetKVUsage, gauge("avg", engine.KVUsage), p...))
+}
+
+// waitingReasonRules record vLLM's waiting by reason per target on the
+// engines path (gauges read by a label's value). No alert reads them, so
+// they run with the alerts, not in the one-second group.
+func waitingReasonRules(n Names) []Rule {
+	var out []Rule
 	for _, q := range []struct {
 		name string
 		m    engine.Metric
 	}{{"waiting_capacity", engine.WaitingCapacity}, {"waiting_deferred", engine.WaitingDeferred}} {
 		var parts []string
-		for _, a := range adapters {
+		for _, a := range ruleAdapters() {
 			for _, f := range a.Families {
 				if g, ok := byValueFamily(f, q.m); ok && !f.Deprecated && f.Skip == "" && f.KV == engine.KVAuto {
 					parts = append(parts, series(perTarget("sum"), a, []engine.Family{g}, "", lastGauge))
@@ -279,7 +286,7 @@ func engineGaugeRules(n Names) []Rule {
 			out = append(out, record(n.TargetQueue, toTargetLabels("sum", union(parts...)), "path", pathEngines, "queue", q.name))
 		}
 	}
-	return append(out, record(n.TargetKVUsage, gauge("avg", engine.KVUsage), p...))
+	return out
 }
 
 // failureRules record the KV transfer failure rates over a minute, for

@@ -46,7 +46,7 @@ func shedRules(n Names) []Rule {
 // errors of error_type="overload").
 func engineShedParts(rate func(string) string) []string {
 	var parts []string
-	for _, a := range engine.Adapters() {
+	for _, a := range ruleAdapters() {
 		for _, f := range a.Families {
 			if f.Deprecated || f.Skip != "" || f.KV != engine.KVAuto {
 				continue
@@ -71,4 +71,17 @@ func shedFamily(f engine.Family) (engine.Family, bool) {
 		return byValueFamily(f, engine.Shed)
 	}
 	return f, f.Metric == engine.Shed
+}
+
+// ruleAdapters are the adapters the generated rules and scrape configs
+// read: every one but the mirrors of another (vLLM under Ray), whose
+// deployments are read on the ptdmon path.
+func ruleAdapters() []engine.Adapter {
+	var out []engine.Adapter
+	for _, a := range engine.Adapters() {
+		if a.Mirror == "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }
