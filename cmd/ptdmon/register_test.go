@@ -113,7 +113,7 @@ func TestRegisterNewEngine(t *testing.T) {
 			}
 		}
 		f(cfgText, "")
-		f(strings.Replace(cfgText, "engine: madeup", "engine: bogus", 1), `engine "bogus": want vllm, sglang, trtllm, nixl-telemetry, mooncake-te, dynamo-frontend, llm-d-epp, sglang-gateway, vllm-router, madeup or auto`)
+		f(strings.Replace(cfgText, "engine: madeup", "engine: bogus", 1), `engine "bogus": want vllm, ray-vllm, sglang, trtllm, nixl-telemetry, mooncake-te, dynamo-frontend, llm-d-epp, sglang-gateway, vllm-router, madeup or auto`)
 		f(strings.Replace(cfgText, "kv_source: madeuplink", "kv_source: bogus", 1), "sglang, dynamo, nixl-telemetry, mooncake-te, madeuplink or none")
 	})
 

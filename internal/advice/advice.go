@@ -85,6 +85,11 @@ func EstimateDemand(points []ledger.Point, lookback time.Duration) Demand {
 		d.Observed = ledger.Val(math.Max(0, rate.mean+slope(xs, ys)))
 	}
 	d.Basis = BasisInferred
+	if shed, ok := shedMean(points, end.Add(-lookback)); ok && d.Observed.OK() {
+		// Arrivals = served + shed.
+		d.Observed = ledger.Val(d.Observed.V + shed)
+		d.Basis += BasisShed
+	}
 	routerArrival(&d, points, end.Add(-lookback))
 	d.Target = d.Observed
 	return d

@@ -30,7 +30,7 @@ type failureMeans struct {
 }
 
 // failureKinds are ledger.FailureKinds, fixed in size for the arrays.
-var failureKinds = [6]ledger.FailureKind(ledger.FailureKinds)
+var failureKinds = [7]ledger.FailureKind(ledger.FailureKinds)
 
 func meanFailures(w []ledger.Point) failureMeans {
 	var m failureMeans
@@ -67,18 +67,30 @@ func noteFailures(v *Verdict, w []ledger.Point) {
 	m := meanFailures(w)
 	var classes []string
 	total := 0.0
-	recompute := -1.0
+	recompute, shed, shedRate := -1.0, -1.0, 0.0
 	for k, kind := range failureKinds {
 		if m.n[k] == 0 {
 			continue
 		}
-		if kind == ledger.KindRecomputed {
+		switch kind {
+		case ledger.KindRecomputed:
 			recompute = m.ratio[k]
 			continue
+		case ledger.KindShed:
+			shed, shedRate = m.ratio[k], m.rate[k]
+			continue
 		}
-		total += m.ratio[k]
+		inTotal := kind.InTotal()
+		if inTotal {
+			total += m.ratio[k]
+		}
 		if m.ratio[k] >= failureNoteMin {
-			classes = append(classes, fmt.Sprintf("%s %s (%.2g/s)", kind, pct(m.ratio[k]), m.rate[k]))
+			c := fmt.Sprintf("%s %s (%.2g/s)", kind, pct(m.ratio[k]), m.rate[k])
+			if !inTotal {
+				// vLLM's NIXL counts them within network too (PR #55854).
+				c = fmt.Sprintf("lost notifications %s (%.2g/s, not added: NIXL counts them within network too)", pct(m.ratio[k]), m.rate[k])
+			}
+			classes = append(classes, c)
 		}
 	}
 	failed := ""
@@ -94,6 +106,7 @@ func noteFailures(v *Verdict, w []ledger.Point) {
 		}
 		v.Notes = append(v.Notes, fmt.Sprintf("%s of the prompt tokens decode processed were recomputed on decode %s: decode is doing prefill work", pct(recompute), why))
 	}
+	defer noteShed(v, shed, shedRate)
 	switch {
 	case v.Class == DecodeBound && recomputing && failed != "":
 		v.Headline = fmt.Sprintf("Decode-bound by failed KV loads: %s of decode's prompt tokens were recomputed on decode", pct(recompute))
@@ -108,6 +121,21 @@ func noteFailures(v *Verdict, w []ledger.Point) {
 		v.Headline += fmt.Sprintf(", while %s of KV transfers fail", pct(total))
 	case recomputing:
 		v.Headline += fmt.Sprintf(", while decode computes %s of its prompt tokens itself", pct(recompute))
+	}
+}
+
+// noteShed adds load shed before the engine to v: a note at or above
+// failureNoteMin of the offered load, the headline's too at or above
+// failureHeadlineMin. Stage rates count only the admitted requests, so a
+// pool that sheds looks as if it kept up with its arrivals while it turns
+// them away (docs/design.md#load-shed-before-the-engine).
+func noteShed(v *Verdict, shed, rate float64) {
+	if shed < failureNoteMin {
+		return
+	}
+	v.Notes = append(v.Notes, fmt.Sprintf("%s of offered load (%.2g req/s) was shed before the engine by a router or an engine's admission limit: arrivals are the requests served plus these, and the stage rates count only the first", pct(shed), rate))
+	if shed >= failureHeadlineMin && v.Class != Insufficient {
+		v.Headline += fmt.Sprintf("; %s of offered load shed before the engine", pct(shed))
 	}
 }
 

@@ -176,3 +176,56 @@ func TestPhasesMatchSimulatorTruth(t *testing.T) {
 	f(flavours[1]) // vllm-nixl
 	f(flavours[2]) // sglang
 }
+
+// Lost notifications on vLLM over NIXL, 20% of the loads: since PR #55854
+// the connector counts each within its failed transfers too (the
+// simulator does). The verdict's failed share is the loads that failed,
+// once, not twice; the notification share is shown but not added.
+func TestVerdictCountsLostNotificationsOnce(t *testing.T) {
+	f := flavours[1] // vllm-nixl
+	g := group(f, "vllm", sim.StageNone, 1, false)
+	g.Failures = sim.FailureSpec{Ratio: 0.2, Class: sim.FailNotification}
+	sc := scenario("lost-notifications", g)
+	pool := sc.Model
+	var model *sim.Model
+	var wrong []string
+	checks := 0
+	r := run{sc: sc, seed: 7, duration: 120 * time.Second, warmUp: 60 * time.Second, every: 10 * time.Second, model: &model,
+		pools: map[string]kvsize.Request{pool: {Bytes: sc.KVBytesPerRequest}}}
+	r.check = func(cp checkpoint) {
+		checks++
+		gv, err := groupVerdict(cp.verdict, pool)
+		if err != nil {
+			wrong = append(wrong, err.Error())
+			return
+		}
+		// "…, while 21% of KV loads fail …" or "KV transfers failing: 21%
+		// of those attempted …": the first share named must be the failed
+		// loads', about 20%, not 40%.
+		var share float64
+		if _, err := fmt.Sscanf(firstShare(gv.Headline), "%g%%", &share); err != nil {
+			wrong = append(wrong, fmt.Sprintf("at %v: headline %q names no failed share", cp.at, gv.Headline))
+			return
+		}
+		if share < 12 || share > 28 {
+			wrong = append(wrong, fmt.Sprintf("at %v: headline %q: %g%% failed, the truth is 20%%", cp.at, gv.Headline, share))
+		}
+		if !strings.Contains(strings.Join(gv.Notes, " | "), "lost notifications") {
+			wrong = append(wrong, fmt.Sprintf("at %v: notes %q do not name the lost notifications", cp.at, gv.Notes))
+		}
+	}
+	if err := r.do(); err != nil {
+		t.Fatal(err)
+	}
+	if checks == 0 || len(wrong) > 0 {
+		t.Errorf("%d of %d checkpoints wrong:\n%s", len(wrong), checks, strings.Join(wrong, "\n"))
+	}
+}
+
+// firstShare is s from its first number on ("" without one).
+func firstShare(s string) string {
+	if i := strings.IndexAny(s, "0123456789"); i >= 0 {
+		return s[i:]
+	}
+	return ""
+}

@@ -48,6 +48,18 @@ func decide(v *Verdict, s signals, th Thresholds) {
 	// copies that slow would themselves be the link at its limit.
 	longWait := s.dWaitSeconds-s.copySecs >= 4*th.HoldSeconds
 	awaitingKV := s.dWaitHeld && !decodeFull && s.dReporting > 0 && (kvPiles || kvShort || kvLags || longWait)
+	// The KV-admission limit (vLLM, docs/web.md#the-verdict): a request
+	// takes its decode KV blocks before its KV moves and holds them while
+	// it arrives (deferred), so decode's KV cache caps the transfers in
+	// flight. The cache is full, requests wait for blocks (capacity), the
+	// batch has room, and the deferred ones wait about one copy each: the
+	// link keeps up, neither it nor decode compute is the limit.
+	kvAdmission := s.dByReason && !decodeFull && s.dKVFull && (s.dCap.grow || s.dCapHeld) &&
+		s.dDeferred >= 1 && s.copySecs > 0 && s.dDeferredSecs-s.copySecs < th.HoldSeconds
+	if s.dByReason && s.dDeferredSecs > 0 {
+		// Decode waiting awaits KV only as far as its deferred requests do.
+		awaitingKV = awaitingKV && s.dDeferredSecs-s.copySecs >= th.HoldSeconds
+	}
 	switch {
 	// Decode trailing KV counts with a full batch, or with its own waiting
 	// growing while nothing piles up in front of KV (with pull connectors,
@@ -73,6 +85,19 @@ func decide(v *Verdict, s signals, th Thresholds) {
 		if s.pKVFull {
 			add(fmt.Sprintf("prefill KV cache %.0f%% full of requests decode has not taken", 100*s.pKVUsage))
 		}
+	case kvAdmission:
+		v.Class = AdmissionBound
+		add(fmt.Sprintf("decode KV cache %.0f%% full, %.0f requests holding blocks while their KV arrives (deferred) ≈ %.1f s each, about one copy (%.2f s): the link keeps up",
+			100*s.dKVUsage, s.dDeferred, s.dDeferredSecs, s.copySecs))
+		if s.dCap.grow {
+			add(s.dCap.text() + ": requests wait for decode KV blocks")
+		} else {
+			add(fmt.Sprintf("decode waiting for capacity holds %.0f requests: they wait for decode KV blocks", s.dCapLevel))
+		}
+		if s.dReporting > 0 {
+			add("decode has room: no decode batch is pinned at a limit")
+		}
+		add("decode's KV cache caps the transfers in flight: more decode KV (or shorter holds), not link bandwidth or decode compute, raises throughput")
 	case kvShort || s.infl.grow || s.pKVGrow || blocked || awaitingKV:
 		v.Class = KVBound
 		if kvShort {

@@ -123,6 +123,18 @@ type signals struct {
 	dPinned, dReporting int
 	dRunning            float64
 	dWaitLevel          float64 // decode waiting, lower quartile over the window
+	// Decode's waiting by reason (vLLM), where its instances say: those
+	// waiting for capacity (KV blocks or the batch) as a queue, and those
+	// deferred while their KV arrives, their level and the seconds of KV
+	// throughput it holds (Little's law).
+	dByReason     bool
+	dCap          queue
+	dCapHeld      bool
+	dCapLevel     float64
+	dDeferred     float64
+	dDeferredSecs float64
+	dKVUsage      float64
+	dKVFull       bool
 	// Deployment facts (see deployment).
 	bytesSkew    bool
 	bytesPerXfer float64
@@ -214,6 +226,8 @@ func measure(w []ledger.Point, th Thresholds) signals {
 	}
 	s.dWaitHeld, s.dWaitSeconds, _ = held(s.dWait, func(p *ledger.Point) ledger.Num { return p.Decode.Waiting }, decodeRPS, copySecs)
 	s.dWaitLevel = collect(w, func(p *ledger.Point) ledger.Num { return p.Decode.Waiting }).quantile(0.25)
+
+	measureReasons(&s, w, th, mk, held, kvRate)
 
 	last := w[len(w)-1]
 	for _, st := range []struct {
@@ -318,4 +332,30 @@ func routerDecisions(w []ledger.Point, minN int) string {
 	}
 	return fmt.Sprintf("the router sent %.1f req/s straight to decode and %.1f req/s to remote prefill: %.0f%% are served without remote prefill by its P/D decisions, which is not a fault",
 		d, r, 100*d/(d+r))
+}
+
+// measureReasons fills decode's waiting by reason where its instances
+// export it (vLLM's num_requests_waiting_by_reason) in enough points.
+func measureReasons(s *signals, w []ledger.Point, th Thresholds, mk func(string, func(*ledger.Point) ledger.Num) queue,
+	held func(queue, func(*ledger.Point) ledger.Num, float64, float64) (bool, float64, float64), kvRate float64) {
+	capOf := func(p *ledger.Point) ledger.Num { return p.Decode.WaitingBy.Capacity }
+	deferredOf := func(p *ledger.Point) ledger.Num { return p.Decode.WaitingBy.Deferred }
+	if collect(w, capOf).n() < 5 || collect(w, deferredOf).n() < 5 {
+		return
+	}
+	s.dByReason = true
+	s.dCap = mk("decode waiting for capacity", capOf)
+	decodeRPS := 0.0
+	if d := collect(w, func(p *ledger.Point) ledger.Num { return p.Decode.Window }); d.n() > 0 {
+		decodeRPS = d.mean()
+	}
+	s.dCapHeld, _, s.dCapLevel = held(s.dCap, capOf, decodeRPS, 0)
+	s.dDeferred = collect(w, deferredOf).quantile(0.25)
+	if kvRate > 0 {
+		s.dDeferredSecs = s.dDeferred / kvRate
+	}
+	if u := collect(w, func(p *ledger.Point) ledger.Num { return p.Decode.KVUsage }); u.n() > 0 {
+		s.dKVUsage = u.quantile(0.25)
+		s.dKVFull = s.dKVUsage >= th.KVFull
+	}
 }

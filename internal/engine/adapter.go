@@ -99,6 +99,10 @@ type Adapter struct {
 	// done (vLLM's and TensorRT-LLM's two legs), and its TTFT and E2E are
 	// the decode leg's alone (docs/advisor.md#the-whole-requests-slo).
 	DecodeFromArrival bool
+	// Mirror names the engine whose families these are, re-exported under
+	// another prefix (vLLM under Ray): the generated rules read the
+	// original's only, so that every rule is not written twice.
+	Mirror Engine
 	// Frontend: the endpoint is a request router in front of the engines
 	// (Dynamo's frontend, llm-d's EPP, the vLLM and SGLang routers): its
 	// targets play the role router, need no role configured and count in
@@ -140,6 +144,11 @@ type Family struct {
 	// name is: only where no current family of the same metric is in the
 	// exposition (SGLang's idle stage, where the idle counter is absent).
 	ByFallback []Reason
+	// AlsoLabel and AlsoValue: a series whose label AlsoLabel has one of
+	// these values is read a second time, as that value's metric (Dynamo's
+	// errors of error_type="overload" are errors and load shed too).
+	AlsoLabel string
+	AlsoValue []Reason
 	// FromLabels: an info gauge (value 1) whose labels carry the values:
 	// each listed label's value is read as its metric (vLLM's
 	// cache_config_info); a label absent or not a number gives no value.

@@ -218,7 +218,7 @@ func TestRegisteredTables(t *testing.T) {
 			t.Errorf("connector %s not accepted as kv_source", c.Source)
 		}
 	}
-	if got := EngineChoices(); got != "vllm, sglang, trtllm, nixl-telemetry, mooncake-te, dynamo-frontend, llm-d-epp, sglang-gateway, vllm-router or auto" {
+	if got := EngineChoices(); got != "vllm, ray-vllm, sglang, trtllm, nixl-telemetry, mooncake-te, dynamo-frontend, llm-d-epp, sglang-gateway, vllm-router or auto" {
 		t.Errorf("EngineChoices = %q", got)
 	}
 	if got := KVSourceChoices(); got != "auto, flagcx, nixl, mooncake, sglang, dynamo, nixl-telemetry, mooncake-te or none" {

@@ -53,6 +53,10 @@ type binding struct {
 	metric2    Metric
 	lv         [2]float64
 	lvOK       [2]bool
+	// also: the sample is read a second time as metric also
+	// (Family.AlsoLabel).
+	also    Metric
+	hasAlso bool
 }
 
 // entry is one cached series of one target: what the series means, shared

@@ -173,6 +173,14 @@ func (a *adapter) bindPlain(b binding, f *Family, full string, t model.MetricTyp
 	}
 	b = set(b, f, m, f.Scale, partValue, ls)
 	b.fallback = b.fallback || fallback
+	if f.AlsoLabel != "" {
+		v := ls.Get(f.AlsoLabel)
+		for _, r := range f.AlsoValue {
+			if r.Value == v {
+				b.also, b.hasAlso = r.Metric, true
+			}
+		}
+	}
 	if alias != "" {
 		b.note = true
 		b.why = "the finish reason is read from the label " + alias + ", not " + a.FinishedLabel + ": aborted and failed requests are told apart by it"

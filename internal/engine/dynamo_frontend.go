@@ -21,11 +21,13 @@ func init() {
 		ModelLabel: "model",
 		Frontend:   true,
 		Families: []Family{
-			// One series per endpoint, request type and status.
+			// One series per endpoint, request type, status and error_type;
+			// errors of error_type="overload" (503, the frontend's load
+			// shedding) are load shed too.
 			{Name: "dynamo_frontend_requests_total", Type: model.MetricTypeCounter, ByLabel: "status", ByValue: []Reason{
 				{"success", FrontendRequests},
 				{"error", Errored},
-			}},
+			}, AlsoLabel: "error_type", AlsoValue: []Reason{{"overload", Shed}}},
 			{Name: "dynamo_frontend_queued_requests", Type: model.MetricTypeGauge, Metric: FrontendQueued},
 			{Name: "dynamo_frontend_inflight_requests", Type: model.MetricTypeGauge, Metric: FrontendInflight},
 			{Name: "dynamo_frontend_time_to_first_token_seconds", Type: model.MetricTypeHistogram, Metric: TTFT},

@@ -47,8 +47,15 @@ func (m Metric) FailureClass() (FailureClass, bool) {
 	return "", false
 }
 
-// FailureMetrics lists the KV failure counters, one per class: their sum is
-// every failed KV transfer an instance reports. Recompute on decode is not
+// InTotal says whether class c's failures enter the failed KV transfers'
+// total. A lost notification does not: the KV may have arrived, and vLLM's
+// NIXL connector counts it within its failed transfers too since PR #55854
+// (a grouped transport counter), so adding it would count it twice.
+func (c FailureClass) InTotal() bool { return c != FailNotification }
+
+// FailureMetrics lists the KV failure counters, one per class: their sum,
+// lost notifications aside (InTotal), is every failed KV transfer an
+// instance reports. Recompute on decode is not
 // among them: engines count it in tokens (PromptTokensComputed on a decode
 // instance), not in transfers.
 func FailureMetrics() []Metric {

@@ -35,6 +35,17 @@ func init() {
 			// Held by flow control (only with its feature gate).
 			{Name: "llm_d_epp_flow_control_queue_size", Type: model.MetricTypeGauge, Metric: FrontendQueued},
 			{Name: "llm_d_epp_request_ttft_seconds", Type: model.MetricTypeHistogram, Metric: TTFT},
+			// Flow control's final outcome per request (its QueueOutcome
+			// names): rejected for capacity, or evicted from the queue by its
+			// TTL or by a request of higher priority, is load shed before any
+			// engine saw it. Dispatched requests are served; RejectedOther
+			// (an internal error) and EvictedContextCancelled (the client
+			// left) are not shed.
+			{Name: "llm_d_epp_flow_control_requests_total", Type: model.MetricTypeCounter, ByLabel: "outcome", ByValue: []Reason{
+				{"RejectedCapacity", Shed},
+				{"EvictedTTL", Shed},
+				{"EvictedDisplaced", Shed},
+			}},
 			{Name: "llm_d_epp_disagg_decision_total", Type: model.MetricTypeCounter, ByLabel: "decision_type", ByValue: decisions},
 			// Before the rename (llm-d-router pkg/epp/metrics/metrics.go,
 			// pkg/epp/framework/plugins/scheduling/profilehandler/disagg/metrics.go).

@@ -53,6 +53,10 @@ const (
 	// LLM's iteration statistics: each iteration's loop time, added up);
 	// its rate is the engine's busy fraction.
 	BusySeconds
+	// Shed: requests turned away before any engine queued them, for
+	// capacity (a router's overload shedding, an engine's admission caps
+	// and queue limits): offered load = served + shed.
+	Shed
 	numCounters
 )
 
@@ -86,6 +90,12 @@ const (
 	KVBlocksFree
 	KVBlocksUsed
 	KVBlockSize
+	// WaitingCapacity and WaitingDeferred split Waiting by why a request
+	// waits (vLLM's num_requests_waiting_by_reason): for a place in the
+	// batch, or deferred by a transient constraint; on a decode instance
+	// the deferred are requests whose remote KV has not arrived.
+	WaitingCapacity
+	WaitingDeferred
 	numGaugesEnd
 )
 
@@ -112,6 +122,10 @@ const (
 	// IterationTokens: tokens per engine step (vLLM's iteration_tokens_total);
 	// its count is the number of steps run.
 	IterationTokens
+	// StageAllocWait: on decode, the wait for KV allocation after the
+	// bootstrap handshake (SGLang's decode_kv_allocation_wait, which with
+	// decode_bootstrap_handshake splits decode_bootstrap).
+	StageAllocWait
 	numMetrics
 )
 
@@ -229,6 +243,11 @@ var metricNames = [numMetrics]string{
 	KVBlocksUsed:       "kv_cache_blocks_used",
 	KVBlockSize:        "kv_cache_block_size_tokens",
 	IterationTokens:    "iteration_tokens",
+
+	Shed:            "requests_shed",
+	StageAllocWait:  "stage_kv_allocation_wait_seconds",
+	WaitingCapacity: "requests_waiting_capacity",
+	WaitingDeferred: "requests_waiting_deferred",
 }
 
 // String is the metric's canonical snake_case name, as used in JSON.

@@ -21,7 +21,11 @@ const KVNIXLTelemetry KVSource = "nixl-telemetry"
 
 // The names as of ai-dynamo/nixl src/core/telemetry/telemetry_event.h
 // @8770b65 (telemetryMetricDescriptor, telemetryErrorStatusLabel). Labels:
-// hostname and agent_name (one agent per engine worker process: they add up).
+// hostname and agent_name (one agent per engine worker process: they add
+// up). The multi-process exporter (prometheus_mp, NIXL PR #1920) serves
+// every process of a multi-rank run from one port, the same names with pid,
+// agent_instance and local_rank: each rank posts its own transfers, so
+// they add up too.
 func init() {
 	Register(Adapter{
 		Engine:      NIXLTelemetry,
@@ -29,7 +33,7 @@ func init() {
 		Order:       40,
 		Prefix:      "agent_",
 		Listed:      true,
-		GroupLabels: []string{"hostname", "agent_name"},
+		GroupLabels: []string{"hostname", "agent_name", "pid", "agent_instance", "local_rank"},
 		// TransferLibrary: under vLLM's NIXL connector, the connector's
 		// byte histogram and the agent's rx bytes count the same pulls.
 		TransferLibrary: true,

@@ -203,6 +203,9 @@ func (r *Reader) visit(s *parse.Sample) error {
 		return nil
 	}
 	r.staged = append(r.staged, staged{b, b.metric, s.Value})
+	if b.hasAlso {
+		r.staged = append(r.staged, staged{b, b.also, s.Value})
+	}
 	return nil
 }
 

@@ -216,6 +216,78 @@ func TestReaderCaptures(t *testing.T) {
 		absent:   []Metric{Completed, RouterDecodeOnly},
 		hists:    map[Metric][2]float64{TTFT: {450, 180}},
 	})
+	// Load shed before the engine queue. llm-d's flow control: 70
+	// rejected for capacity, 20 evicted by their TTL and 5 displaced by
+	// higher priorities are shed; the dispatched, the cancelled and the
+	// internal errors are not.
+	f("llmd_epp_shed.txt", RoleUnknown, want{
+		engine: LLMDEPP, role: Router, model: "Qwen/Qwen3-32B",
+		counters: map[Metric]float64{RouterRequests: 1000, Shed: 95},
+		series:   map[Metric]int{Shed: 3},
+	})
+	// The SGLang gateway sheds 40 at selection, 10 at dispatch and 6 at
+	// P/D admission.
+	f("sglang_gateway_shed.txt", RoleUnknown, want{
+		engine: SGLangGateway, role: Router, model: "Qwen/Qwen3-32B",
+		counters: map[Metric]float64{RouterRequests: 900, Shed: 56},
+	})
+	// Dynamo's frontend: 84 errors of error_type="overload" are errors and
+	// shed; the 6 validation errors are errors only.
+	f("dynamo_frontend_overload.txt", RoleUnknown, want{
+		engine: DynamoFrontend, role: Router, model: "Qwen/Qwen3-32B",
+		counters: map[Metric]float64{FrontendRequests: 900, Errored: 90, Shed: 84},
+		series:   map[Metric]int{Shed: 2, Errored: 3},
+	})
+	// SGLang's waiting-queue rejections, every reason shed: 30 + 2 + 8.
+	f("sglang_queue_rejected.txt", RoleUnknown, want{
+		engine: SGLang, role: Prefill, model: "Qwen/Qwen3-32B",
+		counters: map[Metric]float64{Completed: 600, Shed: 40},
+		gauges:   map[Metric]float64{Waiting: 64},
+	})
+	// vLLM decode: of 14 waiting, 2 for capacity and 12 deferred (their
+	// KV not arrived); 25 + 5 refused at admission.
+	f("vllm_decode_waiting_reason.txt", Decode, want{
+		engine: VLLM, role: Decode, model: "meta-llama/Llama-3.1-8B-Instruct",
+		counters: map[Metric]float64{Shed: 30},
+		gauges:   map[Metric]float64{Waiting: 14, WaitingCapacity: 2, WaitingDeferred: 12, Running: 20},
+	})
+	// NIXL's multi-process exporter: both TP ranks' agents, each pulling
+	// its own shard, add up (6 GiB + 6 GiB, 12 + 12 transfers, 1 + 2
+	// backend errors).
+	f("nixl_telemetry_mp.txt", Decode, want{
+		engine: NIXLTelemetry, role: Decode,
+		counters: map[Metric]float64{KVBytes: 12 * gib, KVTransfers: 24, KVFailNetwork: 3},
+		series:   map[Metric]int{KVBytes: 2},
+	})
+	// vLLM's NIXL connector in push mode, on prefill: 300 transfers of
+	// 1 GiB written, 3 failed, 4 registrations expired (a timeout) and 1
+	// writer-loop error (unclassified).
+	f("vllm_prefill_nixl_push.txt", Prefill, want{
+		engine: VLLM, role: Prefill, model: "meta-llama/Llama-3.1-8B-Instruct",
+		counters: map[Metric]float64{KVBytes: 300 * gib, KVTransfers: 300, KVFailNetwork: 3, KVFailTimeout: 4, KVFailures: 1},
+	})
+	// SGLang decode with its bootstrap stage split: the handshake (40 ms)
+	// read as the bootstrap stage, the allocation wait (60 ms) as its own.
+	f("sglang_decode_stages_split.txt", RoleUnknown, want{
+		engine: SGLang, role: Decode, model: "Qwen/Qwen3-32B",
+		hists: map[Metric][2]float64{StageBootstrap: {100, 4}, StageAllocWait: {100, 6}},
+	})
+	// vLLM under Ray: two Serve replicas on one node's agent add up (the
+	// legacy unsuffixed counters not added again, the abort left out),
+	// their KV usage is averaged, NIXL bytes come from the connector's
+	// family under Ray's prefix.
+	f("ray_vllm.txt", Decode, want{
+		engine: RayVLLM, role: Decode, model: "qwen",
+		counters: map[Metric]float64{Completed: 1000, Aborted: 7, KVBytes: 400 * gib, KVTransfers: 400},
+		gauges:   map[Metric]float64{Running: 24, WaitingDeferred: 8, KVUsage: 0.6},
+	})
+	// vLLM with NIXL for P/D and CPU offload beside it: only NIXL's 100 GiB
+	// are KV transfer bytes, never the offload's 700 GB.
+	f("vllm_decode_nixl_offload.txt", Decode, want{
+		engine: VLLM, role: Decode, model: "meta-llama/Llama-3.1-8B-Instruct",
+		counters: map[Metric]float64{KVBytes: 100 * gib, KVTransfers: 100},
+		series:   map[Metric]int{KVBytes: 1},
+	})
 	// vLLM's router: 780 + 20 answered, 8 errors, 2 + 30 running; no model.
 	f("vllm_router.txt", RoleUnknown, want{
 		engine: VLLMRouter, role: Router,
@@ -620,5 +692,19 @@ func TestReaderOpenMetricsMatchesText(t *testing.T) {
 				t.Errorf("%s: histogram %s differs", file, HistogramAt(i))
 			}
 		}
+	}
+}
+
+// Ray's dashboards query vLLM's names as ray_vllm:<name> (the colon kept):
+// that spelling is detected and read too.
+func TestReaderRayColonSpelling(t *testing.T) {
+	o, err := NewReader(EngineAuto, Decode, KVAuto).Read([]byte(
+		"ray_vllm:num_requests_running{ReplicaId=\"r1\",engine=\"0\",model_name=\"q\"} 3\n"+
+			"ray_vllm:request_success_total{ReplicaId=\"r1\",engine=\"0\",finished_reason=\"stop\",model_name=\"q\"} 9\n"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := o.CounterSum(Completed); o.Engine != RayVLLM || v != 9 {
+		t.Errorf("engine %s, completions %v; want ray-vllm, 9", o.Engine, v)
 	}
 }

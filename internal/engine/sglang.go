@@ -45,6 +45,10 @@ func init() {
 			{Name: "sglang:num_retracted_requests_total", Type: model.MetricTypeCounter, Metric: Retracted},
 			{Name: "sglang:num_bootstrap_failed_reqs_total", Type: model.MetricTypeCounter, Metric: BootstrapFailed},
 			{Name: "sglang:num_prefill_retries_total", Type: model.MetricTypeCounter, Metric: PrefillRetries},
+			// Requests dropped from the waiting queue (503) before they ran,
+			// by reason: queue_full, priority_preempted, waiting_timeout (PR
+			// #34320, open); only the reporting TP rank counts them.
+			{Name: "sglang:num_queue_rejected_requests_total", Type: model.MetricTypeCounter, Metric: Shed},
 
 			{Name: "sglang:num_running_reqs", Type: model.MetricTypeGauge, Metric: Running},
 			{Name: "sglang:num_queue_reqs", Type: model.MetricTypeGauge, Metric: Waiting},
@@ -82,6 +86,10 @@ func init() {
 				{"decode_waiting", StageWaiting},
 				{"prefill_bootstrap", StageBootstrap},
 				{"decode_bootstrap", StageBootstrap},
+				// decode_bootstrap split in two (the handshake, then the wait
+				// for KV allocation): the bootstrap phase is their sum.
+				{"decode_bootstrap_handshake", StageBootstrap},
+				{"decode_kv_allocation_wait", StageAllocWait},
 				{"prefill_forward", StageForward},
 				{"prefill_transfer_kv_cache", StageKVTransfer},
 				{"decode_transferred", StageKVTransfer},

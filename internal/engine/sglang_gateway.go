@@ -31,6 +31,10 @@ func init() {
 			// The priority scheduler's waiters and admitted requests, per class.
 			{Name: "smg_scheduler_queue_depth", Type: model.MetricTypeGauge, Metric: FrontendQueued},
 			{Name: "smg_scheduler_inflight", Type: model.MetricTypeGauge, Metric: FrontendInflight},
+			// Requests shed with 503 because every worker of the model was
+			// overloaded, by stage (selection, dispatch, and pd_admission:
+			// no decode room freed in time).
+			{Name: "smg_worker_overload_shed_total", Type: model.MetricTypeCounter, Metric: Shed},
 		},
 	})
 }

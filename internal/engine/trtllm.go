@@ -59,6 +59,11 @@ func init() {
 			{Name: "trtllm_kv_cache_used_blocks", Type: model.MetricTypeGauge, Metric: KVBlocksUsed, PrefixOnly: true},
 			{Name: "trtllm_kv_cache_tokens_per_block", Type: model.MetricTypeGauge, Metric: KVBlockSize, PrefixOnly: true},
 
+			// KV offload and onboarding between the cache tiers (GPU, host,
+			// disk; PR #12413): never P/D transfer bytes.
+			{Name: "trtllm_kv_cache_onboard_bytes_total", Type: model.MetricTypeCounter, PrefixOnly: true, Skip: whyOffload},
+			{Name: "trtllm_kv_cache_offload_bytes_total", Type: model.MetricTypeCounter, PrefixOnly: true, Skip: whyOffload},
+
 			{Name: "trtllm_time_to_first_token_seconds", Type: model.MetricTypeHistogram, Metric: TTFT},
 			{Name: "trtllm_time_per_output_token_seconds", Type: model.MetricTypeHistogram, Metric: ITL},
 			{Name: "trtllm_e2e_request_latency_seconds", Type: model.MetricTypeHistogram, Metric: E2E},

@@ -5,6 +5,9 @@ import "github.com/prometheus/common/model"
 // VLLM is vLLM (V1 engine): every family carries the vllm: prefix.
 const VLLM Engine = "vllm"
 
+// whyOffload is why the KV offload families are not read.
+const whyOffload = "KV offload between cache tiers (GPU, CPU, disk), never P/D transfer bytes"
+
 // vLLM's names (https://docs.vllm.ai/en/latest/design/metrics.html). Labels:
 // model_name, engine (the data-parallel engine core: cores add up), and
 // finished_reason on request_success_total. Deprecated names are version
@@ -52,6 +55,17 @@ func init() {
 
 			{Name: "vllm:num_requests_running", Type: model.MetricTypeGauge, Metric: Running},
 			{Name: "vllm:num_requests_waiting", Type: model.MetricTypeGauge, Metric: Waiting},
+			// The waiting split by reason (PR #38435): not yet scheduled for
+			// lack of capacity, or deferred by a transient constraint (remote
+			// KV not arrived, LoRA budget). The two add up to the waiting gauge.
+			{Name: "vllm:num_requests_waiting_by_reason", Type: model.MetricTypeGauge, ByLabel: "reason", ByValue: []Reason{
+				{"capacity", WaitingCapacity},
+				{"deferred", WaitingDeferred},
+			}},
+			// Requests the API server refused (503) when max_num_queued_reqs or
+			// max_num_queued_tokens was reached (PR #55812, open; the caps are
+			// PR #49445): shed before the engine queued them. No engine label.
+			{Name: "vllm:admission_rejections_total", Type: model.MetricTypeCounter, Metric: Shed},
 			{Name: "vllm:kv_cache_usage_perc", Type: model.MetricTypeGauge, Metric: KVUsage},
 			{Name: "vllm:gpu_cache_usage_perc", Type: model.MetricTypeGauge, Metric: KVUsage, Deprecated: true},
 			// The KV cache's configuration as an info gauge (value 1): its
@@ -70,6 +84,19 @@ func init() {
 			// Per request, the prefill tokens computed here, cache hits and
 			// transferred KV excluded (PR #30189).
 			{Name: "vllm:request_prefill_kv_computed_tokens", Type: model.MetricTypeHistogram, Metric: PrefillKVComputedTokens},
+			// KV offload (OffloadingConnector, GPU ↔ CPU; PR #27942): under a
+			// MultiConnector beside NIXL, the same exposition carries P/D and
+			// offload traffic, and only the P/D connector's bytes are KV
+			// transfer.
+			{Name: "vllm:kv_offload_total_bytes_total", Type: model.MetricTypeCounter, Skip: whyOffload},
+			{Name: "vllm:kv_offload_total_bytes", Type: model.MetricTypeCounter, Skip: whyOffload},
+			{Name: "vllm:kv_offload_total_time_total", Type: model.MetricTypeCounter, Skip: whyOffload},
+			{Name: "vllm:kv_offload_total_time", Type: model.MetricTypeCounter, Skip: whyOffload},
+			{Name: "vllm:kv_offload_size", Type: model.MetricTypeHistogram, Skip: whyOffload},
+			// Sleep mode: 1 while the engine sleeps (weights or KV
+			// offloaded), deliberately idle rather than down or stalled.
+			{Name: "vllm:engine_sleep_state", Type: model.MetricTypeGauge,
+				Skip: "sleep mode: an engine at 1 is asleep on purpose; its idle stage rates are not a stall"},
 			// Tokens per engine step, a histogram despite its name: its
 			// count is the steps run, its sum the tokens they processed.
 			{Name: "vllm:iteration_tokens_total", Type: model.MetricTypeHistogram, Metric: IterationTokens},

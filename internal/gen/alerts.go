@@ -60,6 +60,9 @@ func alertRules(n Names, kvOn string) []Rule {
 	decodeFull := fmt.Sprintf("(count by (path, pool, model) %s * 2 >= on (path, pool, model) count by (path, pool, model) (%s))", pinned, decodeRun)
 	// prefillKVFull: prefilled requests keep the prefill KV cache full,
 	// waiting for their KV to leave.
+	// The hand-off queues and waiting, not waiting's parts by reason
+	// (vLLM's waiting_capacity and waiting_deferred), which it holds.
+	queues := n.TargetQueue + `{queue!~"waiting_.+"}`
 	prefillKVFull := fmt.Sprintf(`(avg by (path, pool, model) (quantile_over_time(0.25, %s{role="prefill"}[%s])) >= %s)`, n.TargetKVUsage, lagRange, kvFull)
 	return []Rule{
 		alert("PTDTargetDown",
@@ -88,7 +91,7 @@ func alertRules(n Names, kvOn string) []Rule {
 			"Decode-bound (its batch pinned at the limit while it trails the stage feeding it; KV trailing prefill is then decode's doing, as KV moves only when decode has room): check decode waiting and prealloc queues and KV usage on decode instances; add decode capacity or lower the load."),
 		alert("PTDQueueGrowing",
 			fmt.Sprintf("(sum by (path, pool, role, queue) (deriv(%s[%s])) > %s and on (path, pool, role, queue) sum by (path, pool, role, queue) (%s) > %s)",
-				n.TargetQueue, queueRange, queueGrowth, n.TargetQueue, queueMinDepth)+
+				queues, queueRange, queueGrowth, queues, queueMinDepth)+
 				// Prefill waiting grows behind a prefill KV cache full of
 				// requests awaiting transfer: KV's doing, not prefill's.
 				fmt.Sprintf(` unless on (path, pool, role, queue) label_replace(label_replace(max by (path, pool) %s, "role", "prefill", "", ""), "queue", "waiting", "", "")`, prefillKVFull),

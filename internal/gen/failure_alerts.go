@@ -64,10 +64,11 @@ func failureClassRules() []Rule {
 	out := []Rule{
 		record(modelFailures, sumBy("sum", "model, class", rate(`ptd_kv_transfer_failures_total{class!=""}`)), p...),
 		// The attempts: what the connectors count (completed transfers
-		// for vLLM's) and every failure.
+		// for vLLM's) and every failure but lost notifications, which
+		// vLLM's NIXL counts within its failed transfers too (PR #55854).
 		// A model whose sources count only one of the two has that one.
 		record(modelAttempts, fmt.Sprintf("(%[1]s + %[2]s) or %[1]s or %[2]s",
-			sumBy("sum", "model", rate("ptd_kv_transfers_total")), sumBy("sum", "model", rate("ptd_kv_transfer_failures_total"))), p...),
+			sumBy("sum", "model", rate("ptd_kv_transfers_total")), sumBy("sum", "model", rate(`ptd_kv_transfer_failures_total{class!="notification"}`))), p...),
 		record(modelFailureRatio, fmt.Sprintf("%s / on (path, model) group_left %s", modelFailures, modelAttempts)),
 		record(modelRecomputeRatio, fmt.Sprintf("%s / %s",
 			sumBy("sum", "model", rate(`ptd_prompt_tokens_computed_total{role="decode"}`)),

@@ -51,7 +51,8 @@ func engineFailureClassRules() []Rule {
 		}
 	}
 	var out []Rule
-	failures := fmt.Sprintf(`sum by (model) (%s{path="%s"})`, modelFailures, pathEngines)
+	// Lost notifications are not added to the attempts (engine.FailureClass.InTotal).
+	failures := fmt.Sprintf(`sum by (model) (%s{path="%s",class!="%s"})`, modelFailures, pathEngines, engine.FailNotification)
 	if len(classes) > 0 {
 		out = append(out, record(modelFailures, sumBy("sum", "model, class", strings.Join(classes, " or ")), p...))
 	}
@@ -99,7 +100,7 @@ func byFailureClass(f engine.Family) []engine.Family {
 // itself, and all of them. Empty where no adapter reads the metric.
 func decodePromptTokens(rate func(string) string) (computed, prompt string) {
 	var comp, all []string
-	for _, a := range engine.Adapters() {
+	for _, a := range ruleAdapters() {
 		for _, f := range a.Families {
 			if f.Deprecated || f.Skip != "" || f.KV != engine.KVAuto || (f.Role != engine.RoleUnknown && f.Role != engine.Decode) {
 				continue

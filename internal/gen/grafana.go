@@ -172,7 +172,7 @@ type latencyFamily struct{ name, fam string }
 // latency panels, each with its histogram family of metric m.
 func latencyEngines(m engine.Metric) []latencyFamily {
 	var out []latencyFamily
-	for _, a := range engine.Adapters() {
+	for _, a := range ruleAdapters() {
 		if !a.LatencyPanels {
 			continue
 		}
@@ -217,6 +217,9 @@ func overviewRows(n Names) []rowSpec {
 			{title: "Prompt tokens recomputed on decode", unit: "percentunit", span: 12, height: 8,
 				desc:    "The share of decode's prompt tokens decode computed itself (vLLM's prompt_tokens_by_source_total): after failed KV loads, or for requests sent to decode alone. Decode doing prefill work.",
 				queries: []query{{sel(modelRecomputeRatio, filterPath, filterModel), "{{model}}"}}},
+			{title: "Load shed before the engine", unit: "percentunit", span: 24, height: 7,
+				desc:    "The share of the load offered to each model that routers and engines turned away for capacity before any engine queued it (llm-d's flow control, the SGLang gateway's overload shedding, Dynamo's overload errors, SGLang's queue rejections, vLLM's admission rejections): offered = served on decode + shed. Stage rates count only what was served.",
+				queries: []query{{sel(modelShedRatio, filterPath, filterModel), "{{model}} · {{path}}"}}},
 		}},
 		{"Routers and where TTFT goes", []panelSpec{
 			{title: "Router arrival and P/D decisions", unit: "reqps", span: 12, height: 8,

@@ -91,7 +91,7 @@ func TestPromtoolUnit(t *testing.T) {
 	bin := promtool(t)
 	dir := t.TempDir()
 	writeRules(t, dir)
-	for _, f := range []string{"rules_test.yml", "rules_nokv_test.yml", "failure_alerts_test.yml", "rules_pools_test.yml"} {
+	for _, f := range []string{"rules_test.yml", "rules_nokv_test.yml", "failure_alerts_test.yml", "rules_pools_test.yml", "shed_test.yml"} {
 		t.Run(f, func(t *testing.T) {
 			doc := loadUnitTests(t, f)
 			ruleFile := doc["rule_files"].([]any)[0].(string)
@@ -211,7 +211,7 @@ func TestUnitTestsCoverEveryRule(t *testing.T) {
 	}
 	var samples []sample
 	fired := map[string]bool{}
-	for _, f := range []string{"rules_test.yml", "rules_nokv_test.yml", "failure_alerts_test.yml", "rules_pools_test.yml"} {
+	for _, f := range []string{"rules_test.yml", "rules_nokv_test.yml", "failure_alerts_test.yml", "rules_pools_test.yml", "shed_test.yml"} {
 		doc := loadUnitTests(t, f)
 		for _, tc := range doc["tests"].([]any) {
 			m := tc.(map[string]any)

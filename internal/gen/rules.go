@@ -109,6 +109,7 @@ func Rules(in Input) RuleFile {
 		{Name: "ptdmon-engine-gauges", Interval: scrapeInterval, Rules: engineGaugeRules(n)},
 		{Name: "ptdmon-alerts", Interval: alertInterval, Rules: append(failureRules(n), alertRules(n, kvMatch(in.PoolKVBytes))...)},
 		{Name: "ptdmon-failure-classes", Interval: alertInterval, Rules: append(engineFailureClassRules(), failureClassRules()...)},
+		{Name: "ptdmon-load-shed", Interval: alertInterval, Rules: append(shedRules(n), waitingReasonRules(n)...)},
 	}}
 }
 
@@ -163,7 +164,7 @@ func ptdmonKVRules(n Names, w string) []Rule {
 // function rewrites every process's labels.
 func engineTargetRules(n Names, w string) []Rule {
 	var out []Rule
-	for _, a := range engine.Adapters() {
+	for _, a := range ruleAdapters() {
 		for i, e := range metricExprs(a, engine.Completed, perProcess, lastScrape) {
 			part := string(a.Engine)
 			if i > 0 {
@@ -235,7 +236,7 @@ func processRates(process string, target [2]string, w string, keep ...string) []
 // beside the rates rather than after them.
 func engineGaugeRules(n Names) []Rule {
 	p := []string{"path", pathEngines}
-	adapters := engine.Adapters()
+	adapters := ruleAdapters()
 	gauge := func(agg string, m engine.Metric) string {
 		var parts []string
 		for _, a := range adapters {
@@ -262,6 +263,30 @@ func engineGaugeRules(n Names) []Rule {
 		}
 	}
 	return append(out, record(n.TargetKVUsage, gauge("avg", engine.KVUsage), p...))
+}
+
+// waitingReasonRules record vLLM's waiting by reason per target on the
+// engines path (gauges read by a label's value). No alert reads them, so
+// they run with the alerts, not in the one-second group.
+func waitingReasonRules(n Names) []Rule {
+	var out []Rule
+	for _, q := range []struct {
+		name string
+		m    engine.Metric
+	}{{"waiting_capacity", engine.WaitingCapacity}, {"waiting_deferred", engine.WaitingDeferred}} {
+		var parts []string
+		for _, a := range ruleAdapters() {
+			for _, f := range a.Families {
+				if g, ok := byValueFamily(f, q.m); ok && !f.Deprecated && f.Skip == "" && f.KV == engine.KVAuto {
+					parts = append(parts, series(perTarget("sum"), a, []engine.Family{g}, "", lastGauge))
+				}
+			}
+		}
+		if len(parts) > 0 {
+			out = append(out, record(n.TargetQueue, toTargetLabels("sum", union(parts...)), "path", pathEngines, "queue", q.name))
+		}
+	}
+	return out
 }
 
 // failureRules record the KV transfer failure rates over a minute, for
@@ -473,4 +498,21 @@ func isFailure(f engine.Family) bool {
 		}
 	}
 	return false
+}
+
+// byValueFamily is f narrowed to the label values it reads as m, for a
+// family read by a label's value.
+func byValueFamily(f engine.Family, m engine.Metric) (engine.Family, bool) {
+	if f.ByLabel == "" {
+		return f, false
+	}
+	var keep []engine.Reason
+	for _, r := range f.ByValue {
+		if r.Metric == m {
+			keep = append(keep, r)
+		}
+	}
+	g := f
+	g.ByValue = keep
+	return g, len(keep) > 0
 }

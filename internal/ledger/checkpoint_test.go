@@ -322,6 +322,17 @@ func TestCheckpointRestoresEarlierPieces(t *testing.T) {
 				w.TTFT, w.TTFTSource, w.Untimed = ph.TTFT, ph.TTFTSource, ph.Untimed
 			}
 		}
+		// The values a v1 piece lacks are absent for that reason, never 0;
+		// the rest is as computed now.
+		for _, n := range unkept(&got[i]) {
+			if n.OK() || !strings.Contains(n.Why, "earlier version") {
+				t.Fatalf("point %d: a value the piece does not keep restored as %+v", i, n)
+			}
+		}
+		if len(unkept(&got[i])) == 0 {
+			t.Fatalf("point %d: no value marked as not kept", i)
+		}
+		sameUnkept(&want[i], &got[i])
 		if d := samePoints(want[i], got[i]); d != "" {
 			t.Fatalf("point %d: %s", i, d)
 		}
@@ -344,5 +355,29 @@ func withoutWork(p *Point) {
 			s.Busy, s.BusyBasis, s.Batch = Num{}, "", nil
 		}
 		pp.KV.LinkBusy, pp.KV.LinkBytes, pp.KV.Links = Num{}, Num{}, 0
+	}
+}
+
+// unkept returns the values of p that pieces of the v1 layout lack (load
+// shed before the engine, waiting by reason).
+func unkept(p *Point) []*Num {
+	out := []*Num{&p.Router.Shed, &p.Prefill.WaitingBy.Capacity, &p.Prefill.WaitingBy.Deferred, &p.Decode.WaitingBy.Capacity, &p.Decode.WaitingBy.Deferred}
+	for k := range p.Routers {
+		out = append(out, &p.Routers[k].Shed)
+	}
+	for k := range p.Pools {
+		pp := &p.Pools[k]
+		out = append(out, &pp.Router.Shed, &pp.Failures.Shed.PerSecond, &pp.Failures.Shed.Ratio,
+			&pp.Prefill.WaitingBy.Capacity, &pp.Prefill.WaitingBy.Deferred, &pp.Decode.WaitingBy.Capacity, &pp.Decode.WaitingBy.Deferred)
+	}
+	return out
+}
+
+// sameUnkept sets want's values that a v1 piece lacks to got's, to compare
+// the rest.
+func sameUnkept(want, got *Point) {
+	w, g := unkept(want), unkept(got)
+	for i := range min(len(w), len(g)) {
+		*w[i] = *g[i]
 	}
 }

@@ -8,6 +8,10 @@ type failureSum struct {
 	classes                [5]sum // engine.FailureMetrics' order
 	computed, decodePrompt sum
 	decodeCount            int
+	// shed: load turned away before the engine queue, by the pool's
+	// routers and engines alike (a request a router sheds never reaches
+	// an engine, so the two never count one request twice).
+	shed sum
 }
 
 // add adds one instance: its KV failures and transfers where its KV
@@ -16,6 +20,9 @@ type failureSum struct {
 // A target down or stale adds the reason its values are absent.
 func (s *failureSum) add(in *instanceRead, kr *kvRates, kvCounts bool) {
 	t := in.t
+	if t.has(engine.Shed) {
+		s.shed.add(in.windowed(engine.Shed))
+	}
 	if kvCounts {
 		if t.has(engine.KVTransfers) {
 			s.transfers.add(kr.transfers)
@@ -45,6 +52,26 @@ var whyNoClass = map[engine.FailureClass]string{
 	engine.FailUnclassified: "no target of the pool counts failures without a class (SGLang, Dynamo and NIXL telemetry do)",
 }
 
+// whyNoShedCounter is the shed load's reason where no target of a pool
+// counts any.
+const whyNoShedCounter = "no target of the pool counts load shed before the engine (llm-d's flow control, the SGLang gateway, Dynamo's frontend, SGLang's queue rejections and vLLM's admission rejections do)"
+
+// shedRate is the pool's shed load and its share of the offered load,
+// served + shed, where served is decode's windowed completions (every
+// request a pool serves ends on decode), else prefill's.
+func (s *failureSum) shedRate(decode, prefill Num) FailureRate {
+	n := s.shed.num(whyNoShedCounter)
+	served := decode
+	if !served.OK() {
+		served = prefill
+	}
+	offered := served
+	if n.OK() && served.OK() {
+		offered = Val(served.V + n.V)
+	}
+	return FailureRate{PerSecond: n, Ratio: ratio(n, offered, "no load offered in the window")}
+}
+
 // point is the pool's failures over the window.
 func (s *failureSum) point() Failures {
 	var f Failures
@@ -56,7 +83,9 @@ func (s *failureSum) point() Failures {
 	for i, m := range engine.FailureMetrics() {
 		c, _ := m.FailureClass()
 		n := s.classes[i].num(whyNoClass[c])
-		attempts.add(n)
+		if c.InTotal() {
+			attempts.add(n)
+		}
 		f.Kind(FailureKind(c)).PerSecond = n
 	}
 	all := attempts.num("no target of the pool counts KV transfers or their failures")

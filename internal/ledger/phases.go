@@ -34,6 +34,9 @@ var phaseSources = [5][]phaseSource{
 	{{engine.ITL, engine.Decode}},
 }
 
+// phaseBootstrap is the bootstrap phase's index in phaseSources.
+const phaseBootstrap = 2
+
 // whyNoPhase are the reasons of a phase no instance of the pool exports.
 var whyNoPhase = [5]string{
 	"no instance of the pool exports a queue time (vLLM's and TensorRT-LLM's request_queue_time_seconds, SGLang's queue_time_seconds or per-stage prefill_waiting)",
@@ -54,6 +57,12 @@ type phaseSum struct {
 	// The TTFT of the prefill leg, the decode leg, decode instances that
 	// time from the arrival, and the routers.
 	ttftP, ttftD, ttftA, ttftR phaseAcc
+	// allocWait: decode's KV allocation wait, where its bootstrap stage is
+	// split in two (SGLang's decode_bootstrap_handshake and
+	// decode_kv_allocation_wait): added to the bootstrap phase where that
+	// phase comes from decode.
+	allocWait phaseAcc
+	bootFromD bool
 }
 
 // add adds one up instance's window increases, each phase from the first
@@ -68,8 +77,14 @@ func (s *phaseSum) add(in *instanceRead) {
 				continue
 			}
 			in.meanPart(src.m, &s.phases[i])
+			if i == phaseBootstrap && src.m == engine.StageBootstrap && src.role == engine.Decode {
+				s.bootFromD = true
+			}
 			break
 		}
+	}
+	if in.role == engine.Decode && in.t.exports(engine.StageAllocWait) {
+		in.meanPart(engine.StageAllocWait, &s.allocWait)
 	}
 	var ttft *phaseAcc
 	switch {
@@ -115,6 +130,18 @@ func (s *phaseSum) point() Phases {
 	var p Phases
 	for i := range s.phases {
 		*p.Phase(i) = s.phases[i].mean(whyNoPhase[i])
+	}
+	// Decode's bootstrap split in two: the handshake's mean plus the
+	// allocation wait's (each request is observed in both, so their
+	// observations are not pooled); the wait alone where no handshake was
+	// timed.
+	if w := s.allocWait.mean(""); w.OK() && (s.bootFromD || !s.phases[phaseBootstrap].exported) {
+		b := &p.Bootstrap
+		if b.OK() {
+			*b = Val(b.V + w.V)
+		} else {
+			*b = w
+		}
 	}
 	p.TTFT, p.TTFTSource = s.ttft()
 	p.Untimed = untimed(&p)

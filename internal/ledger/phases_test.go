@@ -20,6 +20,9 @@ func TestPoolPhases(t *testing.T) {
 		{Name: "v-p0", Role: engine.Prefill, Labels: pool("v")},
 		{Name: "v-d0", Role: engine.Decode, Labels: pool("v")},
 		{Name: "s-p0", Role: engine.Prefill, Labels: pool("s")},
+		// SGLang decode alone: its bootstrap split into the handshake and
+		// the KV allocation wait (PR #36374's later stage names).
+		{Name: "n-d0", Role: engine.Decode, Labels: pool("n")},
 	}
 	// Per second, each histogram gains 4 observations of the mean given.
 	means := map[string]map[engine.Metric]float64{
@@ -27,6 +30,7 @@ func TestPoolPhases(t *testing.T) {
 		"v-d0": {engine.KVXferTime: 0.12, engine.ITL: 0.025, engine.TTFT: 1.1},
 		// SGLang: its per-stage waiting takes precedence over queue time.
 		"s-p0": {engine.StageWaiting: 0.3, engine.QueueTime: 9, engine.StageForward: 0.4, engine.StageBootstrap: 0.05, engine.StageKVTransfer: 0.08},
+		"n-d0": {engine.StageBootstrap: 0.04, engine.StageAllocWait: 0.06},
 	}
 	l := New(Config{Interval: time.Second, Window: 5 * time.Second})
 	l.SetTargets(targets)
@@ -71,6 +75,11 @@ func TestPoolPhases(t *testing.T) {
 	wantAbsent(t, "s first decode step", s.Phases.FirstDecode, "no decode instance")
 	wantAbsent(t, "s ttft", s.Phases.TTFT, "TTFT histogram")
 	wantAbsent(t, "s untimed", s.Phases.Untimed, "no TTFT of the whole request")
+
+	// Each request is observed in both halves: the phase is the sum of
+	// their means (0.1 s), not their pooled mean (0.05 s).
+	n, _ := p.Pool("n")
+	wantVal(t, "n bootstrap (handshake + allocation wait)", n.Phases.Bootstrap, 0.1)
 }
 
 // The SLO's phase histograms (Buckets) read each instance's phases from

@@ -23,11 +23,16 @@ type (
 	FailureKind   = point.FailureKind
 	Phases        = point.Phases
 	Num           = point.Num
+	// WaitingReasons are a stage's waiting requests by reason.
+	WaitingReasons = point.WaitingReasons
 )
 
 // KindRecomputed is recompute on decode, the kind that is no failure
 // counter: it is counted in prompt tokens.
 const KindRecomputed = point.KindRecomputed
+
+// KindShed is load shed before the engine queue, a share of the offered load.
+const KindShed = point.KindShed
 
 // WhyNoRouter is the reason of router values that no target gives.
 const WhyNoRouter = point.WhyNoRouter

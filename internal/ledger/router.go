@@ -6,11 +6,14 @@ import "github.com/ptdmon/ptdmon/internal/engine"
 // exports none.
 const whyNoDecisions = "the router exports no P/D decision"
 
+// whyNoShed is the reason of the shed load of a router that counts none.
+const whyNoShed = "the router exports no shed-load counter (llm-d's flow control, the SGLang gateway's overload shedding and Dynamo's overload errors do)"
+
 // routerSum adds up the routers of one pool or of the deployment.
 type routerSum struct {
-	instances, up                                         int
-	arrival, rejected, queued, inflight, remote, decodeOn sum
-	ttft                                                  merged
+	instances, up                                               int
+	arrival, rejected, shed, queued, inflight, remote, decodeOn sum
+	ttft                                                        merged
 }
 
 func (s *routerSum) add(in *instanceRead, lat *latency) {
@@ -20,6 +23,7 @@ func (s *routerSum) add(in *instanceRead, lat *latency) {
 	}
 	s.arrival.add(in.arrival())
 	s.rejected.add(in.optional(engine.Errored, "the router has counted no error yet"))
+	s.shed.add(in.optional(engine.Shed, whyNoShed))
 	s.queued.add(in.gauge(engine.FrontendQueued))
 	s.inflight.add(in.gauge(engine.FrontendInflight))
 	s.remote.add(in.optional(engine.RouterRemotePrefill, whyNoDecisions))
@@ -31,6 +35,7 @@ func (s *routerSum) point(pool string) RouterPoint {
 	r := RouterPoint{Pool: pool, Instances: s.instances, Up: s.up}
 	r.Arrival = s.arrival.num(WhyNoRouter)
 	r.Rejected = s.rejected.num(WhyNoRouter)
+	r.Shed = s.shed.num(WhyNoRouter)
 	r.Queued, r.Inflight = s.queued.num(WhyNoRouter), s.inflight.num(WhyNoRouter)
 	r.TTFT = quant(&s.ttft, "router TTFT")
 	r.RemotePrefill, r.DecodeOnly = s.remote.num(whyNoDecisions), s.decodeOn.num(whyNoDecisions)

@@ -50,6 +50,7 @@ type stageSum struct {
 	missing       []string
 
 	rate, rateW, running, waiting, usage, promptTPS, genTPS sum
+	waitCapacity, waitDeferred                              sum
 	queues                                                  queueSums
 	ttft, itl, e2e                                          merged
 	work                                                    workSum
@@ -69,6 +70,8 @@ func (s *stageSum) add(in *instanceRead, ip *InstancePoint, lat *latency, w *wor
 	s.rateW.add(ip.Window)
 	s.running.add(ip.Running)
 	s.waiting.add(ip.Waiting)
+	s.waitCapacity.add(in.gauge(engine.WaitingCapacity))
+	s.waitDeferred.add(in.gauge(engine.WaitingDeferred))
 	s.usage.add(ip.KVUsage)
 	s.promptTPS.add(ip.PromptTPS)
 	s.genTPS.add(ip.GenTPS)
@@ -86,6 +89,7 @@ func (s *stageSum) point(none, role string) StagePoint {
 	sp.Partial = s.rateW.n > 0 && len(s.missing) > 0
 	sp.Instant, sp.Window = s.rate.num(none), s.rateW.num(none)
 	sp.Running, sp.Waiting = s.running.num(none), s.waiting.num(none)
+	sp.WaitingBy = WaitingReasons{Capacity: s.waitCapacity.num(none), Deferred: s.waitDeferred.num(none)}
 	// Usage is a ratio per instance: the stage's is their mean.
 	if s.usage.n > 0 {
 		sp.KVUsage = Val(s.usage.v / float64(s.usage.n))
@@ -123,8 +127,10 @@ func (k *kvSum) add(in *instanceRead, ip *InstancePoint, lat *latency, kr *kvRat
 	k.bytesW.add(ip.KVBytesW)
 	if in.why == "" {
 		k.transfers.add(kr.transfers)
-		for _, f := range kr.failures {
-			k.failures.add(f)
+		for i, m := range engine.FailureMetrics() {
+			if c, _ := m.FailureClass(); c.InTotal() {
+				k.failures.add(kr.failures[i])
+			}
 		}
 		k.xferTime.addPart(&lat.xfer, lat.has[3])
 		k.link.addLink(w)

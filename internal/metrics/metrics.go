@@ -28,6 +28,7 @@ var (
 		engine.KVBytes:          desc("ptd_kv_transfer_bytes_total", "KV-cache bytes moved by the instance's connector (counted on the side the connector counts them), reset-adjusted.", instanceLabels...),
 		engine.KVTransfers:      desc("ptd_kv_transfers_total", "KV transfers counted by the instance's connector (rank-level for vLLM connectors), reset-adjusted.", instanceLabels...),
 		// On a decode instance: prefill work it did itself (docs/design.md#kv-failure-classes).
+		engine.Shed:                 desc("ptd_requests_shed_total", "Requests the instance (an engine's server or a router) turned away for capacity before any engine queued them (llm-d's flow control rejections and evictions, the SGLang gateway's overload shedding, Dynamo's overload errors, SGLang's queue rejections, vLLM's admission rejections), reset-adjusted.", instanceLabels...),
 		engine.PromptTokensComputed: desc("ptd_prompt_tokens_computed_total", "Prompt tokens the instance computed itself rather than receiving their KV or finding them cached (vLLM's prompt_tokens_by_source_total{source=\"local_compute\"}), reset-adjusted.", instanceLabels...),
 	}
 	gaugeDescs = map[engine.Metric]*prometheus.Desc{
@@ -37,9 +38,10 @@ var (
 		engine.IterationLoop: desc("ptd_iteration_loop_seconds", "Duration of one executor loop (TensorRT-LLM iteration statistics: hostStepTimeMS, or iterLatencyMS halved in overlap mode, where one iteration spans about two loops).", instanceLabels...),
 	}
 	iterLatencyDesc = desc("ptd_iteration_latency_seconds", "Mean iterLatencyMS of the newest poll of TensorRT-LLM iteration statistics, as reported; with scheduler_mode=\"overlap\" it spans about two loops.", append(instanceLabels, "scheduler_mode")...)
-	queueDesc       = desc(NameQueueRequests, "Requests in a P/D hand-off queue (SGLang: bootstrap and inflight on prefill, prealloc and transfer on decode).", append(instanceLabels, "queue")...)
+	queueDesc       = desc(NameQueueRequests, "Requests in a P/D hand-off queue (SGLang: bootstrap and inflight on prefill, prealloc and transfer on decode), or waiting by reason (vLLM: waiting_capacity, waiting_deferred: on decode, their remote KV not arrived).", append(instanceLabels, "queue")...)
 	failureDesc     = desc("ptd_kv_transfer_failures_total", "Failed KV transfers reported by the instance by class (network, timeout, expiry, notification, unclassified), reset-adjusted.", append(instanceLabels, "class")...)
-	queues          = map[engine.Metric]string{engine.QueueBootstrap: "bootstrap", engine.QueueInflight: "inflight", engine.QueuePrealloc: "prealloc", engine.QueueTransfer: "transfer"}
+	queues          = map[engine.Metric]string{engine.QueueBootstrap: "bootstrap", engine.QueueInflight: "inflight", engine.QueuePrealloc: "prealloc", engine.QueueTransfer: "transfer",
+		engine.WaitingCapacity: "waiting_capacity", engine.WaitingDeferred: "waiting_deferred"}
 
 	globalKVDesc  = desc("flagcx_total_bytes_transferred_total", "KV-cache bytes transferred by all engines, summed over engines and series, carried across counter resets and across engines that disappear.")
 	stageRateDesc = desc(NameStageRequests, "Requests per second processed by a stage (prefill, kv, decode), instant (adjacent samples) or over the window.", "stage", "window")

@@ -118,7 +118,7 @@ func (m *Model) loadFails(p *engine, r *request, th int) bool {
 	}
 	t.Failed++
 	counter := p
-	if g.spec.Connector == ConnectorNIXL {
+	if g.spec.Connector == ConnectorNIXL && !g.spec.NIXLPush {
 		counter = r.d
 	}
 	kv := func(e *engine) interface {
@@ -130,7 +130,10 @@ func (m *Model) loadFails(p *engine, r *request, th int) bool {
 	}
 	switch spec.Class {
 	case FailNotification:
+		// Since PR #55854 the connector counts a lost notification within
+		// its failed transfers (a grouped transport counter) too.
 		kv(r.d).RecordFailedRecv()
+		kv(counter).RecordFailedTransfer()
 	case FailExpiry:
 		kv(p).RecordExpiredReq()
 	default:

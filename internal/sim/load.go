@@ -10,7 +10,7 @@ import (
 // stages (package stage) and these.
 const (
 	StageNone      = "none"
-	StageAdmission = "admission" // decode KV pre-allocation before prefill (SGLang)
+	StageAdmission = "admission" // decode KV slots: pre-allocated before prefill (SGLang) or held from the copy on (the KV-admission limit)
 )
 
 // Saturated is the utilisation at which a stage is the bottleneck: offered
@@ -87,9 +87,8 @@ const Mixed = "mixed"
 //
 //	prefill    nP × tokens_per_sec ÷ S
 //	kv         min(nP × bandwidth ÷ B,  nP × prefill.kv_slots ÷ hold_P)
-//	decode     min(nD × max_batch ÷ (O × step), nD × decode.kv_slots ÷ hold_D)   (decode-slot gating)
-//	decode     nD × max_batch ÷ (O × step)                                       (prealloc-first)
-//	admission  nD × decode.kv_slots ÷ hold_D                                     (prealloc-first)
+//	decode     nD × max_batch ÷ (O × step)
+//	admission  nD × decode.kv_slots ÷ hold_D      (prealloc-first; decode-slot gating where below decode's)
 //
 // B is the mean bytes of one transfer: B_request, less with prefix hits
 // (B_request × (1 − fraction × cached), prefix.go).
@@ -172,13 +171,17 @@ func (g Group) load(sc Scenario) GroupLoad {
 			fmt.Sprintf("%g × %d decode KV slots reserved ≥ %.2f s each (prefill, copy, decode)", nD, g.Decode.KVSlots, hold))
 		add(string(stage.Decode), batch, batchLimit)
 	} else {
+		// A request takes its decode KV slot before its KV moves and
+		// holds it through the copy and its decode: where the slots run
+		// out before the batch does, decode admits no more requests than
+		// slots free up, the KV-admission limit, neither the link nor
+		// decode compute.
 		hold := (1-f)*tCopy + tDecode
 		slots := nD * float64(g.Decode.KVSlots) / hold
-		if batch <= slots {
-			add(string(stage.Decode), batch, batchLimit)
-		} else {
-			add(string(stage.Decode), slots, fmt.Sprintf("%g × %d decode KV slots held ≥ %.2f s each (copy, decode)", nD, g.Decode.KVSlots, hold))
+		if slots < batch {
+			add(StageAdmission, slots, fmt.Sprintf("%g × %d decode KV slots held ≥ %.2f s each (copy, decode)", nD, g.Decode.KVSlots, hold))
 		}
+		add(string(stage.Decode), batch, batchLimit)
 	}
 
 	gl.Bottleneck = StageNone

@@ -48,7 +48,8 @@ type group struct {
 	prefill  []*engine // all engines of all prefill instances
 	decode   []*engine
 	rrP, rrD int
-	route    routing // router.go
+	route    routing  // router.go
+	shed     shedding // shed.go
 }
 
 type instance struct {
@@ -390,6 +391,9 @@ func (m *Model) arrive(g *group) {
 	p := pick(g.prefill, &g.rrP, prefillLoad)
 	if p == nil {
 		m.dropped++
+		return
+	}
+	if m.shedAt(g, p) {
 		return
 	}
 	r.p, r.pGen = p, p.gen

@@ -17,6 +17,7 @@ func (m *Model) refresh(in *instance) {
 			s.Running = len(e.batch)
 			s.Queued = len(e.waiting)
 			s.Waiting = len(e.waiting) + len(e.bootstrap)
+			s.WaitCapacity, s.WaitDeferred = len(e.waiting), len(e.bootstrap)
 			s.Bootstrap = len(e.bootstrap)
 			s.Inflight = e.inflight
 			s.Prealloc, s.TransferQueue = 0, 0
@@ -29,6 +30,10 @@ func (m *Model) refresh(in *instance) {
 		s.Queued = len(e.ready)
 		// vLLM counts requests waiting for remote KV as waiting.
 		s.Waiting = len(e.prealloc) + len(e.receiving) + len(e.ready)
+		// vLLM's reasons: a request whose remote KV is on its way (its
+		// blocks allocated, WAITING_FOR_REMOTE_KVS) is deferred; one
+		// waiting for blocks or for a place in the batch, for capacity.
+		s.WaitCapacity, s.WaitDeferred = len(e.prealloc)+len(e.ready), len(e.receiving)
 		s.Bootstrap, s.Inflight = 0, 0
 		s.Prealloc = len(e.prealloc)
 		s.TransferQueue = len(e.receiving)

@@ -223,6 +223,7 @@ func (sglangFormat) Render(dst []byte, v *InstanceView) []byte {
 	for _, c := range sglSchedulerCounters {
 		dst = sglSchedulerCounter(dst, v, c)
 	}
+	dst = sglQueueRejected(dst, v)
 	dst = sglSchedulerTime(dst, v)
 	if !v.Group.OldKVGauge {
 		for _, h := range sglKVHists {
@@ -334,4 +335,24 @@ func sglTokenizerHist(dst []byte, v *InstanceView, tl []label, h sglHist) []byte
 		dst = appendSample(dst, h.name, "_bucket", tl, float64(acc), label{"le", le})
 	}
 	return appendSample(dst, h.name, "_count", tl, float64(acc))
+}
+
+// sglQueueRejected prints num_queue_rejected_requests_total (PR #34320)
+// with reason="queue_full", per scheduler, once a request was refused
+// (shed.go).
+func sglQueueRejected(dst []byte, v *InstanceView) []byte {
+	const name = "sglang:num_queue_rejected_requests_total"
+	var lb [5]label
+	header := false
+	for _, s := range v.Engines {
+		if s.Shed == 0 {
+			continue
+		}
+		if !header {
+			dst = appendHeader(dst, name, "Number of requests rejected from the waiting queue.", "counter")
+			header = true
+		}
+		dst = appendSample(dst, name, "", sglSchedulerLabels(v, s, &lb), float64(s.Shed), label{"reason", "queue_full"})
+	}
+	return dst
 }

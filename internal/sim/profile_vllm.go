@@ -195,6 +195,14 @@ var nixlCounters = []vllmCounter{
 		func(s *EngineStats) float64 { return float64(s.KV.ExpiredReqs) }},
 }
 
+// nixlPushCounters are the push (WRITE) mode's own (PR #57722).
+var nixlPushCounters = []vllmCounter{
+	{"vllm:nixl_num_registration_expired", "Number of decode registrations that expired before a push.",
+		func(*EngineStats) float64 { return 0 }},
+	{"vllm:nixl_num_writer_loop_errors", "Number of exceptions in the NIXL push writer loop.",
+		func(*EngineStats) float64 { return 0 }},
+}
+
 func vllmBase(v *InstanceView, s *EngineStats, buf *[2]label) []label {
 	buf[0] = label{"engine", strconv.Itoa(s.Index)}
 	buf[1] = label{"model_name", v.Model}
@@ -211,10 +219,12 @@ func (vllmFormat) Render(dst []byte, v *InstanceView) []byte {
 			dst = appendSample(dst, g.name, "", vllmBase(v, s, &lb), g.get(s))
 		}
 	}
+	dst = vllmWaitingByReason(dst, v)
 	for _, c := range vllmCounters {
 		dst = vllmCounterFamily(dst, v, c)
 	}
 	dst = vllmBySource(dst, v)
+	dst = vllmAdmissionRejections(dst, v)
 	// request_success: one child per (engine, finished_reason), all pre-created.
 	const succ, succHelp = "vllm:request_success", "Count of successfully processed requests."
 	dst = appendHeader(dst, succ+"_total", succHelp, "counter")
@@ -246,6 +256,12 @@ func (vllmFormat) Render(dst []byte, v *InstanceView) []byte {
 		}
 		for _, c := range nixlCounters {
 			dst = vllmCounterFamily(dst, v, c)
+		}
+		if v.Group.NIXLPush {
+			// The push connector's failures, not modelled: at 0.
+			for _, c := range nixlPushCounters {
+				dst = vllmCounterFamily(dst, v, c)
+			}
 		}
 	}
 	return vllmCacheConfig(dst, v)
@@ -306,4 +322,41 @@ func vllmHistFamily(dst []byte, v *InstanceView, h vllmHist) []byte {
 		dst = appendSample(dst, h.name, "_created", vllmBase(v, s, &lb), s.Created)
 	}
 	return dst
+}
+
+// vllmWaitingByReason prints num_requests_waiting_by_reason (PR #38435):
+// per engine, the waiting split into capacity and deferred.
+func vllmWaitingByReason(dst []byte, v *InstanceView) []byte {
+	if v.Group.NoWaitingByReason {
+		return dst
+	}
+	const name = "vllm:num_requests_waiting_by_reason"
+	var lb [2]label
+	dst = appendHeader(dst, name, "Number of requests waiting to be processed, by reason.", "gauge")
+	for _, s := range v.Engines {
+		dst = appendSample(dst, name, "", vllmBase(v, s, &lb), float64(s.WaitCapacity), label{"reason", "capacity"})
+		dst = appendSample(dst, name, "", vllmBase(v, s, &lb), float64(s.WaitDeferred), label{"reason", "deferred"})
+	}
+	return dst
+}
+
+// vllmAdmissionRejections prints admission_rejections_total (PR #55812)
+// where the group caps its queue (shed.go): the API server's count of the
+// requests it refused, with no engine label.
+func vllmAdmissionRejections(dst []byte, v *InstanceView) []byte {
+	if v.Group.MaxQueued <= 0 {
+		return dst
+	}
+	const name, help = "vllm:admission_rejections", "Number of requests rejected at admission."
+	var n float64
+	created := 0.0
+	for _, s := range v.Engines {
+		n += float64(s.Shed)
+		created = s.Created
+	}
+	ls := []label{{"model_name", v.Model}, {"reason", "max_num_queued_reqs"}}
+	dst = appendHeader(dst, name+"_total", help, "counter")
+	dst = appendSample(dst, name, "_total", ls, n)
+	dst = appendHeader(dst, name+"_created", help, "gauge")
+	return appendSample(dst, name, "_created", ls, created)
 }

@@ -174,7 +174,13 @@ func (m *Model) renderDynamoFrontend(g *group, dst []byte) []byte {
 	model := g.spec.ModelOf(m.sc)
 	base := []label{{"endpoint", "chat_completions"}, {"model", model}, {"request_type", "stream"}}
 	dst = appendHeader(dst, "dynamo_frontend_requests_total", "Total number of LLM requests processed", "counter")
-	return appendSample(dst, "dynamo_frontend_requests_total", "", base, float64(countAt(g.route.answered, m.now)), label{"status", "success"})
+	dst = appendSample(dst, "dynamo_frontend_requests_total", "", base, float64(countAt(g.route.answered, m.now)), label{"status", "success"})
+	if g.spec.MaxQueued > 0 {
+		// Shed with 503: an error of error_type="overload".
+		dst = appendSample(dst, "dynamo_frontend_requests_total", "", []label{{"endpoint", "chat_completions"}, {"error_type", "overload"}, {"model", model}, {"request_type", "stream"}},
+			float64(countAt(g.shed.shed, m.now)), label{"status", "error"})
+	}
+	return dst
 }
 
 // renderRouter appends llm-d's EPP exposition (llm-d/llm-d-router
@@ -190,6 +196,18 @@ func (m *Model) renderRouter(g *group, dst []byte) []byte {
 	dst = appendHeader(dst, "llm_d_epp_disagg_decision_total", "[ALPHA] Total number of disaggregation routing decisions made", "counter")
 	dst = appendSample(dst, "llm_d_epp_disagg_decision_total", "", dec, n(g.route.decodeOnly), label{"decision_type", "decode-only"})
 	dst = appendSample(dst, "llm_d_epp_disagg_decision_total", "", dec, n(g.route.remote), label{"decision_type", "prefill-decode"})
+	if g.spec.MaxQueued > 0 {
+		// Flow control's outcomes (shed.go): the requests it let through
+		// to prefill, and those it rejected for capacity.
+		const fc = "llm_d_epp_flow_control_requests_total"
+		dst = appendHeader(dst, fc, "[ALPHA] Total number of requests processed by the flow controller, by final outcome.", "counter")
+		fl := func(outcome string) []label {
+			return []label{{"fairness_id", "default-flow"}, {"inference_pool", g.spec.Name}, {"model_name", model}, {"outcome", outcome}, {"priority", "0"}}
+		}
+		shed := n(g.shed.shed)
+		dst = appendSample(dst, fc, "", fl("Dispatched"), n(g.shed.offered)-shed)
+		dst = appendSample(dst, fc, "", fl("RejectedCapacity"), shed)
+	}
 	return dst
 }
 

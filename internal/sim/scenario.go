@@ -80,6 +80,9 @@ type Group struct {
 	// KV transfer and go straight to decode.
 	Router             string  `yaml:"router" json:"router,omitempty"`
 	DecodeOnlyFraction float64 `yaml:"decode_only_fraction" json:"decode_only_fraction,omitempty"`
+	// MaxQueued sheds an arrival whose prefill engine already holds this
+	// many requests waiting (shed.go); 0 sheds none.
+	MaxQueued int `yaml:"max_queued" json:"max_queued,omitempty"`
 
 	Prefill  PrefillSpec  `yaml:"prefill" json:"prefill"`
 	Transfer TransferSpec `yaml:"transfer" json:"transfer"`
@@ -94,6 +97,13 @@ type Group struct {
 
 	// TensorRT-LLM only (see profile_trtllm.go and iterstats.go).
 	TRTLLM TRTLLMSpec `yaml:"trtllm" json:"trtllm,omitzero"`
+
+	// vLLM over NIXL only: push (WRITE) mode (PR #57722), the prefill side
+	// writes the KV and counts the transfers; decode only registers.
+	NIXLPush bool `yaml:"nixl_push" json:"nixl_push,omitempty"`
+
+	// vLLM only: no num_requests_waiting_by_reason, as before PR #38435.
+	NoWaitingByReason bool `yaml:"no_waiting_by_reason" json:"no_waiting_by_reason,omitempty"`
 
 	// vLLM only: KV loads that fail and decode recomputes (failures.go).
 	Failures FailureSpec `yaml:"failures" json:"failures,omitzero"`
@@ -445,6 +455,12 @@ func (sc Scenario) Validate() error {
 		}
 		if err := g.validateRouting(p, bad); err != nil {
 			return err
+		}
+		if err := g.validateShed(p, bad); err != nil {
+			return err
+		}
+		if g.NIXLPush && g.Connector != ConnectorNIXL {
+			return bad(p+".nixl_push", "needs the nixl connector, got %q", g.Connector)
 		}
 	}
 	inst := map[string]bool{}

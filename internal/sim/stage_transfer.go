@@ -60,9 +60,10 @@ func (m *Model) transferDone(p *engine, th int, r *request) {
 	descs := g.descriptors(m.sc)
 
 	// The side whose connector counts the copy records it: FlagCX, Mooncake
-	// and UCX on the pushing prefill, NIXL on the pulling decode.
+	// and UCX on the pushing prefill, NIXL on the pulling decode (on the
+	// writing prefill in its push mode).
 	exporter := p
-	if g.spec.Connector == ConnectorNIXL {
+	if g.spec.Connector == ConnectorNIXL && !g.spec.NIXLPush {
 		exporter = d
 	}
 	if !m.loadFails(p, r, th) { // a failed load moves no KV (failures.go)

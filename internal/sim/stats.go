@@ -63,6 +63,7 @@ type EngineStats struct {
 
 	// Gauges (filled by Model.refresh just before rendering).
 	Running, Waiting             int
+	WaitCapacity, WaitDeferred   int // Waiting by reason (vLLM)
 	Bootstrap, Inflight          int
 	Prealloc, TransferQueue      int
 	KVUsage                      float64
@@ -95,6 +96,7 @@ type EngineStats struct {
 	BootstrapFailed uint64
 	TransferFailed  uint64
 	Recomputed      uint64 // vLLM decode: prompt tokens it computed itself (failures.go)
+	Shed            uint64 // requests its server refused before queueing them (shed.go)
 
 	// Request histograms (bucket layouts from the engine's profile).
 	TTFT, ITL, E2E                Histogram

@@ -110,6 +110,8 @@ type Truth struct {
 	// Routers: the groups' arrivals and P/D decisions, where a group has a
 	// router or a decode-only share (router.go).
 	Routers []RouterTruth `json:"routers,omitempty"`
+	// Shed: the groups' offered and shed load, where a group sheds (shed.go).
+	Shed []ShedTruth `json:"shed,omitempty"`
 	// Capacity: every group's stages' true capacity per engine (busy.go).
 	Capacity []CapacityTruth `json:"capacity"`
 }
@@ -139,6 +141,7 @@ func (m *Model) TruthAt(d time.Duration) Truth {
 	}
 	tr.Bottleneck = m.load.Bottleneck
 	tr.Routers = m.routerTruth(t)
+	tr.Shed = m.shedTruth(t)
 	tr.Capacity = m.capacityTruth()
 	for _, in := range m.instances {
 		c := in.truth.at(t)

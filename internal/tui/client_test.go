@@ -49,6 +49,9 @@ func TestClientDecodesTheAPI(t *testing.T) {
 	if want.Decode.TTFT.P50.OK() || !want.Prefill.Window.OK() {
 		t.Fatal("the fixture should have both values and absences")
 	}
+	if snap.Point != nil && (snap.Point.Decode.WaitingBy.Capacity.OK() || snap.Point.Decode.WaitingBy.Deferred.OK()) {
+		t.Errorf("waiting by reason, which the JSON does not carry, decoded as a value: %+v", snap.Point.Decode.WaitingBy)
+	}
 	if snap.Point == nil || !sameTimes(snap.Point, &want) || !reflect.DeepEqual(stripTimes(*snap.Point), stripTimes(want)) {
 		t.Errorf("snapshot point differs from the ledger's:\n got %+v\nwant %+v", snap.Point, want)
 	}
@@ -93,11 +96,13 @@ func stripTimes(p ledger.Point) ledger.Point {
 	}
 	p.Instances = in
 	// The pools travel in the snapshot's pool objects (and the instance
-	// table's groups), not in its point.
+	// table's groups), not in its point; the stages' waiting by reason not
+	// at all (it reads absent, never 0).
 	p.Pools = nil
 	// Nor do the link's bytes: the advice reads them, the API shows the
 	// link's speed it derives.
 	p.KV.LinkBytes, p.KV.Links = ledger.Num{}, 0
+	p.Prefill.WaitingBy, p.Decode.WaitingBy = ledger.WaitingReasons{}, ledger.WaitingReasons{}
 	return p
 }
 

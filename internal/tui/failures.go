@@ -13,11 +13,13 @@ import (
 var failureTitles = map[ledger.FailureKind]string{
 	"network": "network", "timeout": "timeout", "expiry": "expiry",
 	"notification": "notify", "unclassified": "unclass", ledger.KindRecomputed: "recomp.",
+	ledger.KindShed: "shed",
 }
 
 // failures writes each pool's KV failures by class as shares of the
 // transfers attempted, and recompute on decode as its share of decode's
-// prompt tokens (docs/pools.md), where any source of any pool counts one;
+// prompt tokens, and load shed before the engine as its share of the
+// offered load (docs/pools.md), where any source of any pool counts one;
 // a kind no source of the pool counts is "—", never 0%.
 func failures(w *bytes.Buffer, snap *Snapshot, width int) {
 	counted := false

@@ -21,6 +21,7 @@ func TestFailureLines(t *testing.T) {
 	chat.Network = ledger.FailureRate{PerSecond: ledger.Val(6), Ratio: ledger.Val(0.06)}
 	chat.Expiry = ledger.FailureRate{PerSecond: ledger.Val(0), Ratio: ledger.Val(0)}
 	chat.Recomputed = ledger.FailureRate{PerSecond: ledger.Val(1000), Ratio: ledger.Val(0.125)}
+	chat.Shed = ledger.FailureRate{PerSecond: ledger.Val(0.5), Ratio: ledger.Val(0.031)}
 	none := ledger.AbsentFailures("none")
 	// batch comes from a server that sends no failures.
 	s.Pools = []api.Pool{{Name: "chat", KVFailures: &chat}, {Name: "batch"}}
@@ -35,11 +36,11 @@ func TestFailureLines(t *testing.T) {
 			batch = l
 		}
 	}
-	// network timeout expiry notify unclass recomp.
-	if f := strings.Fields(line); len(f) != 7 || strings.Join(f[1:], " ") != "6.0% — 0.0% — — 12.5%" {
-		t.Errorf("chat's failure line %q, want 6.0%% — 0.0%% — — 12.5%%\n%s", line, b.String())
+	// network timeout expiry notify unclass recomp. shed
+	if f := strings.Fields(line); len(f) != 8 || strings.Join(f[1:], " ") != "6.0% — 0.0% — — 12.5% 3.1%" {
+		t.Errorf("chat's failure line %q, want 6.0%% — 0.0%% — — 12.5%% 3.1%%\n%s", line, b.String())
 	}
-	if f := strings.Fields(batch); len(f) != 7 || strings.Join(f[1:], " ") != "— — — — — —" {
+	if f := strings.Fields(batch); len(f) != 8 || strings.Join(f[1:], " ") != "— — — — — — —" {
 		t.Errorf("batch's failure line %q, want every kind absent", batch)
 	}
 

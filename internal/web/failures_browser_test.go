@@ -88,8 +88,8 @@ func TestFailurePanelInChromium(t *testing.T) {
 		return p.Counted == "1" && len(p.Pools) == 2, fmt.Sprintf("the failure panel shows no pools: %+v", p)
 	})
 	want := map[string]map[string]string{
-		"chat":  {"network": "6.0%", "timeout": "—", "expiry": "4.0%", "notification": "—", "unclassified": "—", "recomputed_on_decode": "20.0%"},
-		"batch": {"network": "—", "timeout": "—", "expiry": "—", "notification": "—", "unclassified": "—", "recomputed_on_decode": "—"},
+		"chat":  {"network": "6.0%", "timeout": "—", "expiry": "4.0%", "notification": "—", "unclassified": "—", "recomputed_on_decode": "20.0%", "shed": "—"},
+		"batch": {"network": "—", "timeout": "—", "expiry": "—", "notification": "—", "unclassified": "—", "recomputed_on_decode": "—", "shed": "—"},
 	}
 	for pool, kinds := range want {
 		cells := p.Pools[pool]

@@ -26,10 +26,17 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// UnmarshalJSON reads what MarshalJSON writes, reasons included.
+// whyNotInJSON is the reason of a value the JSON does not carry.
+const whyNotInJSON = "not carried in the JSON"
+
+// UnmarshalJSON reads what MarshalJSON writes, reasons included; the
+// waiting by reason, which the JSON does not carry, reads absent.
 func (s *StagePoint) UnmarshalJSON(b []byte) error {
 	type alias StagePoint
-	return withoutAbsent(b, reflect.ValueOf(s).Elem(), (*alias)(s))
+	err := withoutAbsent(b, reflect.ValueOf(s).Elem(), (*alias)(s))
+	n := Absent(whyNotInJSON)
+	s.WaitingBy = WaitingReasons{Capacity: n, Deferred: n}
+	return err
 }
 
 // UnmarshalJSON reads what MarshalJSON writes, reasons included.

@@ -32,6 +32,11 @@ type Failures struct {
 	// load, or for a request that skipped prefill), and their share of
 	// decode's prompt tokens.
 	Recomputed FailureRate `json:"recomputed_on_decode"`
+	// Shed is load turned away before any engine queued it: requests per
+	// second the pool's routers and engines shed for capacity, and their
+	// share of the offered load, taken as served (decode's completions,
+	// else prefill's) plus shed (docs/design.md#load-shed-before-the-engine).
+	Shed FailureRate `json:"shed"`
 }
 
 // FailureKind names a field of Failures: the failure classes, then
@@ -42,10 +47,24 @@ type FailureKind string
 // counter: it is counted in prompt tokens.
 const KindRecomputed FailureKind = "recomputed_on_decode"
 
+// KindShed is load shed before the engine queue, the kind whose ratio is
+// of the offered load, not of the KV transfers.
+const KindShed FailureKind = "shed"
+
 // FailureKinds lists the kinds in the order views show them.
 var FailureKinds = []FailureKind{
 	FailureKind(engine.FailNetwork), FailureKind(engine.FailTimeout), FailureKind(engine.FailExpiry),
-	FailureKind(engine.FailNotification), FailureKind(engine.FailUnclassified), KindRecomputed,
+	FailureKind(engine.FailNotification), FailureKind(engine.FailUnclassified), KindRecomputed, KindShed,
+}
+
+// InTotal says whether kind k's failures enter the failed KV transfers'
+// total: the failure classes but lost notifications (engine.FailureClass's
+// InTotal); recompute on decode and shed load are no KV transfers.
+func (k FailureKind) InTotal() bool {
+	if k == KindRecomputed || k == KindShed {
+		return false
+	}
+	return engine.FailureClass(k).InTotal()
 }
 
 // Kind returns the rate of kind k (nil for a name that is none).
@@ -63,6 +82,8 @@ func (f *Failures) Kind(k FailureKind) *FailureRate {
 		return &f.Unclassified
 	case KindRecomputed:
 		return &f.Recomputed
+	case KindShed:
+		return &f.Shed
 	}
 	return nil
 }
@@ -84,5 +105,5 @@ func (f *Failures) UnmarshalJSON(b []byte) error {
 func AbsentFailures(why string) Failures {
 	n := Absent(why)
 	r := FailureRate{PerSecond: n, Ratio: n}
-	return Failures{Transfers: n, Network: r, Timeout: r, Expiry: r, Notification: r, Unclassified: r, Recomputed: r}
+	return Failures{Transfers: n, Network: r, Timeout: r, Expiry: r, Notification: r, Unclassified: r, Recomputed: r, Shed: r}
 }

@@ -31,15 +31,20 @@ type StagePoint struct {
 	Partial   bool     `json:"partial,omitempty"`
 	Missing   []string `json:"missing,omitempty"`
 
-	Running   Num    `json:"running"`
-	Waiting   Num    `json:"waiting"`
-	Queues    Queues `json:"queues"`
-	KVUsage   Num    `json:"kv_cache_usage_ratio"`
-	PromptTPS Num    `json:"prompt_tokens_per_second"`
-	GenTPS    Num    `json:"generation_tokens_per_second"`
-	TTFT      Quant  `json:"ttft_seconds"`
-	ITL       Quant  `json:"itl_seconds"`
-	E2E       Quant  `json:"e2e_seconds"`
+	Running Num `json:"running"`
+	Waiting Num `json:"waiting"`
+	// WaitingBy splits Waiting by why requests wait, where the engines say
+	// (vLLM's num_requests_waiting_by_reason): the verdict's input, not in
+	// the JSON, whose stream event stays within its budget; /metrics has it
+	// per instance (ptd_queue_requests{queue="waiting_capacity"|…}).
+	WaitingBy WaitingReasons `json:"-"`
+	Queues    Queues         `json:"queues"`
+	KVUsage   Num            `json:"kv_cache_usage_ratio"`
+	PromptTPS Num            `json:"prompt_tokens_per_second"`
+	GenTPS    Num            `json:"generation_tokens_per_second"`
+	TTFT      Quant          `json:"ttft_seconds"`
+	ITL       Quant          `json:"itl_seconds"`
+	E2E       Quant          `json:"e2e_seconds"`
 
 	// Busy is the stage's busy instances over the window: each instance's
 	// busy fraction, added up, where every instance up has one; BusyBasis
@@ -90,6 +95,15 @@ type KVPoint struct {
 	LinkBytes Num `json:"-"`
 	// Links are the instances those come from.
 	Links int `json:"-"`
+}
+
+// WaitingReasons are a stage's waiting requests by reason: Capacity, those
+// waiting for KV blocks or a place in the batch; Deferred, those held back
+// by a transient constraint, on decode their remote KV not yet arrived
+// (vLLM's WAITING_FOR_REMOTE_KVS).
+type WaitingReasons struct {
+	Capacity Num `json:"capacity"`
+	Deferred Num `json:"deferred"`
 }
 
 // Queues are the P/D hand-off queues (SGLang): bootstrap and inflight on

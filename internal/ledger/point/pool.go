@@ -150,6 +150,6 @@ func poolInstances(all []InstancePoint, name string) []InstancePoint {
 
 func absentStage(why Num) StagePoint {
 	q := Queues{why, why, why, why}
-	return StagePoint{Instant: why, Window: why, Running: why, Waiting: why, Queues: q, KVUsage: why, PromptTPS: why, GenTPS: why,
+	return StagePoint{Instant: why, Window: why, Running: why, Waiting: why, WaitingBy: WaitingReasons{why, why}, Queues: q, KVUsage: why, PromptTPS: why, GenTPS: why,
 		TTFT: Quant{why, why, why}, ITL: Quant{why, why, why}, E2E: Quant{why, why, why}}
 }

@@ -13,8 +13,12 @@ type RouterPoint struct {
 	Instances int    `json:"instances"`
 	Up        int    `json:"instances_up"`
 
-	Arrival  Num   `json:"arrival_per_second"`
-	Rejected Num   `json:"rejections_per_second"`
+	Arrival  Num `json:"arrival_per_second"`
+	Rejected Num `json:"rejections_per_second"`
+	// Shed: requests the routers turned away for capacity (flow control's
+	// rejections and evictions, overload shedding), a part of Rejected
+	// where a router counts both.
+	Shed     Num   `json:"shed_per_second"`
 	Queued   Num   `json:"queued"`
 	Inflight Num   `json:"inflight"`
 	TTFT     Quant `json:"ttft_seconds"`
@@ -36,7 +40,7 @@ const WhyNoRouter = "no router among the targets (role: router)"
 // NoRouter is the RouterPoint of a pool or deployment without a router.
 func NoRouter(pool string) RouterPoint {
 	n := Absent(WhyNoRouter)
-	return RouterPoint{Pool: pool, Arrival: n, Rejected: n, Queued: n, Inflight: n, TTFT: Quant{n, n, n}, RemotePrefill: n, DecodeOnly: n}
+	return RouterPoint{Pool: pool, Arrival: n, Rejected: n, Shed: n, Queued: n, Inflight: n, TTFT: Quant{n, n, n}, RemotePrefill: n, DecodeOnly: n}
 }
 
 // UnmarshalJSON reads what MarshalJSON writes, reasons included.

@@ -17,6 +17,7 @@ const KINDS = [
   ["notification", "notification"],
   ["unclassified", "unclassified"],
   ["recomputed_on_decode", "recomputed on decode"],
+  ["shed", "shed before the engine"],
 ];
 
 const why = (obj, key) => (obj && obj.absent && obj.absent[key]) || "not in the response";
@@ -39,7 +40,7 @@ function kindCell(fails, kind) {
     c.dataset.kind = kind;
     return c;
   }
-  const of = kind === "recomputed_on_decode" ? "of decode's prompt tokens" : "of the KV transfers attempted";
+  const of = kind === "recomputed_on_decode" ? "of decode's prompt tokens" : kind === "shed" ? "of the offered load (served + shed)" : "of the KV transfers attempted";
   const c = cell("td", f.pct(ratio), `${f.si(k.per_second)}${unit}, ${f.pct(ratio)} ${of}`);
   c.dataset.kind = kind;
   if (ratio > 0) c.className = "failing";
