@@ -63,8 +63,9 @@ fi
 # rate tests of e2e stay within 1% of the truth beside two other packages
 # (their bound is 2%).
 go test -race -p 3 -timeout 30m ./...
-# Without the race detector: the verdict tests over simulated deployments,
-# which under it run a sample of their cells, run every cell here (about
-# 40 s on 2 cores); the ledger's hour of history at 200 instances, a heap
-# measurement the race detector has nothing to find in, runs only here.
-go test -count=1 ./internal/diagnose/ ./internal/ledger/
+# Without the race detector: the verdict and capacity tests over simulated
+# deployments, which under it run a sample of their cells, run every cell
+# here (about 50 s on 2 cores); the ledger's hour of history at 200
+# instances, a heap measurement the race detector has nothing to find in,
+# runs only here.
+go test -count=1 ./internal/diagnose/ ./internal/ledger/ ./internal/advice/

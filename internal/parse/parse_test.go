@@ -23,7 +23,9 @@ func flatLabels(ls labels.Labels) string {
 	b.WriteByte('{')
 	first := true
 	ls.Range(func(l labels.Label) {
-		if l.Name == labels.MetricName {
+		// An empty value is no label (Prometheus' data model): textparse
+		// keeps error_type="" where expfmt's builder drops it.
+		if l.Name == labels.MetricName || l.Value == "" {
 			return
 		}
 		if l.Name == "le" {
