@@ -222,8 +222,8 @@ func TestLinkCapacityIsABound(t *testing.T) {
 // The P:D ratio of the capacities below saturation is the one the same
 // deployment shows once its limiting stage saturates.
 func TestCapacityRatioAsSaturated(t *testing.T) {
-	for _, st := range stacks[:len(stacks)-2+seeds] { // under the race detector, two of the three
-
+	// Under the race detector, two of the three stacks.
+	for _, st := range stacks[:len(stacks)-2+seeds] {
 		for _, lim := range []stage.Stage{stage.Prefill, stage.Decode} {
 			ratio := func(load float64, dur time.Duration) (ledger.Num, string) {
 				var r ledger.Num
