@@ -141,8 +141,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 				return err
 			}
 			if *capFrom != "" {
-				cfg := &config.Config{CapacitiesFrom: *capFrom, Interval: config.Duration{Duration: in.Meta.Interval}, Window: config.Duration{Duration: in.Meta.Window}}
-				if opts.Prior, err = service.PriorOf(cfg); err != nil {
+				if opts.Prior, err = service.PriorFrom(*capFrom, in.Meta.Interval, in.Meta.Window); err != nil {
 					return err
 				}
 			}

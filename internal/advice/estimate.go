@@ -49,7 +49,6 @@ type sample struct {
 	t                time.Time
 	rate, work, size float64
 	up               int
-	bound            bool
 	basis            string
 }
 
@@ -155,7 +154,7 @@ func kvSample(k ledger.KVPoint) (sample, string) {
 	if k.Window.V > 0 {
 		perRequest = k.BytesWindow.V / k.Window.V
 	}
-	return sample{rate: k.LinkBytes.V, work: k.LinkBusy.V, size: perRequest, up: max(k.Links, 1), bound: true, basis: BasisTransferTime}, ""
+	return sample{rate: k.LinkBytes.V, work: k.LinkBusy.V, size: perRequest, up: max(k.Links, 1), basis: BasisTransferTime}, ""
 }
 
 // estimate is one stage's capacity below saturation.
@@ -179,16 +178,12 @@ func (e *estimator) estimate(i int) (estimate, string) {
 		return estimate{}, "no estimate below saturation: " + why
 	}
 	var rate, work, size float64
-	bound, basis := false, ""
 	for _, s := range ss {
 		rate += s.rate
 		work += s.work
 		size += s.size
-		bound = bound || s.bound
-		if basis == "" || s.basis != ss[len(ss)-1].basis {
-			basis = s.basis
-		}
 	}
+	basis := ss[len(ss)-1].basis // the newest point's: its instances' weakest
 	n := float64(len(ss))
 	span := ss[len(ss)-1].t.Sub(ss[0].t).Seconds() + 1
 	up := float64(ss[len(ss)-1].up)

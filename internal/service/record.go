@@ -111,22 +111,27 @@ func recordHandler(rec *record.Recorder) http.Handler {
 }
 
 // PriorOf reads the capacities of the earlier run cfg names
-// (capacities_from), nil when it names none. A run read at another
-// interval or window is refused: its windowed rates are not this run's.
+// (capacities_from), nil when it names none.
 func PriorOf(cfg *config.Config) (*advice.Prior, error) {
-	dir := cfg.CapacitiesFrom
-	if dir == "" {
+	if cfg.CapacitiesFrom == "" {
 		return nil, nil
 	}
+	return PriorFrom(cfg.CapacitiesFrom, cfg.Interval.Duration, cfg.Window.Duration)
+}
+
+// PriorFrom reads the capacities of the run recorded in dir, for a run
+// read at interval and window W: a run read at others is refused, its
+// windowed rates not being this run's.
+func PriorFrom(dir string, interval, window time.Duration) (*advice.Prior, error) {
 	run, err := record.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("capacities_from: %w", err)
 	}
 	defer run.Close()
 	m := run.Meta()
-	if time.Duration(m.Interval) != cfg.Interval.Duration || time.Duration(m.Window) != cfg.Window.Duration {
+	if time.Duration(m.Interval) != interval || time.Duration(m.Window) != window {
 		return nil, fmt.Errorf("capacities_from: %s ran at interval %v, window %v; this run at %v, %v: its capacities are of other rates",
-			dir, time.Duration(m.Interval), time.Duration(m.Window), cfg.Interval.Duration, cfg.Window.Duration)
+			dir, time.Duration(m.Interval), time.Duration(m.Window), interval, window)
 	}
 	p, err := run.Prior()
 	if err != nil {

@@ -58,35 +58,26 @@ type ckptPiece struct {
 	Names   []ckptName
 	Reasons []ckptReason
 	Zones   []ckptZone // the history's time zones by index
-	// Shed: the points carry load shed before the engine (the routers'
-	// and the pools' Shed) and the stages' waiting by reason. A piece kept
-	// before they did decodes it as false, and its points say those values
-	// are absent, not 0.
-	Shed bool
 }
 
 // whyNotKept is the reason of a value a piece kept before the value existed.
 const whyNotKept = "not kept by the recording this point was restored from (an earlier version)"
 
-// markUnkept makes the values that pc's points do not carry absent.
-func (pc *ckptPiece) markUnkept() {
-	if pc.Shed {
-		return
-	}
+// withoutShed marks what a version-1 piece's point did not keep of load shed
+// before the engine and the stages' waiting by reason as absent, not 0.
+func withoutShed(p *point.Point) {
 	n := point.Absent(whyNotKept)
-	for i := range pc.Points {
-		p := &pc.Points[i]
-		p.Prefill.WaitingBy, p.Decode.WaitingBy = point.WaitingReasons{Capacity: n, Deferred: n}, point.WaitingReasons{Capacity: n, Deferred: n}
-		p.Router.Shed = n
-		for k := range p.Routers {
-			p.Routers[k].Shed = n
-		}
-		for k := range p.Pools {
-			p.Pools[k].Router.Shed = n
-			p.Pools[k].Prefill.WaitingBy = point.WaitingReasons{Capacity: n, Deferred: n}
-			p.Pools[k].Decode.WaitingBy = point.WaitingReasons{Capacity: n, Deferred: n}
-			p.Pools[k].Failures.Shed = point.FailureRate{PerSecond: n, Ratio: n}
-		}
+	waiting := point.WaitingReasons{Capacity: n, Deferred: n}
+	p.Prefill.WaitingBy, p.Decode.WaitingBy = waiting, waiting
+	p.Router.Shed = n
+	for k := range p.Routers {
+		p.Routers[k].Shed = n
+	}
+	for k := range p.Pools {
+		pp := &p.Pools[k]
+		pp.Router.Shed = n
+		pp.Prefill.WaitingBy, pp.Decode.WaitingBy = waiting, waiting
+		pp.Failures.Shed = point.FailureRate{PerSecond: n, Ratio: n}
 	}
 }
 
@@ -219,7 +210,6 @@ func (pc *ckptPiece) encode(key uint64) ([]byte, error) {
 	hdr = binary.AppendVarint(hdr, pc.Points[0].Time.UnixNano())
 	hdr = binary.AppendVarint(hdr, pc.Points[len(pc.Points)-1].Time.UnixNano())
 	buf.Write(hdr)
-	pc.Shed = true
 	if err := gob.NewEncoder(&buf).Encode(pc); err != nil {
 		return nil, fmt.Errorf("encode checkpoint: %w", err)
 	}
@@ -337,7 +327,6 @@ func decodePiece(b []byte) (pts []point.Point, err error) {
 	if len(pc.Points) != hd.Points || len(pc.Seg) != hd.Points || len(pc.Idx) != hd.Points {
 		return nil, errors.New("checkpoint damaged: its point counts disagree")
 	}
-	pc.markUnkept()
 	var c columns
 	for _, e := range pc.Names {
 		c.instances.vals = grow(c.instances.vals, e.Code)
@@ -367,8 +356,11 @@ func decodePiece(b []byte) (pts []point.Point, err error) {
 		segs[i] = &segment{n: s.N, data: s.Data, rowOff: s.RowOff, ids: s.IDs, idsOff: s.IDsOff, reasons: s.Reasons}
 	}
 	if hd.Version == 1 {
+		// What version 2 added: the stages' work, load shed and waiting by
+		// reason, and the whole request's TTFT with what it leaves untimed.
 		for i := range pc.Points {
 			withoutWork(&pc.Points[i])
+			withoutShed(&pc.Points[i])
 			for k := range pc.Points[i].Pools {
 				pc.Points[i].Pools[k].Phases.FromOlder()
 			}

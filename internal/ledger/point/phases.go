@@ -49,14 +49,10 @@ func (p *Phases) UnmarshalJSON(b []byte) error {
 // WhyOlder is the reason of what a point kept by an older version lacks.
 const WhyOlder = "not kept by the version of ptdmon that made this point"
 
-// FromOlder marks what phases decoded from an older version's checkpoint
-// lack: it had no untimed share, and its TTFT was the decode leg's where
-// decode had the histogram, not the whole request's. A TTFT or an
-// untimed share this version computes always has its source or reason.
+// FromOlder marks what phases decoded from a version-1 checkpoint lack: it
+// had no untimed share, and its TTFT was the decode leg's where decode had
+// the histogram, not the whole request's.
 func (p *Phases) FromOlder() {
-	if p.TTFTSource != "" || !p.Untimed.OK() || p.Untimed.V != 0 {
-		return
-	}
 	if p.TTFT.OK() {
 		p.TTFT = Absent(WhyOlder + ": its TTFT was a leg's, not the whole request's")
 	}
