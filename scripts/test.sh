@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs ptdmon's whole test suite: go vet, golangci-lint and the tests.
 # Installs what the tests drive for real (Prometheus and promtool, headless
-# Chromium, VictoriaMetrics with vmagent and vmalert, Alertmanager) when they
-# are missing and this user may install Debian packages.
+# Chromium, VictoriaMetrics with vmagent and vmalert, Alertmanager, and
+# Python's pyzmq and msgpack, which publish forward-pass metrics through
+# libzmq as the engines do) when they are missing and this user may install
+# Debian packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +13,7 @@ command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v vmalert >/dev/null 2>&1 || need+=(victoria-metrics)
 command -v prometheus-alertmanager >/dev/null 2>&1 || need+=(prometheus-alertmanager)
+/usr/bin/python3 -c 'import zmq, msgpack' >/dev/null 2>&1 || need+=(python3-zmq python3-msgpack)
 if [ ${#need[@]} -gt 0 ]; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 		export DEBIAN_FRONTEND=noninteractive

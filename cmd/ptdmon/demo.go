@@ -36,6 +36,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		window   = fs.Duration("window", config.DefaultWindow, "window W of the windowed rates")
 		duration = fs.Duration("duration", 0, "stop after this long (0 = until interrupted)")
 		otlpAddr = cli.HostPort(fs, "otlp.listen", "", "also receive OTLP traces (gRPC and HTTP) on host:port (docs/traces.md)")
+		fpm      = fs.Bool("forward-pass-metrics", false, "the simulated vLLM and SGLang engines also publish forward-pass metrics over ZeroMQ, and ptdmon reads their busy time from them (docs/engines.md#forward-pass-metrics)")
 	)
 	sizing := defineRuntimeFlags(fs)
 	advice := config.NewFlags(fs)
@@ -55,7 +56,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 
 		ctx, stop := runContext(*duration)
 		defer stop()
-		cluster, err := sim.Start(ctx, sc, sim.Options{Seed: *seed, Logger: log})
+		cluster, err := sim.Start(ctx, sc, sim.Options{Seed: *seed, Logger: log, ForwardPassMetrics: *fpm})
 		if err != nil {
 			return fmt.Errorf("start the simulated cluster: %w", err)
 		}

@@ -35,6 +35,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		speed     = fs.Float64("speed", 1, "simulated seconds per wall-clock second")
 		configOut = fs.String("config-out", "", "also write the ptdmon.yaml to this file (atomically, once the engines listen)")
 		promOut   = fs.String("prometheus-out", "", "also write the Prometheus scrape config to this file")
+		fpm       = fs.Bool("forward-pass-metrics", false, "vLLM and SGLang engines also publish forward-pass metrics over ZeroMQ, listed in the ptdmon.yaml (docs/engines.md#forward-pass-metrics)")
 	)
 	fs.Float64Var(&o.Rate, "rate", 0, "total arrival rate in requests/s, split over groups in proportion (0 = scenario's)")
 	fs.IntVar(&o.Prefill, "prefill", 0, "prefill instances per group (0 = scenario's)")
@@ -65,7 +66,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 
 		ctx, stop := runContext(*duration)
 		defer stop()
-		cl, err := sim.Start(ctx, sc, sim.Options{Seed: *seed, ListenHost: *host, Speed: *speed, Logger: log})
+		cl, err := sim.Start(ctx, sc, sim.Options{Seed: *seed, ListenHost: *host, Speed: *speed, Logger: log, ForwardPassMetrics: *fpm})
 		if err != nil {
 			return err
 		}

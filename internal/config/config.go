@@ -113,6 +113,12 @@ type Target struct {
 	// only reader, and the same worker must not also be listed through
 	// /prometheus/metrics, or its completions count twice.
 	IterationStats bool `yaml:"iteration_stats"`
+	// ForwardPassMetrics are the ZeroMQ endpoints where a vLLM or SGLang
+	// instance started with --forward-pass-metrics-port publishes its
+	// forward-pass metrics, one per DP rank (tcp://host:port, vLLM's port
+	// plus the rank): its busy time is read from them
+	// (docs/engines.md#forward-pass-metrics).
+	ForwardPassMetrics []string `yaml:"forward_pass_metrics"`
 	// Serves names the target of the engine instance a transfer library's
 	// endpoint serves (serves.go): the library's target takes its role.
 	Serves string `yaml:"serves"`
@@ -129,7 +135,8 @@ type Target struct {
 func (t Target) Resolve() engine.Target {
 	role, _ := engine.ParseRole(t.Role)
 	eng, _ := engine.ParseEngine(t.Engine)
-	return engine.Target{Name: t.Name, URL: t.URL, Role: role, Engine: eng, Labels: t.poolLabels(), IterationStats: t.IterationStats}
+	return engine.Target{Name: t.Name, URL: t.URL, Role: role, Engine: eng, Labels: t.poolLabels(), IterationStats: t.IterationStats,
+		ForwardPassMetrics: t.ForwardPassMetrics}
 }
 
 // FileSDEntry names Prometheus file_sd files that supply targets.
@@ -245,7 +252,7 @@ func atLine(file, msg string) string {
 	return file + ": " + msg
 }
 
-var targetKeys = map[string]bool{"name": true, "url": true, "role": true, "engine": true, "pool": true, "labels": true, "iteration_stats": true, "serves": true}
+var targetKeys = map[string]bool{"name": true, "url": true, "role": true, "engine": true, "pool": true, "labels": true, "iteration_stats": true, "forward_pass_metrics": true, "serves": true}
 
 // UnmarshalYAML records the target's line. Node.Decode does not inherit the
 // decoder's KnownFields, so unknown keys are checked here.
@@ -253,7 +260,7 @@ func (t *Target) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if k := n.Content[i]; !targetKeys[k.Value] {
-				return fmt.Errorf("line %d: field %s not found in target (want name, url, role, engine, pool, labels, iteration_stats, serves)", k.Line, k.Value)
+				return fmt.Errorf("line %d: field %s not found in target (want name, url, role, engine, pool, labels, iteration_stats, forward_pass_metrics, serves)", k.Line, k.Value)
 			}
 		}
 	}
@@ -438,6 +445,29 @@ func (t Target) validate() error {
 	if t.IterationStats && t.Role == "" {
 		return fmt.Errorf("iteration_stats needs role: prefill or decode (the JSON records do not say)")
 	}
+	return validForwardPass(t.ForwardPassMetrics, eng)
+}
+
+// validForwardPass checks forward_pass_metrics: vLLM's and SGLang's, each
+// a tcp://host:port endpoint, none twice.
+func validForwardPass(eps []string, eng engine.Engine) error {
+	if len(eps) == 0 {
+		return nil
+	}
+	if eng != engine.VLLM && eng != engine.SGLang && eng != engine.EngineAuto {
+		return fmt.Errorf("forward_pass_metrics are vLLM's and SGLang's; engine is %s", eng)
+	}
+	seen := map[string]bool{}
+	for _, ep := range eps {
+		u, err := url.Parse(ep)
+		if err != nil || u.Scheme != "tcp" || u.Hostname() == "" || u.Port() == "" || u.Path != "" {
+			return fmt.Errorf("forward_pass_metrics %q: want tcp://host:port", ep)
+		}
+		if seen[ep] {
+			return fmt.Errorf("forward_pass_metrics %q listed twice", ep)
+		}
+		seen[ep] = true
+	}
 	return nil
 }
 
@@ -462,7 +492,7 @@ func TargetFlag(role, value string) Target {
 // example), defined at source.
 func TargetFrom(t engine.Target, definedAt string) Target {
 	return Target{Name: t.Name, URL: t.URL, Role: string(t.Role), Engine: string(t.Engine), Labels: t.Labels,
-		IterationStats: t.IterationStats, DefinedAt: definedAt}
+		IterationStats: t.IterationStats, ForwardPassMetrics: t.ForwardPassMetrics, DefinedAt: definedAt}
 }
 
 // Check validates a target found at run time (a discovered pod), as

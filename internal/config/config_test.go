@@ -66,6 +66,27 @@ func TestErrorsNameFileAndLine(t *testing.T) {
 	f("targets: [{url: 'http://a:1/m', engine: tgi}]\n", "engine \"tgi\"")
 	f("kv_bytes_per_request: 5\nmodel: {config: c.json, seq_len: 8192}\ntargets: [{url: 'http://a:1/m'}]\n", "not both")
 	f(":\n  - [\n", "ptdmon.yaml")
+	f("targets:\n  - url: http://a:1/m\n    forward_pass_metrics: [\"http://a:20380\"]\n", "ptdmon.yaml:2: target \"a:1\": forward_pass_metrics \"http://a:20380\": want tcp://host:port")
+	f("targets:\n  - url: http://a:1/m\n    forward_pass_metrics: [\"tcp://a\"]\n", "forward_pass_metrics \"tcp://a\": want tcp://host:port")
+	f("targets:\n  - url: http://a:1/m\n    engine: trtllm\n    forward_pass_metrics: [\"tcp://a:1\"]\n", "forward_pass_metrics are vLLM's and SGLang's; engine is trtllm")
+	f("targets:\n  - url: http://a:1/m\n    forward_pass_metrics: [\"tcp://a:1\", \"tcp://a:1\"]\n", "\"tcp://a:1\" listed twice")
+	f("targets:\n  - url: http://a:1/m\n    forward_pass_metrics: tcp://a:1\n", "ptdmon.yaml:3")
+}
+
+// forward_pass_metrics reaches the target the scheduler reads.
+func TestForwardPassMetricsResolve(t *testing.T) {
+	c, err := Parse([]byte("targets:\n  - url: http://a:1/m\n    engine: sglang\n    forward_pass_metrics: [\"tcp://a:20380\", \"tcp://a:20381\"]\n"), "ptdmon.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDefaults()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	got := c.Targets[0].Resolve().ForwardPassMetrics
+	if len(got) != 2 || got[0] != "tcp://a:20380" || got[1] != "tcp://a:20381" {
+		t.Errorf("resolved endpoints %q", got)
+	}
 }
 
 func TestTargetFlag(t *testing.T) {

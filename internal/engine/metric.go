@@ -57,6 +57,11 @@ const (
 	// capacity (a router's overload shedding, an engine's admission caps
 	// and queue limits): offered load = served + shed.
 	Shed
+	// ForwardPassSeconds: the wall time of the engine's model executions
+	// from its forward-pass metrics (vLLM, SGLang over ZeroMQ, read by
+	// internal/fpm), one series per DP rank; its rate is each rank's busy
+	// fraction.
+	ForwardPassSeconds
 	numCounters
 )
 
@@ -235,6 +240,7 @@ var metricNames = [numMetrics]string{
 	// Busy-time signals: what a stage's scheduler and GPU spent working.
 	SchedulerIdle:      "scheduler_idle_seconds",
 	BusySeconds:        "busy_seconds",
+	ForwardPassSeconds: "forward_pass_seconds",
 	ForwardOccupancy:   "forward_occupancy_ratio",
 	ContextRequests:    "requests_context",
 	GenerationRequests: "requests_generation",

@@ -15,6 +15,7 @@ const LabelMaxNumSeqs = "ptd_max_num_seqs"
 // Busy bases: where an instance's busy fraction comes from, best first
 // (docs/advisor.md#busy-time). The stage's is its weakest instance's.
 const (
+	BasisForwardPass = "forward_pass" // the model executions' wall time, from the forward-pass metrics (vLLM, SGLang)
 	BasisBusyCounter = "busy_seconds" // the engine's own busy seconds (TensorRT-LLM's iteration statistics)
 	BasisIdleCounter = "idle_seconds" // 1 − the scheduler's idle seconds (SGLang)
 	BasisOccupancy   = "occupancy"    // the forward occupancy gauge, averaged (SGLang)
@@ -22,11 +23,12 @@ const (
 	BasisStepTime    = "step_time"    // steps × the mean inter-token latency (vLLM decode)
 	BasisSampled     = "sampled"      // the share of scrapes with an iteration under way (TensorRT-LLM)
 	BasisMaxNumSeqs  = "max_num_seqs" // the batch limit the configuration gives
+	BasisKVCache     = "kv_cache"     // the requests the KV cache holds, fewer than max_num_seqs
 )
 
 // busyRank orders the bases from strongest to weakest.
 var busyRank = map[string]int{
-	BasisBusyCounter: 0, BasisIdleCounter: 1, BasisOccupancy: 2,
+	BasisForwardPass: 0, BasisBusyCounter: 0, BasisIdleCounter: 1, BasisOccupancy: 2,
 	BasisPrefillTime: 3, BasisStepTime: 3, BasisSampled: 4,
 }
 
@@ -40,6 +42,7 @@ type work struct {
 	hasRun    bool
 	limit     float64 // the largest batch it can run
 	limitBase string  // "" when not known
+	kvHeld    float64 // the requests its KV cache holds; 0 when not known
 	// linkBusy is transfer-seconds per second of the connector's transfer
 	// time histogram, and linkBytes the KV bytes/s moved over the same
 	// samples: their ratio is one transfer's speed.
@@ -56,7 +59,8 @@ func (r *instanceRead) work() work {
 	w.busy, w.busyBasis = r.busyFraction()
 	if r.role == engine.Decode {
 		w.running, w.hasRun = r.gaugeMean(engine.Running)
-		w.limit, w.limitBase = r.batchLimit()
+		w.kvHeld = r.kvHeldBatch()
+		w.limit, w.limitBase = r.batchLimit(w.kvHeld)
 	}
 	if x, ok := r.t.histTotals(engine.KVXferTime.HistogramIndex(), r.now, r.window); ok && x.seconds > 0 && x.count > 0 && r.t.has(engine.KVBytes) {
 		if b, _, _ := r.t.windowed(engine.KVBytes, r.now, r.window); b.OK() && b.V > 0 {
@@ -71,6 +75,11 @@ func (r *instanceRead) work() work {
 func (r *instanceRead) busyFraction() (float64, string) {
 	t := r.t
 	// has first: a counter's absence costs its reason's string.
+	if t.has(engine.ForwardPassSeconds) {
+		if b := r.windowed(engine.ForwardPassSeconds); b.OK() {
+			return clamp01(b.V / float64(max(t.seriesN[engine.ForwardPassSeconds], 1))), BasisForwardPass
+		}
+	}
 	if t.has(engine.BusySeconds) {
 		if b := r.windowed(engine.BusySeconds); b.OK() {
 			return clamp01(b.V / float64(max(t.seriesN[engine.BusySeconds], 1))), BasisBusyCounter
@@ -189,15 +198,42 @@ func (r *instanceRead) stepBusy() (float64, bool) {
 }
 
 // batchLimit is the largest batch a decode instance can run and its basis:
-// the configured max_num_seqs. The batch its KV cache would hold (the
-// running batch over the cache's used share) is no limit to go by: requests
-// waiting for their KV hold cache too, and a cache full of them reads as a
-// small batch limit (docs/advisor.md#decode-batch).
-func (r *instanceRead) batchLimit() (float64, string) {
-	if n := r.t.maxNumSeqs; n > 0 {
-		return float64(n), BasisMaxNumSeqs
+// the configured max_num_seqs, or the requests its KV cache holds where
+// that is fewer (docs/advisor.md#decode-batch). The cache alone gives no
+// limit: the engine's own batch limit may be below it.
+func (r *instanceRead) batchLimit(kvHeld float64) (float64, string) {
+	n := r.t.maxNumSeqs
+	switch {
+	case n <= 0:
+		return 0, ""
+	case kvHeld > 0 && kvHeld < float64(n):
+		return kvHeld, BasisKVCache
 	}
-	return 0, ""
+	return float64(n), BasisMaxNumSeqs
+}
+
+// kvHeldBatch is the requests a decode instance's KV cache holds at once:
+// its tokens (blocks × block size) over a running request's, which is its
+// prompt and on average half its output, and half a block its last block
+// leaves empty; the prompt and output from the tokens and requests done
+// over the window. 0 when a signal is missing. The cache's used share is no
+// guide: requests waiting for their KV hold cache too, and a cache full of
+// them would read as a small batch.
+func (r *instanceRead) kvHeldBatch() float64 {
+	blocks, ok := r.gaugeMean(engine.KVBlocks)
+	if !ok || blocks <= 0 {
+		return 0
+	}
+	size, ok := r.gaugeMean(engine.KVBlockSize)
+	if !ok || size <= 0 {
+		return 0
+	}
+	done, prompt, output := r.windowed(engine.Completed), r.windowed(engine.PromptTokens), r.windowed(engine.GenerationTokens)
+	if !done.OK() || done.V <= 0 || !prompt.OK() || !output.OK() {
+		return 0
+	}
+	perRequest := (prompt.V+output.V/2)/done.V + size/2
+	return blocks * size / perRequest
 }
 
 // gaugeMean is gauge m's mean over the window's samples.
@@ -253,6 +289,8 @@ type workSum struct {
 	running, limit  float64
 	runOf, limitOf  int
 	limitBasis      string
+	kvHeld          float64
+	kvHeldOf        int
 	linkBusy, bytes float64
 	linkOf          int
 }
@@ -272,7 +310,14 @@ func (s *workSum) add(w *work) {
 	if w.limitBase != "" {
 		s.limit += w.limit
 		s.limitOf++
-		s.limitBasis = w.limitBase
+		// An instance held back by its cache names the stage's limit.
+		if s.limitBasis != BasisKVCache {
+			s.limitBasis = w.limitBase
+		}
+	}
+	if w.kvHeld > 0 {
+		s.kvHeld += w.kvHeld
+		s.kvHeldOf++
 	}
 }
 
@@ -305,6 +350,8 @@ func (s *workSum) set(sp *StagePoint, role string) {
 		b.Running = Val(s.running)
 	}
 	switch {
+	case s.limitOf == 0 && s.kvHeldOf == sp.Up && sp.Up > 0:
+		b.Limit = Absent("max_num_seqs not set (the KV caches hold " + strconv.FormatFloat(s.kvHeld, 'f', 0, 64) + " requests: the batch limit is that or less)")
 	case s.limitOf == 0:
 		b.Limit = Absent("max_num_seqs not set")
 	case s.limitOf < sp.Up:

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +32,23 @@ func TestBusyFraction(t *testing.T) {
 			o.Counters = append(o.Counters, engine.CounterValue{Metric: engine.SchedulerIdle, Series: 7, Value: 0.7 * s},
 				engine.CounterValue{Metric: engine.SchedulerIdle, Series: 8, Value: 0.5 * s})
 		}, 0.4, BasisIdleCounter, nil},
+		{"vLLM forward passes, two ranks 0.3 s and 0.5 s a second, beside the prefill time", engine.VLLM, engine.Prefill, func(o *engine.Observation, s float64) {
+			o.Counters = append(o.Counters, engine.CounterValue{Metric: engine.ForwardPassSeconds, Series: 7, Value: 0.3 * s},
+				engine.CounterValue{Metric: engine.ForwardPassSeconds, Series: 8, Value: 0.5 * s})
+			hist(o, engine.PrefillTime, 2*s, 0.4*s)
+			hist(o, engine.IterationTokens, s, 16384*s)
+		}, 0.4, BasisForwardPass, nil},
+		// A lost message makes the forward passes unknown (NaN) now: the
+		// prefill time stands in.
+		{"vLLM forward passes unknown now, the prefill time stands in", engine.VLLM, engine.Prefill, func(o *engine.Observation, s float64) {
+			v := 0.3 * s
+			if s == 10 {
+				v = math.NaN()
+			}
+			o.Counters = append(o.Counters, engine.CounterValue{Metric: engine.ForwardPassSeconds, Series: 7, Value: v})
+			hist(o, engine.PrefillTime, 2*s, 0.4*s)
+			hist(o, engine.IterationTokens, s, 16384*s)
+		}, 0.2, BasisPrefillTime, nil},
 		{"TensorRT-LLM, 0.35 busy seconds a second", engine.TensorRTLLM, engine.Prefill, func(o *engine.Observation, s float64) {
 			o.Counters = append(o.Counters, engine.CounterValue{Metric: engine.BusySeconds, Series: 7, Value: 0.35 * s})
 		}, 0.35, BasisBusyCounter, nil},
@@ -106,4 +124,42 @@ func TestBusyNeedsEveryInstance(t *testing.T) {
 		p = l.Tick(at(s + 0.5))
 	}
 	wantAbsent(t, "prefill busy", p.Prefill.Busy, "1 of 2 prefill instances export no busy-time signal")
+}
+
+// The batch a decode instance can run is the lesser of max_num_seqs and
+// what its KV cache holds: 2000 blocks of 16 tokens, requests of 1000-token
+// prompts and 200-token outputs holding 1000 + 100 + 8 tokens each on
+// average, 28.9 requests.
+func TestKVHeldBatch(t *testing.T) {
+	const held = 2000 * 16 / (1000 + 100 + 8.0)
+	f := func(name, maxNumSeqs string, blocks float64, want Num, basis string) {
+		t.Helper()
+		l := New(Config{Interval: time.Second, Window: 5 * time.Second})
+		var labels map[string]string
+		if maxNumSeqs != "" {
+			labels = map[string]string{LabelMaxNumSeqs: maxNumSeqs}
+		}
+		l.SetTargets([]engine.Target{{Name: "d", Role: engine.Decode, Engine: engine.VLLM, Labels: labels}})
+		var p Point
+		for s := 0.0; s <= 10; s++ {
+			g := map[engine.Metric]float64{engine.Running: 12, engine.KVBlockSize: 16}
+			if blocks > 0 {
+				g[engine.KVBlocks] = blocks
+			}
+			o := obs(engine.Decode, 2*s, math.NaN(), g)
+			o.Counters = append(o.Counters, engine.CounterValue{Metric: engine.PromptTokens, Series: 3, Value: 2000 * s},
+				engine.CounterValue{Metric: engine.GenerationTokens, Series: 4, Value: 400 * s})
+			l.Record(Scrape{Target: "d", Time: at(s), Obs: o})
+			p = l.Tick(at(s + 0.5))
+		}
+		b := p.Decode.Batch
+		if b == nil || b.Limit.OK() != want.OK() || (want.OK() && math.Abs(b.Limit.V-want.V) > 1e-9) ||
+			(!want.OK() && !strings.Contains(b.Limit.Why, want.Why)) || b.LimitBasis != basis {
+			t.Errorf("%s: batch %+v, want limit %+v (%s)", name, b, want, basis)
+		}
+	}
+	f("the cache holds fewer than max_num_seqs", "64", 2000, Val(held), BasisKVCache)
+	f("max_num_seqs is the lesser", "16", 2000, Val(16), BasisMaxNumSeqs)
+	f("no cache size: max_num_seqs", "64", 0, Val(64), BasisMaxNumSeqs)
+	f("the cache alone is no limit", "", 2000, Absent("the KV caches hold 29 requests"), "")
 }

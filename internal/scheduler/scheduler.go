@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/fpm"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/parse"
 	"github.com/ptdmon/ptdmon/internal/scrape"
@@ -29,8 +30,11 @@ type Options struct {
 	// FollowRedirects follows redirects to other hosts and ports too.
 	FollowRedirects bool
 	KVSource        engine.KVSource
-	Client          *http.Client
-	Logger          *slog.Logger
+	// Window is the ledger's window: forward-pass busy time stays unknown
+	// this long after a lost message (default a minute).
+	Window time.Duration
+	Client *http.Client
+	Logger *slog.Logger
 }
 
 // Scheduler owns the scrape loops.
@@ -175,10 +179,11 @@ func (c *Scheduler) run(ctx context.Context, t engine.Target) {
 		return
 	case <-timer.C:
 	}
+	feed := c.forwardPass(ctx, t)
 	tk := time.NewTicker(c.opts.Interval)
 	defer tk.Stop()
 	for {
-		c.once(ctx, t, f, r)
+		c.once(ctx, t, f, r, feed)
 		select {
 		case <-ctx.Done():
 			return
@@ -187,7 +192,26 @@ func (c *Scheduler) run(ctx context.Context, t engine.Target) {
 	}
 }
 
-func (c *Scheduler) once(ctx context.Context, t engine.Target, f *scrape.Fetcher, r engine.BodyReader) {
+// forwardPass subscribes to the target's forward-pass metrics until ctx
+// ends; nil when it lists none.
+func (c *Scheduler) forwardPass(ctx context.Context, t engine.Target) *fpm.Feed {
+	if len(t.ForwardPassMetrics) == 0 {
+		return nil
+	}
+	quarantine := c.opts.Window
+	if quarantine <= 0 {
+		quarantine = time.Minute
+	}
+	feed := fpm.NewFeed(t.ForwardPassMetrics, quarantine)
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		fpm.Run(ctx, feed, t.ForwardPassMetrics, c.opts.Logger.With("target", t.Name))
+	}()
+	return feed
+}
+
+func (c *Scheduler) once(ctx context.Context, t engine.Target, f *scrape.Fetcher, r engine.BodyReader, feed *fpm.Feed) {
 	res, err := f.Fetch(ctx)
 	defer f.Release()
 	if ctx.Err() != nil {
@@ -207,6 +231,9 @@ func (c *Scheduler) once(ctx context.Context, t engine.Target, f *scrape.Fetcher
 		s.Reason = ReadFailureReason(err)
 		c.ledger.Record(s)
 		return
+	}
+	if feed != nil {
+		feed.AddTo(obs, at)
 	}
 	s.Obs = obs
 	s.Samples = obs.Samples

@@ -208,6 +208,7 @@ func newPipeline(ctx context.Context, cfg *config.Config, targets []engine.Targe
 		BodyBudget:      cfg.BodyBudgetBytes,
 		FollowRedirects: cfg.FollowRedirects,
 		KVSource:        kv,
+		Window:          cfg.Window.Duration,
 		Client:          opts.Client,
 		Logger:          log,
 	})

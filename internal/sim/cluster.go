@@ -34,6 +34,10 @@ type Options struct {
 	// WallClockOffsets shift the host wall clock of TensorRT-LLM instances,
 	// by instance name: the `timestamp` of their JSON iteration stats.
 	WallClockOffsets map[string]time.Duration
+	// ForwardPassMetrics: vLLM and SGLang engines publish forward-pass
+	// metrics over ZeroMQ, as with --forward-pass-metrics-port
+	// (forwardpass.go); Targets lists the endpoints.
+	ForwardPassMetrics bool
 }
 
 // Cluster runs a Model behind one HTTP server per instance plus a control
@@ -51,6 +55,7 @@ type Cluster struct {
 	wg      sync.WaitGroup
 	once    sync.Once
 	bufs    sync.Pool
+	fpm     []*fpmPublisher
 }
 
 type liveInstance struct {
@@ -107,6 +112,12 @@ func Start(ctx context.Context, sc Scenario, opts Options) (*Cluster, error) {
 		}
 		c.insts = append(c.insts, li)
 		c.serve(li, ln)
+	}
+	if opts.ForwardPassMetrics {
+		if err := c.startForwardPass(opts.ListenHost); err != nil {
+			c.Close()
+			return nil, err
+		}
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(opts.ListenHost, "0"))
 	if err != nil {
@@ -187,7 +198,9 @@ func (c *Cluster) run(ctx context.Context) {
 
 func (c *Cluster) reconcile() {
 	c.mu.Lock()
-	c.model.AdvanceTo(c.offset(c.opts.Clock()))
+	now := c.opts.Clock()
+	c.model.AdvanceTo(c.offset(now))
+	passes := c.forwardPassMessages(now)
 	type change struct {
 		li   *liveInstance
 		down bool
@@ -200,6 +213,7 @@ func (c *Cluster) reconcile() {
 		}
 	}
 	c.mu.Unlock()
+	c.sendForwardPass(passes)
 	for _, ch := range changes {
 		if ch.down {
 			c.log.Info("sim instance down", "instance", ch.li.info.Name)
@@ -346,7 +360,7 @@ func (c *Cluster) Targets() []ptd.Target {
 	for _, li := range c.insts {
 		path := c.model.profileOf(li.info.Name).metricsPath()
 		out = append(out, ptd.Target{Name: li.info.Name, URL: "http://" + li.addr + path,
-			Role: ptd.Role(li.info.Role), Engine: ptd.Engine(li.info.Engine)})
+			Role: ptd.Role(li.info.Role), Engine: ptd.Engine(li.info.Engine), ForwardPassMetrics: c.ForwardPassMetrics(li.info.Name)})
 	}
 	return out
 }
@@ -410,6 +424,9 @@ func (c *Cluster) Close() error {
 			c.control.Close()
 		}
 		c.wg.Wait()
+		for _, p := range c.fpm {
+			p.sock.Close()
+		}
 	})
 	return nil
 }

@@ -38,6 +38,9 @@ func (c *Cluster) PtdmonYAML(seed int64) string {
 		if n := c.MaxNumSeqs(t.Name); n > 0 {
 			fmt.Fprintf(&b, "    labels: {ptd_max_num_seqs: \"%d\"}\n", n)
 		}
+		if len(t.ForwardPassMetrics) > 0 {
+			fmt.Fprintf(&b, "    forward_pass_metrics: [\"%s\"]\n", strings.Join(t.ForwardPassMetrics, `", "`))
+		}
 	}
 	return b.String()
 }
