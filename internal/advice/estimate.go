@@ -48,6 +48,7 @@ const (
 type sample struct {
 	t                time.Time
 	rate, work, size float64
+	step             float64 // decode's mean step time, seconds; 0 when unknown
 	up               int
 	basis            string
 }
@@ -135,7 +136,11 @@ func decodeSample(s ledger.StagePoint) (sample, string) {
 	case !b.Limit.OK():
 		return sample{}, b.Limit.Why
 	}
-	return sample{rate: s.Window.V, work: b.Running.V, size: b.Limit.V, up: s.Up, basis: b.LimitBasis}, ""
+	step := 0.0
+	if b.Step.OK() && b.Step.V > 0 {
+		step = b.Step.V
+	}
+	return sample{rate: s.Window.V, work: b.Running.V, size: b.Limit.V, step: step, up: s.Up, basis: b.LimitBasis}, ""
 }
 
 // kvSample: the bytes moved per transfer-second, and the bytes of a request.
@@ -205,13 +210,18 @@ func (e *estimator) estimate(i int) (estimate, string) {
 		if work*span/n < minRunSeconds {
 			return estimate{}, fmt.Sprintf("no estimate below saturation: decode ran %.1f request-seconds of the %.0f needed", work*span/n, float64(minRunSeconds))
 		}
-		// Each running request completes at rate/running; the instances
-		// run at most their batch limit at once.
-		total := rate / work * size / n
+		// Each running request completes at rate/running, one token a
+		// step; the instances run at most their batch limit at once, and
+		// a step of a larger batch is longer by what the fit of the
+		// steps against the batches shows.
+		batch, limit := work/n/up, size/n/up // per instance
+		g := fitSteps(ss)
+		slower, how := g.slowdown(batch, limit)
+		total := rate / work * size / n / slower
 		est.perInstance = total / up
-		est.utilisation = (work / n) / (size / n)
+		est.utilisation = (work / n) / (size / n) * slower
 		est.basis = BasisBatch
-		est.detail = fmt.Sprintf("%.2f req/s from a batch of %.1f, limit %.0f (%s), in the last %.0f s", rate/n, work/n, size/n, basis, span)
+		est.detail = fmt.Sprintf("%.2f req/s from a batch of %.1f, limit %.0f (%s), %s, in the last %.0f s", rate/n, work/n, size/n, basis, how, span)
 	default:
 		if work <= 0 || size <= 0 {
 			return estimate{}, "no estimate below saturation: no KV transfer in the last minute"

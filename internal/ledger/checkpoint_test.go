@@ -41,21 +41,35 @@ func ckptLedger(cfg Config) *Ledger {
 // ckptInputs feeds l the inputs of second s: instances with and without
 // KV, one in another zone, one that fails then goes stale, one that comes
 // every other second.
-func ckptInputs(l *Ledger, s int) time.Time {
+func ckptInputs(l *Ledger, s int) time.Time { return ckptInputsOf(l, s, false) }
+
+// ckptInputsOf is ckptInputs, with the decode instances' inter-token
+// latency when steps is set.
+func ckptInputsOf(l *Ledger, s int, steps bool) time.Time {
 	east := time.FixedZone("UTC+5", 5*3600)
 	now := at(float64(s))
 	g := map[engine.Metric]float64{engine.Running: float64(s % 4), engine.KVUsage: 0.1 * float64(s%10)}
+	// Decode's tokens, 20 ms apart: its step time.
+	itl := func(o *engine.Observation) *engine.Observation {
+		if !steps {
+			return o
+		}
+		n := float64(10 * s)
+		o.Histograms[engine.ITL.HistogramIndex()] = engine.Histogram{Present: true, HasSum: true, HasCount: true, Sum: 0.02 * n, Count: n,
+			Buckets: []engine.Bucket{{UpperBound: 0.05, Count: n}, {UpperBound: math.Inf(1), Count: n}}}
+		return o
+	}
 	l.Record(Scrape{Target: "p0", Time: now.Add(-time.Millisecond), Obs: obs(engine.Prefill, float64(3*s), float64(s<<20), g)})
 	l.Record(Scrape{Target: "p1", Time: now.Add(-2 * time.Millisecond), Obs: obs(engine.Prefill, float64(s), math.NaN(), nil)})
-	l.Record(Scrape{Target: "d0", Time: now.Add(-3 * time.Millisecond).In(east), Obs: obs(engine.Decode, float64(2*s), float64(s<<19), g)})
+	l.Record(Scrape{Target: "d0", Time: now.Add(-3 * time.Millisecond).In(east), Obs: itl(obs(engine.Decode, float64(2*s), float64(s<<19), g))})
 	switch {
 	case s < 30:
-		l.Record(Scrape{Target: "d1", Time: now, Obs: obs(engine.Decode, float64(s), 0, nil)})
+		l.Record(Scrape{Target: "d1", Time: now, Obs: itl(obs(engine.Decode, float64(s), 0, nil))})
 	case s < 60:
 		l.Record(Scrape{Target: "d1", Time: now, Err: errors.New("connection refused " + fmt.Sprint(s%3))})
 	}
 	if s%2 == 0 {
-		l.Record(Scrape{Target: "x0", Time: now, Obs: obs(engine.Decode, float64(s), math.NaN(), nil)})
+		l.Record(Scrape{Target: "x0", Time: now, Obs: itl(obs(engine.Decode, float64(s), math.NaN(), nil))})
 	}
 	return now
 }
@@ -81,12 +95,18 @@ func samePoints(a, b Point) string {
 // taking them every tick as a recorder does, and returns the ledger and
 // the pieces.
 func checkpointed(t *testing.T, ticks int) (*Ledger, [][]byte) {
+	return checkpointedOf(t, ticks, false)
+}
+
+// checkpointedOf is checkpointed, the decode instances with a step time
+// when steps is set.
+func checkpointedOf(t *testing.T, ticks int, steps bool) (*Ledger, [][]byte) {
 	t.Helper()
 	l := ckptLedger(Config{History: ticks})
 	l.KeepCheckpoints()
 	var pieces [][]byte
 	for s := 0; s < ticks; s++ {
-		l.Tick(ckptInputs(l, s))
+		l.Tick(ckptInputsOf(l, s, steps))
 		ps, err := l.Checkpoint()
 		if err != nil {
 			t.Fatal(err)
@@ -265,8 +285,11 @@ func TestCheckpointRefusesWhatItCannotTrust(t *testing.T) {
 // (testdata/checkpoint-v1.pieces.gz: checkpointed(t, 40)'s, each after its
 // length as a uvarint) restore to the points computed now from the same
 // inputs: the layout of a piece and the names of its fields hold.
-func TestCheckpointRestoresEarlierPieces(t *testing.T) {
-	f, err := os.Open("testdata/checkpoint-v1.pieces.gz")
+// readPieces reads the checkpoint pieces of a testdata file: each after its
+// length as a uvarint, gzip-compressed.
+func readPieces(t *testing.T, name string) [][]byte {
+	t.Helper()
+	f, err := os.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,10 +306,62 @@ func TestCheckpointRestoresEarlierPieces(t *testing.T) {
 	for len(b) > 0 {
 		n, k := binary.Uvarint(b)
 		if k <= 0 || uint64(len(b)-k) < n {
-			t.Fatal("testdata/checkpoint-v1.pieces.gz is cut short")
+			t.Fatalf("%s is cut short", name)
 		}
 		pieces, b = append(pieces, b[k:k+int(n)]), b[k+int(n):]
 	}
+	return pieces
+}
+
+// Version-2 pieces kept no decode step time: restored, it is absent and
+// says why; everything else is as computed now.
+func TestCheckpointRestoresVersion2Pieces(t *testing.T) {
+	pieces := readPieces(t, "testdata/checkpoint-v2.pieces.gz")
+	live, _ := checkpointedOf(t, 40, true)
+	want := live.Since(time.Time{})
+	l := ckptLedger(Config{History: 40})
+	n, _, err := l.Restore(pieces, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 40-3-7 || n > 40-3 {
+		t.Fatalf("restored %d points of 40", n)
+	}
+	got := l.Since(time.Time{})
+	steps := 0
+	for i := range got {
+		decodes := []*StagePoint{&got[i].Decode}
+		wants := []*StagePoint{&want[i].Decode}
+		for k := range got[i].Pools {
+			decodes = append(decodes, &got[i].Pools[k].Decode)
+			wants = append(wants, &want[i].Pools[k].Decode)
+		}
+		for k, d := range decodes {
+			if d.Batch == nil || wants[k].Batch == nil {
+				t.Fatalf("point %d: no decode batch", i)
+			}
+			if i >= n {
+				continue
+			}
+			if d.Batch.Step.OK() || !strings.Contains(d.Batch.Step.Why, "not kept by the version") {
+				t.Fatalf("point %d: step %+v from a version-2 piece", i, d.Batch.Step)
+			}
+			if wants[k].Batch.Step.OK() {
+				steps++
+			}
+			wants[k].Batch.Step = d.Batch.Step
+		}
+		if d := samePoints(want[i], got[i]); d != "" {
+			t.Fatalf("point %d: %s", i, d)
+		}
+	}
+	if steps < n/2 {
+		t.Errorf("the live points had a step time in %d restored decode stages, want at least %d", steps, n/2)
+	}
+}
+
+func TestCheckpointRestoresEarlierPieces(t *testing.T) {
+	pieces := readPieces(t, "testdata/checkpoint-v1.pieces.gz")
 	live, _ := checkpointed(t, 40)
 	want := live.Since(time.Time{})
 

@@ -43,6 +43,9 @@ type work struct {
 	limit     float64 // the largest batch it can run
 	limitBase string  // "" when not known
 	kvHeld    float64 // the requests its KV cache holds; 0 when not known
+	// step is the mean decode step over the window, seconds; 0 when
+	// unknown.
+	step float64
 	// linkBusy is transfer-seconds per second of the connector's transfer
 	// time histogram, and linkBytes the KV bytes/s moved over the same
 	// samples: their ratio is one transfer's speed.
@@ -60,6 +63,7 @@ func (r *instanceRead) work() work {
 	if r.role == engine.Decode {
 		w.running, w.hasRun = r.gaugeMean(engine.Running)
 		w.kvHeld = r.kvHeldBatch()
+		w.step = r.stepTime()
 		w.limit, w.limitBase = r.batchLimit(w.kvHeld)
 	}
 	if x, ok := r.t.histTotals(engine.KVXferTime.HistogramIndex(), r.now, r.window); ok && x.seconds > 0 && x.count > 0 && r.t.has(engine.KVBytes) {
@@ -236,6 +240,22 @@ func (r *instanceRead) kvHeldBatch() float64 {
 	return blocks * size / perRequest
 }
 
+// stepTime is a decode instance's mean step over the window: the mean
+// time between a request's tokens, else TensorRT-LLM's iteration loop time
+// or latency (in overlap mode about two loops: the fit of steps against
+// batches reads only their ratio). 0 when none is exported.
+func (r *instanceRead) stepTime() float64 {
+	if x, ok := r.t.histTotals(engine.ITL.HistogramIndex(), r.now, r.window); ok && x.count > 0 {
+		return x.sum / x.count
+	}
+	for _, m := range [...]engine.Metric{engine.IterationLoop, engine.IterationLatency} {
+		if v, ok := r.gaugeMean(m); ok && v > 0 {
+			return v
+		}
+	}
+	return 0
+}
+
 // gaugeMean is gauge m's mean over the window's samples.
 func (r *instanceRead) gaugeMean(m engine.Metric) (float64, bool) {
 	i := m.GaugeIndex()
@@ -291,6 +311,8 @@ type workSum struct {
 	limitBasis      string
 	kvHeld          float64
 	kvHeldOf        int
+	step            float64
+	stepOf          int
 	linkBusy, bytes float64
 	linkOf          int
 }
@@ -318,6 +340,10 @@ func (s *workSum) add(w *work) {
 	if w.kvHeld > 0 {
 		s.kvHeld += w.kvHeld
 		s.kvHeldOf++
+	}
+	if w.step > 0 {
+		s.step += w.step
+		s.stepOf++
 	}
 }
 
@@ -358,6 +384,14 @@ func (s *workSum) set(sp *StagePoint, role string) {
 		b.Limit = Absent(strconv.Itoa(sp.Up-s.limitOf) + " of " + strconv.Itoa(sp.Up) + " decode instances have no batch limit")
 	default:
 		b.Limit, b.LimitBasis = Val(s.limit), s.limitBasis
+	}
+	switch {
+	case s.stepOf == 0:
+		b.Step = Absent("no step time (inter-token latency or iteration time) in the window")
+	case s.stepOf < sp.Up:
+		b.Step = Absent(strconv.Itoa(sp.Up-s.stepOf) + " of " + strconv.Itoa(sp.Up) + " decode instances have no step time in the window")
+	default:
+		b.Step = Val(s.step / float64(s.stepOf))
 	}
 	sp.Batch = b
 }

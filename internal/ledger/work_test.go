@@ -163,3 +163,39 @@ func TestKVHeldBatch(t *testing.T) {
 	f("no cache size: max_num_seqs", "64", 0, Val(64), BasisMaxNumSeqs)
 	f("the cache alone is no limit", "", 2000, Absent("the KV caches hold 29 requests"), "")
 }
+
+// Decode's step time is the inter-token latency's mean over the window,
+// else the iteration's loop time or latency; absent, with the reason,
+// where an instance has none.
+func TestDecodeStepTime(t *testing.T) {
+	f := func(name string, build func(o *engine.Observation, s float64), want Num) {
+		t.Helper()
+		l := New(Config{Interval: time.Second, Window: 5 * time.Second})
+		l.SetTargets([]engine.Target{{Name: "d", Role: engine.Decode, Engine: engine.TensorRTLLM}})
+		var p Point
+		for s := 0.0; s <= 10; s++ {
+			o := obs(engine.Decode, 2*s, math.NaN(), map[engine.Metric]float64{engine.Running: 12})
+			build(o, s)
+			l.Record(Scrape{Target: "d", Time: at(s), Obs: o})
+			p = l.Tick(at(s + 0.5))
+		}
+		got := p.Decode.Batch.Step
+		if got.OK() != want.OK() || (want.OK() && math.Abs(got.V-want.V) > 1e-9) || (!want.OK() && !strings.Contains(got.Why, want.Why)) {
+			t.Errorf("%s: step %+v, want %+v", name, got, want)
+		}
+	}
+	gauge := func(m engine.Metric, v func(s float64) float64) func(*engine.Observation, float64) {
+		return func(o *engine.Observation, s float64) {
+			o.Gauges[m.GaugeIndex()], o.HasGauges[m.GaugeIndex()] = v(s), true
+		}
+	}
+	f("inter-token latency, 300 tokens 25 ms apart a second", func(o *engine.Observation, s float64) {
+		o.Histograms[engine.ITL.HistogramIndex()] = engine.Histogram{Present: true, HasSum: true, HasCount: true, Count: 300 * s, Sum: 7.5 * s,
+			Buckets: []engine.Bucket{{UpperBound: 0.05, Count: 300 * s}, {UpperBound: math.Inf(1), Count: 300 * s}}}
+		gauge(engine.IterationLoop, func(float64) float64 { return 0.5 })(o, s)
+	}, Val(0.025))
+	// The window's samples at 6 to 10 s: loops of 20 to 28 ms.
+	f("the iteration loop's mean", gauge(engine.IterationLoop, func(s float64) float64 { return 0.008 + 0.002*s }), Val(0.024))
+	f("the iteration latency", gauge(engine.IterationLatency, func(float64) float64 { return 0.04 }), Val(0.04))
+	f("nothing", func(*engine.Observation, float64) {}, Absent("no step time"))
+}

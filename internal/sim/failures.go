@@ -163,7 +163,7 @@ func (m *Model) decodePrompt(d *engine, r *request) {
 // nextStepNs is the length of decode engine d's next step: one forward
 // pass, plus the prompts of the requests it admitted for recompute.
 func (m *Model) nextStepNs(d *engine) int64 {
-	ns := int64(d.inst.grp.spec.Decode.StepTime)
+	ns := int64(d.inst.grp.spec.Decode.Step(len(d.running)))
 	d.stepTokens = len(d.running) // a token each
 	for _, r := range d.running {
 		if r.recompute && !r.recomputed {

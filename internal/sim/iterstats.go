@@ -140,6 +140,7 @@ func (m *Model) trtDecodeStep(d *engine) {
 	t := d.inst.trt
 	t.sync(d.inst)
 	prev := append(t.scratch[:0], d.running...)
+	step := d.stepNs // the step that ends now; decodeStep sets the next one's
 	m.decodeStep(d)
 	O := m.sc.OutputTokens
 	S := m.sc.InputTokens
@@ -175,7 +176,7 @@ func (m *Model) trtDecodeStep(d *engine) {
 		}
 	}
 	t.scratch = prev[:0]
-	m.trtIteration(d, int64(d.inst.grp.spec.Decode.StepTime), reqs, newActive)
+	m.trtIteration(d, step, reqs, newActive)
 }
 
 // trtIteration counts one iteration of engine e's worker and builds a

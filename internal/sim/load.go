@@ -134,7 +134,7 @@ func (g Group) load(sc Scenario) GroupLoad {
 	nD := float64(g.Decode.Instances * max(g.Decode.DP, 1))
 	// B is the mean transfer: prefix hits move less than B_request.
 	S, O, B := float64(sc.InputTokens), float64(sc.OutputTokens), g.MeanTransferBytes(sc)
-	step := g.Decode.StepTime.Seconds()
+	step := g.Decode.Step(g.Decode.MaxBatch).Seconds() // at full batch
 	tPrefill := S / g.Prefill.TokensPerSec
 	tCopy := B / (g.Transfer.BandwidthBytesPerSec / float64(g.Transfer.Threads))
 	tDecode := O*step + step
@@ -164,7 +164,7 @@ func (g Group) load(sc Scenario) GroupLoad {
 
 	offered = g.Rate
 	batch := nD * float64(g.Decode.MaxBatch) / (O * step)
-	batchLimit := fmt.Sprintf("%g decode engines × batch %d ÷ (%d tokens × %v)", nD, g.Decode.MaxBatch, sc.OutputTokens, g.Decode.StepTime)
+	batchLimit := fmt.Sprintf("%g decode engines × batch %d ÷ (%d tokens × %v)", nD, g.Decode.MaxBatch, sc.OutputTokens, g.Decode.Step(g.Decode.MaxBatch))
 	if g.gating() == GatingPrealloc {
 		hold := (1-f)*(tPrefill+tCopy) + tDecode
 		add(StageAdmission, nD*float64(g.Decode.KVSlots)/hold,

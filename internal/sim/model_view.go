@@ -44,7 +44,7 @@ func (m *Model) refresh(in *instance) {
 		}
 		s.UsedTokens = used
 		if e.stepping {
-			s.GenThroughput = float64(len(e.running)) / g.Decode.StepTime.Seconds()
+			s.GenThroughput = float64(len(e.running)) / g.Decode.Step(len(e.running)).Seconds()
 		} else {
 			s.GenThroughput = 0
 		}
@@ -120,6 +120,8 @@ type StageState struct {
 	PrefillBusy, TransferBusy, DecodeBusy time.Duration
 	PrefillEngines, DecodeEngines         int
 	Dropped                               uint64
+	// DecodeTokens are the tokens decode generated, cumulative.
+	DecodeTokens uint64
 }
 
 // State returns the current StageState.
@@ -142,6 +144,7 @@ func (m *Model) State() StageState {
 			st.DecodeWaiting += len(e.ready)
 			st.DecodeRunning += len(e.running)
 			st.DecodeBusy += time.Duration(e.occNs)
+			st.DecodeTokens += e.stats.GenTokens
 		}
 	}
 	return st

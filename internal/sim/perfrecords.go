@@ -38,7 +38,7 @@ func trtRecordOf(r *request, d *engine, now int64) trtRecord {
 		id: trtDisaggID(r), ctx: r.p.inst, gen: d.inst,
 		arrival: r.arrival, pStart: r.pStart, pEnd: r.pEnd,
 		xferStart: r.xferStart, kvEnd: r.dReady, dStart: r.dStart, first: r.firstTok,
-		done: now, step: int64(d.inst.grp.spec.Decode.StepTime), tokens: r.generated,
+		done: now, step: int64(d.inst.grp.spec.Decode.Step(len(d.running))), tokens: r.generated,
 	}
 }
 

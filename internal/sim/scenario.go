@@ -159,8 +159,11 @@ type DecodeSpec struct {
 	Instances int           `yaml:"instances" json:"instances"`
 	DP        int           `yaml:"dp" json:"dp"`
 	StepTime  time.Duration `yaml:"step_time" json:"step_time"` // one token for every running request
-	MaxBatch  int           `yaml:"max_batch" json:"max_batch"` // running requests
-	KVSlots   int           `yaml:"kv_slots" json:"kv_slots"`   // resident requests: receiving + waiting + running
+	// StepTimePerRequest is what each running request adds to a step (the
+	// KV it reads): a step of n requests takes StepTime + n × this.
+	StepTimePerRequest time.Duration `yaml:"step_time_per_request" json:"step_time_per_request,omitempty"`
+	MaxBatch           int           `yaml:"max_batch" json:"max_batch"` // running requests
+	KVSlots            int           `yaml:"kv_slots" json:"kv_slots"`   // resident requests: receiving + waiting + running
 }
 
 // Restart takes one instance down at At (since start) for Down; its process
@@ -211,8 +214,13 @@ func (g Group) BytesPerRequest(sc Scenario) int64 {
 func (g Group) CapacityPerEngine(sc Scenario) (prefill, kv, decode float64) {
 	prefill = g.Prefill.TokensPerSec / float64(sc.InputTokens)
 	kv = g.Transfer.BandwidthBytesPerSec / float64(g.BytesPerRequest(sc))
-	decode = float64(g.Decode.MaxBatch) / (float64(sc.OutputTokens) * g.Decode.StepTime.Seconds())
+	decode = float64(g.Decode.MaxBatch) / (float64(sc.OutputTokens) * g.Decode.Step(g.Decode.MaxBatch).Seconds())
 	return
+}
+
+// Step is the time of a decode step of n running requests.
+func (d DecodeSpec) Step(n int) time.Duration {
+	return d.StepTime + time.Duration(n)*d.StepTimePerRequest
 }
 
 func baseScenario() Scenario {
@@ -446,6 +454,9 @@ func (sc Scenario) Validate() error {
 		}
 		if g.Decode.StepTime <= 0 {
 			return bad(p+".decode.step_time", "must be > 0")
+		}
+		if g.Decode.StepTimePerRequest < 0 {
+			return bad(p+".decode.step_time_per_request", "must be >= 0")
 		}
 		if g.Decode.MaxBatch <= 0 {
 			return bad(p+".decode.max_batch", "must be > 0")

@@ -27,9 +27,10 @@ import (
 
 // CheckpointVersion changes with any change of a piece's layout or of the
 // segments' encoding; a piece of another version is not restored, but for
-// version 1, whose points lack the stages' work (busy instances, decode
-// batch, link busy time): they are restored with those absent.
-const CheckpointVersion = 2
+// versions 1 and 2: version 1's points lack the stages' work (busy
+// instances, decode batch, link busy time), version 2's decode's step
+// time; they are restored with those absent.
+const CheckpointVersion = 3
 
 // whyEarlierPiece is the reason of the values a version-1 piece lacks.
 const whyEarlierPiece = "not kept by the version of ptdmon that recorded this point"
@@ -222,7 +223,7 @@ func ParseCheckpointHeader(b []byte) (CheckpointHeader, []byte, error) {
 	if len(b) < 5+8 || !bytes.Equal(b[:4], checkpointMagic[:]) {
 		return h, nil, errors.New("not a checkpoint")
 	}
-	if b[4] != CheckpointVersion && b[4] != 1 {
+	if b[4] != CheckpointVersion && b[4] != 1 && b[4] != 2 {
 		return h, nil, fmt.Errorf("checkpoint version %d: %w", b[4], ErrCheckpointMismatch)
 	}
 	h.Version = b[4]
@@ -366,6 +367,12 @@ func decodePiece(b []byte) (pts []point.Point, err error) {
 			}
 		}
 	}
+	if hd.Version == 2 {
+		// What version 3 added: decode's step time.
+		for i := range pc.Points {
+			withoutStep(&pc.Points[i])
+		}
+	}
 	var rd *segReader
 	for i := range pc.Points {
 		if k := pc.Seg[i]; k >= 0 {
@@ -386,6 +393,20 @@ func grow[T any](s []T, code uint32) []T {
 	return append(s, make([]T, int(code)+1-len(s))...)
 }
 
+// withoutStep marks decode's step time, which a version-2 piece did not
+// keep, as absent.
+func withoutStep(p *point.Point) {
+	step := func(s *point.StagePoint) {
+		if s.Batch != nil {
+			s.Batch.Step = point.Absent(whyEarlierPiece)
+		}
+	}
+	step(&p.Decode)
+	for i := range p.Pools {
+		step(&p.Pools[i].Decode)
+	}
+}
+
 // withoutWork marks what a version-1 piece did not keep as absent.
 func withoutWork(p *point.Point) {
 	stage := func(s *point.StagePoint) {
@@ -396,7 +417,7 @@ func withoutWork(p *point.Point) {
 	}
 	batch := func(s *point.StagePoint) {
 		none := point.Absent(whyEarlierPiece)
-		s.Batch = &point.Batch{Running: none, Limit: none}
+		s.Batch = &point.Batch{Running: none, Limit: none, Step: none}
 	}
 	stage(&p.Prefill)
 	stage(&p.Decode)

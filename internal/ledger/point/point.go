@@ -63,6 +63,13 @@ type Batch struct {
 	Running    Num    `json:"running_mean"`
 	Limit      Num    `json:"limit"`
 	LimitBasis string `json:"limit_basis,omitempty"`
+	// Step is the mean time between a request's tokens over the window
+	// (the inter-token latency's mean, a decode step's time), over the
+	// instances: how a step grows with the batch tells how the
+	// instances' rate grows to their limit (docs/advisor.md#decode-batch).
+	// The advice's evidence states it; the point's JSON has the
+	// inter-token latency's quantiles already.
+	Step Num `json:"-"`
 }
 
 // MarshalJSON adds the reasons of absent values.
