@@ -316,18 +316,7 @@ func readPieces(t *testing.T, name string) [][]byte {
 // Version-2 pieces kept no decode step time: restored, it is absent and
 // says why; everything else is as computed now.
 func TestCheckpointRestoresVersion2Pieces(t *testing.T) {
-	pieces := readPieces(t, "testdata/checkpoint-v2.pieces.gz")
-	live, _ := checkpointedOf(t, 40, true)
-	want := live.Since(time.Time{})
-	l := ckptLedger(Config{History: 40})
-	n, _, err := l.Restore(pieces, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n < 40-3-7 || n > 40-3 {
-		t.Fatalf("restored %d points of 40", n)
-	}
-	got := l.Since(time.Time{})
+	want, got, n := restoreEarlier(t, "testdata/checkpoint-v2.pieces.gz", true)
 	steps := 0
 	for i := range got {
 		decodes := []*StagePoint{&got[i].Decode}
@@ -360,11 +349,15 @@ func TestCheckpointRestoresVersion2Pieces(t *testing.T) {
 	}
 }
 
-func TestCheckpointRestoresEarlierPieces(t *testing.T) {
-	pieces := readPieces(t, "testdata/checkpoint-v1.pieces.gz")
-	live, _ := checkpointed(t, 40)
-	want := live.Since(time.Time{})
-
+// restoreEarlier restores the pieces of an earlier version in file, the
+// inputs of checkpointedOf(t, 40, steps), and returns the points computed
+// now from those inputs, the points restored and then computed, and how
+// many were restored.
+func restoreEarlier(t *testing.T, file string, steps bool) (want, got []Point, n int) {
+	t.Helper()
+	pieces := readPieces(t, file)
+	live, _ := checkpointedOf(t, 40, steps)
+	want = live.Since(time.Time{})
 	l := ckptLedger(Config{History: 40})
 	n, _, err := l.Restore(pieces, time.Time{})
 	if err != nil {
@@ -374,7 +367,11 @@ func TestCheckpointRestoresEarlierPieces(t *testing.T) {
 	if n < 40-3-7 || n > 40-3 {
 		t.Fatalf("restored %d points of 40", n)
 	}
-	got := l.Since(time.Time{})
+	return want, l.Since(time.Time{}), n
+}
+
+func TestCheckpointRestoresEarlierPieces(t *testing.T) {
+	want, got, n := restoreEarlier(t, "testdata/checkpoint-v1.pieces.gz", false)
 	detail := 0
 	for i := range got {
 		// Version 1 kept no stage work, no untimed share and a leg's TTFT:
