@@ -124,7 +124,7 @@ func Rules(in Input) RuleFile {
 		{Name: "ptdmon-alerts", Interval: alertInterval, Rules: append(failureRules(n), alertRules(n, kvMatch(in.PoolKVBytes))...)},
 		{Name: "ptdmon-failure-classes", Interval: alertInterval, Rules: append(engineFailureClassRules(), failureClassRules()...)},
 		{Name: "ptdmon-load-shed", Interval: alertInterval, Rules: append(shedRules(n), waitingReasonRules(n)...)},
-		{Name: "ptdmon-utilisation", Interval: alertInterval, Rules: utilisationRules(n, w, decodeLimits(in.Targets))},
+		{Name: "ptdmon-utilisation", Interval: scrapeInterval, Rules: utilisationRules(n, w, decodeLimits(in.Targets))},
 	}}
 }
 
