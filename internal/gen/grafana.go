@@ -188,6 +188,14 @@ func overviewRows(n Names) []rowSpec {
 	win := func(names [2]string) string { return strings.Replace(names[1], n.Ops[1], "${window}", 1) }
 	f := stageFilter
 	return []rowSpec{
+		{"Utilisation", []panelSpec{
+			{title: "Stage utilisation", unit: "percentunit", span: 24, height: 7, max: &one,
+				desc: "The share of each stage's capacity its load uses, before anything saturates (docs/advisor.md#capacity-below-saturation): prefill its instances' busy fraction, decode its running batch over max_num_seqs. Engines path: each pool's over W, from the engines' busy-time signals (docs/prometheus.md#utilisation; none for a pool where an instance lacks the signal, or decode without max_num_seqs). ptdmon: the deployment's over the last minute, KV too (at most, for transfer_time), from ptd_stage_utilisation.",
+				queries: []query{
+					{sel(n.StageUtilisation, f...), "{{pool}} {{stage}} · {{path}}"},
+					{"ptd_stage_utilisation", "deployment {{stage}} ({{basis}}) · ptdmon"},
+				}},
+		}},
 		{"Raw signals behind the three curves", []panelSpec{
 			{title: "Prefill running", unit: "short", span: 6, height: 7,
 				desc:    "Requests in the prefill instances' running batches (a gauge: shown raw, never differentiated).",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/ledger"
 )
 
 // promtool returns the path of promtool. In CI it must be there (the
@@ -40,7 +41,10 @@ func runPromtool(t *testing.T, bin string, args ...string) {
 
 // Rule sets the unit tests in testdata run against.
 var ruleInputs = map[string]Input{
-	"rules.yml":       {KVBytesPerRequest: 1 << 20},
+	"rules.yml": {KVBytesPerRequest: 1 << 20, Targets: []engine.Target{
+		{Name: "ld0", URL: "http://10.0.0.9:8000", Role: engine.Decode, Engine: engine.VLLM, Labels: map[string]string{ledger.LabelMaxNumSeqs: "32"}},
+		{Name: "ld1", URL: "http://10.0.0.10:8000", Role: engine.Decode, Engine: engine.VLLM}, // no batch limit: no constant
+	}},
 	"rules_nokv.yml":  {},
 	"rules_pools.yml": {KVBytesPerRequest: 1 << 20, PoolKVBytes: map[string]int64{"llama": 1 << 20, "chat": 1 << 19}},
 }
@@ -91,7 +95,7 @@ func TestPromtoolUnit(t *testing.T) {
 	bin := promtool(t)
 	dir := t.TempDir()
 	writeRules(t, dir)
-	for _, f := range []string{"rules_test.yml", "rules_nokv_test.yml", "failure_alerts_test.yml", "rules_pools_test.yml", "shed_test.yml"} {
+	for _, f := range []string{"rules_test.yml", "rules_nokv_test.yml", "failure_alerts_test.yml", "rules_pools_test.yml", "shed_test.yml", "utilisation_test.yml"} {
 		t.Run(f, func(t *testing.T) {
 			doc := loadUnitTests(t, f)
 			ruleFile := doc["rule_files"].([]any)[0].(string)
@@ -211,7 +215,7 @@ func TestUnitTestsCoverEveryRule(t *testing.T) {
 	}
 	var samples []sample
 	fired := map[string]bool{}
-	for _, f := range []string{"rules_test.yml", "rules_nokv_test.yml", "failure_alerts_test.yml", "rules_pools_test.yml", "shed_test.yml"} {
+	for _, f := range []string{"rules_test.yml", "rules_nokv_test.yml", "failure_alerts_test.yml", "rules_pools_test.yml", "shed_test.yml", "utilisation_test.yml"} {
 		doc := loadUnitTests(t, f)
 		for _, tc := range doc["tests"].([]any) {
 			m := tc.(map[string]any)

@@ -52,6 +52,16 @@ type Names struct {
 	// engine's own, plus source for KV bytes), which its rates read.
 	ProcessCompleted string
 	ProcessKVBytes   string
+	// Utilisation on the engines path (docs/prometheus.md#utilisation):
+	// each target's busy fraction over W (label basis: the ledger's busy
+	// basis), decode's mean running batch over W and its batch limit from
+	// ptdmon.yaml (labels path and target only), and each pool's stage
+	// utilisation (labels stage and basis, busy or batch, as
+	// ptd_stage_utilisation's).
+	TargetBusy       string
+	TargetRunningAvg string
+	TargetBatchLimit string
+	StageUtilisation string
 	// Ops are the operation suffixes of [0] and [1]: "irate" and "rate<W>",
 	// also the values of the dashboards' window variable.
 	Ops [2]string
@@ -81,6 +91,10 @@ func RecordNames(w string) Names {
 		TargetKVFailures: "target:ptd_kv_transfer_failures:rate" + failureWindow,
 		ProcessCompleted: "process:ptd_requests_completed_total:last",
 		ProcessKVBytes:   "process:ptd_kv_transfer_bytes_total:last",
+		TargetBusy:       "target:ptd_busy_ratio:avg" + w,
+		TargetRunningAvg: "target:ptd_requests_running:avg" + w,
+		TargetBatchLimit: "target:ptd_max_num_seqs:config",
+		StageUtilisation: "stage:ptd_utilisation:avg" + w,
 		Ops:              ops,
 	}
 }
@@ -110,6 +124,7 @@ func Rules(in Input) RuleFile {
 		{Name: "ptdmon-alerts", Interval: alertInterval, Rules: append(failureRules(n), alertRules(n, kvMatch(in.PoolKVBytes))...)},
 		{Name: "ptdmon-failure-classes", Interval: alertInterval, Rules: append(engineFailureClassRules(), failureClassRules()...)},
 		{Name: "ptdmon-load-shed", Interval: alertInterval, Rules: append(shedRules(n), waitingReasonRules(n)...)},
+		{Name: "ptdmon-utilisation", Interval: scrapeInterval, Rules: utilisationRules(n, w, decodeLimits(in.Targets))},
 	}}
 }
 
