@@ -57,7 +57,9 @@ func (r *Report) HTML() ([]byte, error) {
 		Numbers  []keyNum
 		NumNote  string
 		KVAdvice string
-	}{Report: r, MinShare: minOutlierShare, NumNote: numbersNote}
+		SLOView  *sloTable
+		ByPool   []string
+	}{Report: r, MinShare: minOutlierShare, NumNote: numbersNote, SLOView: r.sloView(), ByPool: r.byPoolLines()}
 	nums, err := r.numbers()
 	if err != nil {
 		return nil, err

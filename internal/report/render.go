@@ -90,6 +90,15 @@ func (r *Report) Markdown() []byte {
 	}
 	p("**Load over the steady span: %s offered, %s served** (req/s: the arrival rate%s; decode's completions).\n\n",
 		offered(r.Load), num(r.Load.ServedRequestsPerSecond, ""), basisText(r.Load.OfferedBasis))
+	for i, l := range r.byPoolLines() {
+		if i == 0 {
+			p("The deployment's advice does not know every stage's count; its pools' own do:\n\n")
+		}
+		p("- %s\n", l)
+		if i == len(r.byPoolLines())-1 {
+			p("\n")
+		}
+	}
 	p("## What ran\n\n")
 	p("%s to %s, %d points every %gs, rate window %gs.\n\n", stamp(r.Run.From), stamp(r.Run.To), r.Run.Points, r.Run.IntervalSeconds, r.Run.WindowSeconds)
 	if r.Run.Version != "" {
@@ -197,20 +206,22 @@ func (r *Report) Markdown() []byte {
 	} else {
 		p("\nNo advice: %s.\n", r.AdviceWhy)
 	}
+	for _, l := range r.byPoolLines() {
+		p("\n%s.\n", upperFirst(l))
+	}
 	p("\n## SLO attainment\n\n")
-	if r.SLO == nil {
+	if t := r.sloView(); t == nil {
 		p("Absent: %s.\n", r.SLOAbsent)
 	} else {
-		if d := r.SLO.Decode; d != nil {
-			for _, m := range d.Metrics {
-				if m.Within != nil {
-					p("- %s ≤ %gs: %.1f%%\n", m.Name, m.Threshold, 100*m.Within.Fraction)
-				} else {
-					p("- %s ≤ %gs: absent (%s)\n", m.Name, m.Threshold, m.Absent)
-				}
-			}
-			p("- goodput: %.3g req/s of %.3g\n", d.Goodput, d.Rate)
+		p("Over the steady span, the share of requests within each SLO. The whole request is what its client sees, from the router, else from decode instances that time from the arrival, else bounded from the two legs (docs/advisor.md#the-whole-requests-slo).\n\n")
+		p("| | %s |\n|---|%s\n", strings.Join(t.Heads, " | "), strings.Repeat("---|", len(t.Heads)))
+		for _, row := range t.Rows {
+			p("| %s | %s |\n", row.Name, strings.Join(row.Cells, " | "))
 		}
+		if t.Sources != "" {
+			p("\nThe whole request timed by: %s.\n", t.Sources)
+		}
+		p("\n%s.\n", t.Note)
 	}
 	r.clientMarkdown(&b)
 	p("\n## KV transfer\n\n")
@@ -307,4 +318,12 @@ func ratio(text, bound string) string {
 		return bound
 	}
 	return "P:D –"
+}
+
+// upperFirst is s with its first letter upper case, a sentence's start.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
