@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,13 +71,28 @@ func (r *Report) stageRows() [][]string {
 	rows := [][]string{}
 	for _, s := range stage.All {
 		st := r.Stages.of(s)
-		c := ci(st.CI95)
-		if st.CI95 == nil && st.Absent != "" {
-			c = "– (" + st.Absent + ")"
-		}
-		rows = append(rows, []string{stageTitles[s], num(st.RequestsPerSecond, ""), c, num(st.Capacity, "")})
+		rows = append(rows, []string{stageTitles[s], num(st.RequestsPerSecond, ""), ci(st.CI95), num(st.Capacity, "")})
 	}
 	return rows
+}
+
+// IntervalNotes say once why intervals are missing, for every stage of
+// the report and of its pools: a short span leaves each of them without
+// one for the same reason, which a note per cell would repeat.
+func (r *Report) IntervalNotes() []string {
+	var out []string
+	add := func(st *Stages) {
+		for _, s := range stage.All {
+			if e := st.of(s); e.CI95 == nil && e.Absent != "" && !slices.Contains(out, e.Absent) {
+				out = append(out, e.Absent)
+			}
+		}
+	}
+	add(&r.Stages)
+	for i := range r.Pools {
+		add(&r.Pools[i].Stages)
+	}
+	return out
 }
 
 // Markdown writes the report as Markdown.
@@ -133,7 +149,7 @@ func (r *Report) Markdown() []byte {
 				to = stamp(e.To)
 			}
 			if e.Seconds > 0 {
-				what += fmt.Sprintf(" %gs", e.Seconds)
+				what += fmt.Sprintf(" %gs", ms(e.Seconds))
 			}
 			p("| %s | %s | %s | %s |\n", stamp(e.From), to, what, e.Text)
 		}
@@ -154,6 +170,9 @@ func (r *Report) Markdown() []byte {
 	p("| stage | req/s | 95%% CI | capacity req/s |\n|---|---|---|---|\n")
 	for _, row := range r.stageRows() {
 		p("| %s |\n", strings.Join(row, " | "))
+	}
+	for _, n := range r.IntervalNotes() {
+		p("\nNo 95%% interval where –: %s.\n", n)
 	}
 	for _, n := range r.StageNotes {
 		p("\nNote: %s.\n", n)
@@ -243,7 +262,7 @@ func (r *Report) Markdown() []byte {
 	} else {
 		p("| target | role | worst | seconds | flags |\n|---|---|---|---|---|\n")
 		for _, o := range r.Outliers {
-			p("| %s | %s | %s | %g | %s |\n", o.Target, o.Role, o.Worst, o.Seconds, strings.Join(o.Flags, "; "))
+			p("| %s | %s | %s | %g | %s |\n", o.Target, o.Role, o.Worst, ms(o.Seconds), strings.Join(o.Flags, "; "))
 		}
 	}
 	if nums, err := r.numbers(); err == nil {
