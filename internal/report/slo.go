@@ -49,13 +49,12 @@ func (r *Report) sloView() *sloTable {
 	t.Heads = append(t.Heads, "goodput req/s")
 	row := func(name string, a *slo.Attainment, why string) {
 		cells := make([]string, 0, len(t.Heads))
-		switch {
-		case a == nil:
+		if a == nil {
 			for range t.Heads {
 				cells = append(cells, "–")
 			}
 			cells[len(cells)-1] = "– (" + why + ")"
-		default:
+		} else {
 			for _, m := range a.Metrics {
 				cells = append(cells, fractionText(m))
 			}
