@@ -91,9 +91,16 @@ func (tp *tape) Tick(now time.Time, _ ledger.Point) {
 func (tp *tape) latencies(kv kvsize.Request, from, to time.Time) (Latencies, error) {
 	l := ledger.New(ledger.Config{Interval: time.Second, Window: to.Sub(from), History: 1, KVRequest: kv})
 	l.SetTargets(tp.targets)
+	// The inputs long before the span change nothing of its histograms'
+	// increases, as a recording's replay leaves them out (record.warmUp).
+	start := from.Add(-10 * time.Second)
 	for _, e := range tp.events {
+		at := e.tick
+		if e.scrape != nil {
+			at = e.scrape.Time
+		}
 		switch {
-		case e.scrape != nil && e.scrape.Time.After(to), e.scrape == nil && e.tick.After(to):
+		case at.Before(start), at.After(to):
 		case e.scrape != nil:
 			l.Record(*e.scrape)
 		default:
