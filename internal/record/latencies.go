@@ -18,10 +18,10 @@ const maxLatencySamples = 2_000_000
 
 // Latencies are the latency histograms' increases from from to to, as the
 // live ledger read its own window at the tick that ends it: the recording
-// fed to a ledger whose window W is the span, up to that tick. Pools are each pool's own
-// (ledger.PoolBuckets), by the pools of the point at to, when it has two
-// or more: the whole request's SLO of a deployment of several pools is
-// each pool's, mixed (advice.RequestAttainment).
+// fed to a ledger whose window W is the span, up to that tick. Pools are
+// each pool's own (ledger.PoolBuckets), by the pools of the point at to,
+// when it has two or more: the whole request's SLO of a deployment of
+// several pools is each pool's, mixed (advice.RequestAttainment).
 func (r *Run) Latencies(from, to time.Time) (ledger.Buckets, map[string]ledger.Buckets, error) {
 	cfg := r.LedgerConfig(1)
 	cfg.Window = to.Sub(from)
