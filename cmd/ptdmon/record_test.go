@@ -475,10 +475,11 @@ func TestRecordedBucketsCountTheCompletions(t *testing.T) {
 	}
 	// The last 7 s: decode completes requests by then.
 	from, to := pts[len(pts)-28].Time, pts[len(pts)-1].Time
-	b, ok := in.Buckets(from, to)
-	if !ok {
-		t.Fatal("no histograms over the span")
+	lat, err := in.Buckets(from, to)
+	if err != nil {
+		t.Fatalf("no histograms over the span: %v", err)
 	}
+	b := lat.Whole
 	var observed float64
 	for _, h := range b.Decode.E2E {
 		observed += h.Count

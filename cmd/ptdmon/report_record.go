@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/config"
-	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/record"
 	"github.com/ptdmon/ptdmon/internal/report"
 )
@@ -48,34 +47,20 @@ func recordingInput(dir string) (report.Input, error) {
 		}
 		meta.Lost = append(meta.Lost, rl)
 	}
-	return report.Input{Meta: meta, Points: pts, Buckets: recordedBuckets(dir, len(run.Meta().Targets))}, nil
+	return report.Input{Meta: meta, Points: pts, Buckets: recordedBuckets(dir)}, nil
 }
 
-// maxBucketSamples bounds the samples a span's histogram increases hold in
-// memory (the ledger keeps every sample inside its window): beyond it, SLO
-// attainment is absent rather than the process large.
-const maxBucketSamples = 2_000_000
-
 // recordedBuckets gives the report the latency histograms' increases over
-// a span: the recording fed to a ledger whose window W is that span, read
-// at its end, as the live ledger reads its own window.
-func recordedBuckets(dir string, targets int) func(from, to time.Time) (ledger.Buckets, bool) {
-	return func(from, to time.Time) (ledger.Buckets, bool) {
+// a span, the deployment's and each pool's (record.Run.Latencies).
+func recordedBuckets(dir string) func(from, to time.Time) (report.Latencies, error) {
+	return func(from, to time.Time) (report.Latencies, error) {
 		run, err := record.Open(dir)
 		if err != nil {
-			return ledger.Buckets{}, false
+			return report.Latencies{}, err
 		}
 		defer run.Close()
-		cfg := run.LedgerConfig(1)
-		cfg.Window = to.Sub(from)
-		if cfg.Window <= 0 || int(cfg.Window/max(cfg.Interval, time.Millisecond))*max(targets, 1) > maxBucketSamples {
-			return ledger.Buckets{}, false
-		}
-		l := ledger.New(cfg)
-		if _, err := run.Feed(l, to, nil); err != nil {
-			return ledger.Buckets{}, false
-		}
-		return l.Buckets()
+		whole, pools, err := run.Latencies(from, to)
+		return report.Latencies{Whole: whole, Pools: pools}, err
 	}
 }
 

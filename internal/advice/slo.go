@@ -2,6 +2,7 @@ package advice
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/ptdmon/ptdmon/internal/ledger"
@@ -77,4 +78,45 @@ func Attainment(th slo.Thresholds, b ledger.Buckets) (SLOReport, error) {
 		absent("misses", "no engine exports per-phase histograms (queue, prefill, decode, KV transfer time)")
 	}
 	return r, nil
+}
+
+// PoolAttainment is one pool's SLO report: Attainment over the pool's own
+// buckets, with the whole request's attainment from its own router or
+// legs.
+func PoolAttainment(th slo.Thresholds, b ledger.Buckets) (SLOReport, error) {
+	rep, err := Attainment(th, b)
+	if err != nil {
+		return SLOReport{}, err
+	}
+	req, err := slo.AttainRequest(th, b.Request)
+	if err != nil {
+		return SLOReport{}, err
+	}
+	rep.Request = &req
+	return rep, nil
+}
+
+// RequestAttainment is the deployment's whole-request attainment over a
+// window: with fewer than two pools, from the window's buckets whole;
+// else each pool's from its own buckets (a prefill leg of one pool never
+// adds to a decode leg of another), mixed by their observations
+// (slo.Mix). The live API and the report of a recording both read it so.
+func RequestAttainment(th slo.Thresholds, whole ledger.Buckets, pools map[string]ledger.Buckets) (slo.Attainment, error) {
+	if len(pools) < 2 {
+		return slo.AttainRequest(th, whole.Request)
+	}
+	names := make([]string, 0, len(pools))
+	for n := range pools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]slo.Attainment, 0, len(names))
+	for _, n := range names {
+		a, err := slo.AttainRequest(th, pools[n].Request)
+		if err != nil {
+			return slo.Attainment{}, err
+		}
+		parts = append(parts, a)
+	}
+	return slo.Mix(names, parts), nil
 }

@@ -2,7 +2,6 @@ package api
 
 import (
 	"slices"
-	"sort"
 
 	"github.com/ptdmon/ptdmon/internal/advice"
 	"github.com/ptdmon/ptdmon/internal/ledger"
@@ -29,24 +28,18 @@ func poolSLO(l *ledger.Ledger, th slo.Thresholds, pools []Pool) error {
 			pools[i].SLOAbsent = "no point yet: the first scrapes are still under way"
 			continue
 		}
-		rep, err := advice.Attainment(th, b)
+		rep, err := advice.PoolAttainment(th, b)
 		if err != nil {
 			return err
 		}
-		req, err := slo.AttainRequest(th, b.Request)
-		if err != nil {
-			return err
-		}
-		rep.Request = &req
 		pools[i].SLO = &rep
 	}
 	return nil
 }
 
 // requestSLO is the deployment's whole-request attainment: each pool's,
-// from its own router or legs (a prefill leg of one pool never adds to a
-// decode leg of another), mixed by their observations. With one pool it
-// is that pool's.
+// from its own router or legs, mixed by their observations
+// (advice.RequestAttainment); the pools are those of the newest point.
 func requestSLO(l *ledger.Ledger, th slo.Thresholds, whole ledger.Buckets) (*slo.Attainment, error) {
 	var names []string
 	if p, ok := l.Latest(); ok {
@@ -56,23 +49,14 @@ func requestSLO(l *ledger.Ledger, th slo.Thresholds, whole ledger.Buckets) (*slo
 			}
 		}
 	}
-	if len(names) < 2 {
-		a, err := slo.AttainRequest(th, whole.Request)
-		return &a, err
-	}
-	sort.Strings(names)
-	parts := make([]slo.Attainment, 0, len(names))
-	for _, n := range names {
-		b, ok := l.PoolBuckets(n)
-		if !ok {
-			b = ledger.Buckets{}
+	var pools map[string]ledger.Buckets
+	if len(names) >= 2 {
+		pools = make(map[string]ledger.Buckets, len(names))
+		for _, n := range names {
+			b, _ := l.PoolBuckets(n) // none yet: an empty pool, absent
+			pools[n] = b
 		}
-		a, err := slo.AttainRequest(th, b.Request)
-		if err != nil {
-			return nil, err
-		}
-		parts = append(parts, a)
 	}
-	mixed := slo.Mix(names, parts)
-	return &mixed, nil
+	a, err := advice.RequestAttainment(th, whole, pools)
+	return &a, err
 }

@@ -46,6 +46,9 @@ func (*Run) Replay(time.Time, time.Time) (*ledger.Ledger, error) { return nil, E
 func (*Run) Points(time.Time, time.Time) ([]ledger.Point, error) { return nil, ErrLeftOut }
 func (*Run) LedgerConfig(int) ledger.Config                      { return ledger.Config{} }
 func (*Run) Ticks(time.Time) (int, error)                        { return 0, ErrLeftOut }
+func (*Run) Latencies(time.Time, time.Time) (ledger.Buckets, map[string]ledger.Buckets, error) {
+	return ledger.Buckets{}, nil, ErrLeftOut
+}
 func (*Run) Feed(*ledger.Ledger, time.Time, func(time.Time) bool) (int, error) {
 	return 0, ErrLeftOut
 }

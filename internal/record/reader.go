@@ -168,7 +168,7 @@ func (r *Run) Replay(from, to time.Time) (*ledger.Ledger, error) {
 		return nil, err
 	}
 	l := ledger.New(r.LedgerConfig(n))
-	if _, _, err := feed(r.src, r.meta, r.texts, l, to, time.Time{}, nil); err != nil {
+	if _, _, err := feed(r.src, r.meta, r.texts, l, to, time.Time{}, nil, false); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -241,7 +241,7 @@ const sliceSpan = time.Minute
 // stops the feed by returning false: a replay at a given speed sleeps
 // there. It returns the number of ticks sent.
 func (r *Run) Feed(l *ledger.Ledger, to time.Time, pace func(tick time.Time) bool) (int, error) {
-	n, _, err := feed(r.src, r.meta, r.texts, l, to, time.Time{}, pace)
+	n, _, err := feed(r.src, r.meta, r.texts, l, to, time.Time{}, pace, false)
 	return n, err
 }
 
@@ -253,8 +253,10 @@ func (r *Run) Feed(l *ledger.Ledger, to time.Time, pace func(tick time.Time) boo
 // the ledger keeps, not the whole run. With after set (the last point a
 // checkpoint restored), the inputs before a warm-up ahead of it are not
 // sent either, and the ticks up to it, which the ledger does not store
-// again, are not counted.
-func feed(q storage.Queryable, m Meta, texts *errorTexts, l *ledger.Ledger, to, after time.Time, pace func(time.Time) bool) (ticks int, last time.Time, err error) {
+// again, are not counted. With atTick, the feed stops at the last tick up
+// to to: the reads placed after it, which the live ledger took after that
+// tick, are not sent, and l reads what the live one read there.
+func feed(q storage.Queryable, m Meta, texts *errorTexts, l *ledger.Ledger, to, after time.Time, pace func(time.Time) bool, atTick bool) (ticks int, last time.Time, err error) {
 	tickTimes, err := recordedTicks(q)
 	if err != nil || len(tickTimes) == 0 {
 		return 0, last, err
@@ -397,6 +399,9 @@ func feed(q storage.Queryable, m Meta, texts *errorTexts, l *ledger.Ledger, to, 
 					ticks++
 				}
 				last = e.at
+				if atTick && e.at.UnixMilli() == maxt {
+					return ticks, last, nil
+				}
 				continue
 			}
 			if order.admit(&e.scrape) {

@@ -213,7 +213,7 @@ func (r *Recorder) Resume(l *ledger.Ledger) (int, error) {
 	if c != nil {
 		r.ckpt.Store(c)
 	}
-	n, last, err := feed(r.db, meta, texts, l, time.Time{}, from, nil)
+	n, last, err := feed(r.db, meta, texts, l, time.Time{}, from, nil, false)
 	// The new process's first scrapes come after the last recorded tick.
 	r.lastTick = last
 	if last.Before(from) {

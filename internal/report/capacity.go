@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ptdmon/ptdmon/internal/advice"
 )
@@ -64,4 +65,55 @@ func headroomLine(a *advice.Advice) string {
 		s += ". P:D of the capacities – (" + a.CapacityRatio.Why + ")"
 	}
 	return s + "."
+}
+
+// byPoolLines are what the pools know of each stage whose deployment-wide
+// instance count is unknown, as the page and top show it: "decode by
+// pool: A ≤ 2 (now 1), B 3 (now 2)", for a run of two pools or more where
+// any pool has a count or a bound. None where the deployment's count is
+// known or no pool knows more.
+func (r *Report) byPoolLines() []string {
+	if len(r.Pools) < 2 {
+		return nil
+	}
+	var out []string
+	for _, st := range []struct {
+		name string
+		of   func(*advice.Advice) advice.StageAdvice
+	}{
+		{"prefill", func(a *advice.Advice) advice.StageAdvice { return a.Prefill }},
+		{"decode", func(a *advice.Advice) advice.StageAdvice { return a.Decode }},
+	} {
+		if r.Advice != nil && st.of(r.Advice).Instances.OK() {
+			continue
+		}
+		parts := make([]string, 0, len(r.Pools))
+		known := false
+		for i := range r.Pools {
+			p := &r.Pools[i]
+			if p.Advice == nil {
+				parts = append(parts, p.Name+" – ("+p.AdviceWhy+")")
+				continue
+			}
+			s := st.of(p.Advice)
+			known = known || s.Instances.OK() || s.AtMost.OK()
+			parts = append(parts, p.Name+" "+instancesCell(s))
+		}
+		if known {
+			out = append(out, st.name+" by pool: "+strings.Join(parts, ", "))
+		}
+	}
+	return out
+}
+
+// instancesCell is an advised instance count with the current one, "≤ n"
+// where only bounded, "?" where unknown.
+func instancesCell(s advice.StageAdvice) string {
+	switch {
+	case s.Instances.OK():
+		return fmt.Sprintf("%.3g (now %d)", s.Instances.V, s.Current)
+	case s.AtMost.OK():
+		return fmt.Sprintf("≤ %.3g (now %d)", s.AtMost.V, s.Current)
+	}
+	return fmt.Sprintf("? (now %d)", s.Current)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
+	"github.com/ptdmon/ptdmon/internal/slo"
 	"github.com/ptdmon/ptdmon/internal/stage"
 )
 
@@ -87,10 +88,13 @@ type VerdictDiff struct {
 	Text  string         `json:"text"`
 }
 
-// SLODiff is one SLO's attainment (decode role) in both runs.
+// SLODiff is one SLO's attainment by the whole request in both runs:
+// Fraction where measured, Bound where only bounded (a report without the
+// whole request's attainment has neither).
 type SLODiff struct {
-	Name     string      `json:"slo"`
-	Fraction [2]*float64 `json:"fraction"`
+	Name     string        `json:"slo"`
+	Fraction [2]*float64   `json:"fraction"`
+	Bound    [2]*slo.Bound `json:"bound,omitzero"`
 }
 
 // SameRun says why a and b are one run, not two rounds to compare, or "":
@@ -165,27 +169,44 @@ func stageDiff(a, b Stage) StageDiff {
 }
 
 func sloDiff(a, b *Report) []SLODiff {
-	frac := func(r *Report) map[string]*float64 {
-		out := map[string]*float64{}
-		if r.SLO == nil || r.SLO.Decode == nil {
+	metrics := func(r *Report) map[string]slo.Metric {
+		out := map[string]slo.Metric{}
+		if r.SLO == nil || r.SLO.Request == nil {
 			return out
 		}
-		for _, m := range r.SLO.Decode.Metrics {
-			if m.Within != nil {
-				out[m.Name] = ptr(m.Within.Fraction)
-			}
+		for _, m := range r.SLO.Request.Metrics {
+			out[m.Name] = m
 		}
 		return out
 	}
-	fa, fb := frac(a), frac(b)
+	ma, mb := metrics(a), metrics(b)
 	var out []SLODiff
 	for _, name := range []string{"ttft", "itl", "e2e"} {
-		if fa[name] == nil && fb[name] == nil {
-			continue
+		d := SLODiff{Name: name}
+		for i, m := range []slo.Metric{ma[name], mb[name]} {
+			switch {
+			case m.Within != nil:
+				d.Fraction[i] = ptr(m.Within.Fraction)
+			case m.Bound != nil:
+				d.Bound[i] = m.Bound
+			}
 		}
-		out = append(out, SLODiff{Name: name, Fraction: [2]*float64{fa[name], fb[name]}})
+		if d.Fraction != [2]*float64{} || d.Bound != [2]*slo.Bound{} {
+			out = append(out, d)
+		}
 	}
 	return out
+}
+
+// Cell is one run's attainment of the SLO, as the comparison shows it.
+func (d SLODiff) Cell(i int) string {
+	switch {
+	case d.Fraction[i] != nil:
+		return fmt.Sprintf("%.1f%%", 100**d.Fraction[i])
+	case d.Bound[i] != nil:
+		return fractionText(slo.Metric{Bound: d.Bound[i]})
+	}
+	return "–"
 }
 
 // Markdown writes the comparison as Markdown.
@@ -224,15 +245,9 @@ func (c *Comparison) Markdown() []byte {
 		}
 	}
 	if len(c.SLO) > 0 {
-		p("\n| SLO | A within | B within |\n|---|---|---|\n")
+		p("\n| SLO of the whole request | A within | B within |\n|---|---|---|\n")
 		for _, s := range c.SLO {
-			f := func(v *float64) string {
-				if v == nil {
-					return "–"
-				}
-				return fmt.Sprintf("%.1f%%", 100**v)
-			}
-			p("| %s | %s | %s |\n", s.Name, f(s.Fraction[0]), f(s.Fraction[1]))
+			p("| %s | %s | %s |\n", s.Name, s.Cell(0), s.Cell(1))
 		}
 	} else {
 		p("\nSLO attainment: absent in both runs.\n")
@@ -327,11 +342,5 @@ var compareTmpl = template.Must(template.New("compare").Funcs(template.FuncMap{
 			return "–"
 		}
 		return fmt.Sprintf("%+.1f%%", 100**v)
-	},
-	"frac": func(v *float64) string {
-		if v == nil {
-			return "–"
-		}
-		return fmt.Sprintf("%.1f%%", 100**v)
 	},
 }).Parse(compareTemplate))

@@ -57,7 +57,9 @@ func (r *Report) HTML() ([]byte, error) {
 		Numbers  []keyNum
 		NumNote  string
 		KVAdvice string
-	}{Report: r, MinShare: minOutlierShare, NumNote: numbersNote}
+		SLOView  *sloTable
+		ByPool   []string
+	}{Report: r, MinShare: minOutlierShare, NumNote: numbersNote, SLOView: r.sloView(), ByPool: r.byPoolLines()}
 	nums, err := r.numbers()
 	if err != nil {
 		return nil, err
@@ -143,14 +145,21 @@ func (r *Report) chart(lines []line, verdicts bool) chart {
 	if ymax <= 0 {
 		ymax = 1
 	}
-	step := niceStep(ymax / 4)
+	// Bytes/s ticks step by 1, 2 or 5 of the binary unit they are shown
+	// in (2 GiB/s, not 1.86 GiB/s).
+	unit, units := 1.0, []string{"B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"}
+	for !verdicts && ymax/unit >= 1024 && unit < 1<<40 {
+		unit *= 1024
+		units = units[1:]
+	}
+	step := niceStep(ymax/unit/4) * unit
 	ymax = math.Ceil(ymax/step) * step
 	x := func(ms float64) float64 { return (ms - t0) / (t1 - t0) * chartW }
 	y := func(v float64) float64 { return chartH - v/ymax*chartH }
 	for v := 0.0; v <= ymax+step/2; v += step {
-		lab := strconv.FormatFloat(v, 'g', 4, 64)
+		lab := strconv.FormatFloat(v/unit, 'g', 4, 64)
 		if !verdicts {
-			lab = bytesRate(&v)
+			lab += " " + units[0]
 		}
 		c.YTicks = append(c.YTicks, tick{y(v), lab})
 	}

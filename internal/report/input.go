@@ -74,9 +74,9 @@ type Input struct {
 	Meta   Meta
 	Points []ledger.Point
 	// Buckets, when the source keeps histograms, returns their increases
-	// between two instants, for SLO attainment over the steady span; nil
-	// leaves attainment absent.
-	Buckets func(from, to time.Time) (ledger.Buckets, bool)
+	// between two instants, for SLO attainment over the steady span, or
+	// why it cannot; nil leaves attainment absent.
+	Buckets func(from, to time.Time) (Latencies, error)
 	// Bench is the load generator's own result (docs/bench.md), nil
 	// without one; Command the wrapped command's span (zero: taken from
 	// record's annotations, if any).
@@ -97,4 +97,12 @@ type Options struct {
 	// Prior, if set, is an earlier run's capacities, which the report's
 	// capacities start from (docs/advisor.md#capacities-across-runs).
 	Prior *advice.Prior
+}
+
+// Latencies are the latency histograms' increases over a span, as the
+// live ledger reads its window: the deployment's, and each pool's own
+// (ledger.PoolBuckets) where the span's end has two pools or more.
+type Latencies struct {
+	Whole ledger.Buckets
+	Pools map[string]ledger.Buckets
 }

@@ -29,6 +29,11 @@ type Pool struct {
 	Capacities      []advice.Capacity `json:"capacities"`
 	Advice          *advice.Advice    `json:"advice"`
 	AdviceWhy       string            `json:"advice_absent,omitempty"`
+	// SLO is the pool's SLO attainment over the steady span, from its own
+	// instances (its whole request's from its own router or legs), as the
+	// live pools of /api/v1/snapshot have it.
+	SLO       *advice.SLOReport `json:"slo,omitempty"`
+	SLOAbsent string            `json:"slo_absent,omitempty"`
 }
 
 // poolVerdicts are one pool's verdicts: its class at each point of the

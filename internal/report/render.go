@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,13 +71,28 @@ func (r *Report) stageRows() [][]string {
 	rows := [][]string{}
 	for _, s := range stage.All {
 		st := r.Stages.of(s)
-		c := ci(st.CI95)
-		if st.CI95 == nil && st.Absent != "" {
-			c = "– (" + st.Absent + ")"
-		}
-		rows = append(rows, []string{stageTitles[s], num(st.RequestsPerSecond, ""), c, num(st.Capacity, "")})
+		rows = append(rows, []string{stageTitles[s], num(st.RequestsPerSecond, ""), ci(st.CI95), num(st.Capacity, "")})
 	}
 	return rows
+}
+
+// IntervalNotes say once why intervals are missing, for every stage of
+// the report and of its pools: a short span leaves each of them without
+// one for the same reason, which a note per cell would repeat.
+func (r *Report) IntervalNotes() []string {
+	var out []string
+	add := func(st *Stages) {
+		for _, s := range stage.All {
+			if e := st.of(s); e.CI95 == nil && e.Absent != "" && !slices.Contains(out, e.Absent) {
+				out = append(out, e.Absent)
+			}
+		}
+	}
+	add(&r.Stages)
+	for i := range r.Pools {
+		add(&r.Pools[i].Stages)
+	}
+	return out
 }
 
 // Markdown writes the report as Markdown.
@@ -90,6 +106,15 @@ func (r *Report) Markdown() []byte {
 	}
 	p("**Load over the steady span: %s offered, %s served** (req/s: the arrival rate%s; decode's completions).\n\n",
 		offered(r.Load), num(r.Load.ServedRequestsPerSecond, ""), basisText(r.Load.OfferedBasis))
+	for i, l := range r.byPoolLines() {
+		if i == 0 {
+			p("The deployment's advice does not know every stage's count; its pools' own do:\n\n")
+		}
+		p("- %s\n", l)
+		if i == len(r.byPoolLines())-1 {
+			p("\n")
+		}
+	}
 	p("## What ran\n\n")
 	p("%s to %s, %d points every %gs, rate window %gs.\n\n", stamp(r.Run.From), stamp(r.Run.To), r.Run.Points, r.Run.IntervalSeconds, r.Run.WindowSeconds)
 	if r.Run.Version != "" {
@@ -124,7 +149,7 @@ func (r *Report) Markdown() []byte {
 				to = stamp(e.To)
 			}
 			if e.Seconds > 0 {
-				what += fmt.Sprintf(" %gs", e.Seconds)
+				what += fmt.Sprintf(" %gs", ms(e.Seconds))
 			}
 			p("| %s | %s | %s | %s |\n", stamp(e.From), to, what, e.Text)
 		}
@@ -145,6 +170,9 @@ func (r *Report) Markdown() []byte {
 	p("| stage | req/s | 95%% CI | capacity req/s |\n|---|---|---|---|\n")
 	for _, row := range r.stageRows() {
 		p("| %s |\n", strings.Join(row, " | "))
+	}
+	for _, n := range r.IntervalNotes() {
+		p("\nNo 95%% interval where –: %s.\n", n)
 	}
 	for _, n := range r.StageNotes {
 		p("\nNote: %s.\n", n)
@@ -197,20 +225,22 @@ func (r *Report) Markdown() []byte {
 	} else {
 		p("\nNo advice: %s.\n", r.AdviceWhy)
 	}
+	for _, l := range r.byPoolLines() {
+		p("\n%s.\n", upperFirst(l))
+	}
 	p("\n## SLO attainment\n\n")
-	if r.SLO == nil {
+	if t := r.sloView(); t == nil {
 		p("Absent: %s.\n", r.SLOAbsent)
 	} else {
-		if d := r.SLO.Decode; d != nil {
-			for _, m := range d.Metrics {
-				if m.Within != nil {
-					p("- %s ≤ %gs: %.1f%%\n", m.Name, m.Threshold, 100*m.Within.Fraction)
-				} else {
-					p("- %s ≤ %gs: absent (%s)\n", m.Name, m.Threshold, m.Absent)
-				}
-			}
-			p("- goodput: %.3g req/s of %.3g\n", d.Goodput, d.Rate)
+		p("Over the steady span, the share of requests within each SLO. The whole request is what its client sees, from the router, else from decode instances that time from the arrival, else bounded from the two legs (docs/advisor.md#the-whole-requests-slo).\n\n")
+		p("| | %s |\n|---|%s\n", strings.Join(t.Heads, " | "), strings.Repeat("---|", len(t.Heads)))
+		for _, row := range t.Rows {
+			p("| %s | %s |\n", row.Name, strings.Join(row.Cells, " | "))
 		}
+		if t.Sources != "" {
+			p("\nThe whole request timed by: %s.\n", t.Sources)
+		}
+		p("\n%s.\n", t.Note)
 	}
 	r.clientMarkdown(&b)
 	p("\n## KV transfer\n\n")
@@ -232,7 +262,7 @@ func (r *Report) Markdown() []byte {
 	} else {
 		p("| target | role | worst | seconds | flags |\n|---|---|---|---|---|\n")
 		for _, o := range r.Outliers {
-			p("| %s | %s | %s | %g | %s |\n", o.Target, o.Role, o.Worst, o.Seconds, strings.Join(o.Flags, "; "))
+			p("| %s | %s | %s | %g | %s |\n", o.Target, o.Role, o.Worst, ms(o.Seconds), strings.Join(o.Flags, "; "))
 		}
 	}
 	if nums, err := r.numbers(); err == nil {
@@ -307,4 +337,12 @@ func ratio(text, bound string) string {
 		return bound
 	}
 	return "P:D –"
+}
+
+// upperFirst is s with its first letter upper case, a sentence's start.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -207,7 +207,7 @@ func Build(in Input, opts Options) (Report, error) {
 	} else {
 		r.Advice = &a
 	}
-	r.SLO, r.SLOAbsent = attainment(in, st)
+	r.SLO, r.SLOAbsent = attainment(in, st, r.Pools)
 	r.Outliers = outliers(steady, window)
 	r.Series = seriesOf(pts)
 	r.Client = clientOf(in, pts, interval)
@@ -294,20 +294,62 @@ func kvOf(pts []ledger.Point, batch int, interval time.Duration) KV {
 	return k
 }
 
-func attainment(in Input, st Steady) (*advice.SLOReport, string) {
+// SLOOver is the SLO attainment over from..to as a report reads it: the
+// deployment's, or why it is absent, and each named pool's (Pool.SLO or
+// Pool.SLOAbsent). A report reads its steady span so; a test reads the
+// live API's window.
+func SLOOver(in Input, from, to time.Time, pools ...string) (*advice.SLOReport, string, []Pool) {
+	ps := make([]Pool, len(pools))
+	for i, n := range pools {
+		ps[i].Name = n
+	}
+	rep, why := attainment(in, Steady{From: from, To: to}, ps)
+	return rep, why, ps
+}
+
+// attainment is the SLO attainment over the steady span as the live API
+// reads it over its window: each role's, and the whole request's (the
+// router's, else decode's from the arrival, else a bound over the legs;
+// docs/advisor.md#the-whole-requests-slo), for the deployment and for each
+// of pools, whose SLO it sets.
+func attainment(in Input, st Steady, pools []Pool) (*advice.SLOReport, string) {
+	absent := func(why string) (*advice.SLOReport, string) {
+		for i := range pools {
+			pools[i].SLOAbsent = why
+		}
+		return nil, why
+	}
 	if in.Meta.SLO == (slo.Thresholds{}) {
-		return nil, noThresholds
+		return absent(noThresholds)
 	}
 	if in.Buckets == nil {
-		return nil, "the source keeps no latency histograms"
+		return absent("the source keeps no latency histograms")
 	}
-	b, ok := in.Buckets(st.From, st.To)
-	if !ok {
-		return nil, "no latency histogram over the steady span"
-	}
-	rep, err := advice.Attainment(in.Meta.SLO, b)
+	lat, err := in.Buckets(st.From, st.To)
 	if err != nil {
-		return nil, fmt.Sprintf("SLO attainment: %v", err)
+		return absent("no latency histogram over the steady span: " + err.Error())
+	}
+	rep, err := advice.Attainment(in.Meta.SLO, lat.Whole)
+	if err == nil {
+		var req slo.Attainment
+		req, err = advice.RequestAttainment(in.Meta.SLO, lat.Whole, lat.Pools)
+		rep.Request = &req
+	}
+	if err != nil {
+		return absent(fmt.Sprintf("SLO attainment: %v", err))
+	}
+	for i := range pools {
+		b, ok := lat.Pools[pools[i].Name]
+		if !ok {
+			pools[i].SLOAbsent = "no instance of the pool at the steady span's end"
+			continue
+		}
+		pr, err := advice.PoolAttainment(in.Meta.SLO, b)
+		if err != nil {
+			pools[i].SLOAbsent = fmt.Sprintf("SLO attainment: %v", err)
+			continue
+		}
+		pools[i].SLO = &pr
 	}
 	return &rep, ""
 }

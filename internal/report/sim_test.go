@@ -3,6 +3,7 @@ package report
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -29,7 +30,8 @@ func simInput(t testing.TB, name string, seed int64, dur time.Duration, edit fun
 	if edit != nil {
 		edit(&sc)
 	}
-	res, err := simtest.RunHistograms(sc, seed, dur)
+	tp := &tape{}
+	res, err := simtest.RunWith(sc, seed, dur, simtest.Options{Tap: tp})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,46 +43,84 @@ func simInput(t testing.TB, name string, seed int64, dur time.Duration, edit fun
 	if err != nil {
 		t.Fatal(err)
 	}
+	kv := kvsize.Request{Bytes: sc.KVBytesPerRequest, Basis: kvsize.BasisSimulator}
 	return Input{
-		Meta: Meta{Targets: targets, BRequest: kvsize.Request{Bytes: sc.KVBytesPerRequest, Basis: kvsize.BasisSimulator},
+		Meta: Meta{Targets: targets, BRequest: kv,
 			ConfigHash: fmt.Sprintf("%x", sha256.Sum256(js))[:12], Version: "test", Interval: time.Second, Window: 5 * time.Second,
 			SLO: slo.Thresholds{TTFT: 2, ITL: 0.05, E2E: 20}},
 		Points:  res.Points,
-		Buckets: func(from, to time.Time) (ledger.Buckets, bool) { return simBuckets(res, from, to) },
+		Buckets: func(from, to time.Time) (Latencies, error) { return tp.latencies(kv, from, to) },
 	}, res.Model
 }
 
-// simBuckets are the latency histograms' increases between two scrapes of
-// a simulated run, per instance, as a recording keeps them.
-func simBuckets(res *simtest.Result, from, to time.Time) (ledger.Buckets, bool) {
-	a, b := int(from.Sub(simtest.Epoch)/time.Second), int(to.Sub(simtest.Epoch)/time.Second)
-	out := ledger.Buckets{Time: to, Seconds: float64(b - a)}
-	for i, in := range res.Instances {
-		rb := &out.Decode
-		if in.Role == sim.RolePrefill {
-			rb = &out.Prefill
+// tape keeps a simulated run's inputs to its ledger in their order, so
+// that a span's histograms are read as a recording's are
+// (record.Run.Latencies): fed again to a ledger whose window is the span.
+type tape struct {
+	targets []engine.Target
+	events  []tapeEvent
+}
+
+type tapeEvent struct {
+	scrape *ledger.Scrape // nil: a tick at tick
+	tick   time.Time
+}
+
+func (tp *tape) Targets(ts []engine.Target) { tp.targets = append([]engine.Target(nil), ts...) }
+
+func (tp *tape) Scrape(s ledger.Scrape) {
+	if s.Obs != nil {
+		// The reader reuses its observation.
+		o := *s.Obs
+		o.Counters = append([]engine.CounterValue(nil), o.Counters...)
+		for k := range o.Histograms {
+			o.Histograms[k].Buckets = append([]engine.Bucket(nil), o.Histograms[k].Buckets...)
 		}
-		rb.Up++
-		for _, h := range []struct {
-			m   engine.Metric
-			dst *[]slo.Hist
-		}{{engine.TTFT, &rb.TTFT}, {engine.ITL, &rb.ITL}, {engine.E2E, &rb.E2E}} {
-			inc, ok := res.Increase(i, h.m, a, b)
-			if !ok {
-				continue
-			}
-			sh := slo.Hist{Sum: inc.Sum, Count: inc.Count}
-			for _, bk := range inc.Buckets {
-				sh.Bounds = append(sh.Bounds, bk.UpperBound)
-				sh.Counts = append(sh.Counts, bk.Count)
-			}
-			*h.dst = append(*h.dst, sh)
-			if h.m == engine.E2E {
-				rb.E2ERate += sh.Total() / out.Seconds
-			}
+		s.Obs = &o
+	}
+	tp.events = append(tp.events, tapeEvent{scrape: &s})
+}
+
+func (tp *tape) Tick(now time.Time, _ ledger.Point) {
+	tp.events = append(tp.events, tapeEvent{tick: now})
+}
+
+// latencies feeds the inputs up to the tick at to to a ledger whose
+// window is to − from, and reads its buckets there, the deployment's and
+// each pool's.
+func (tp *tape) latencies(kv kvsize.Request, from, to time.Time) (Latencies, error) {
+	l := ledger.New(ledger.Config{Interval: time.Second, Window: to.Sub(from), History: 1, KVRequest: kv})
+	l.SetTargets(tp.targets)
+	// The inputs long before the span change nothing of its histograms'
+	// increases, as a recording's replay leaves them out (record.warmUp).
+	start := from.Add(-10 * time.Second)
+	for _, e := range tp.events {
+		at := e.tick
+		if e.scrape != nil {
+			at = e.scrape.Time
+		}
+		switch {
+		case at.Before(start), at.After(to):
+		case e.scrape != nil:
+			l.Record(*e.scrape)
+		default:
+			l.Tick(e.tick)
 		}
 	}
-	return out, out.Decode.Up > 0
+	whole, ok := l.Buckets()
+	if !ok {
+		return Latencies{}, errors.New("no tick in the span")
+	}
+	p, _ := l.Latest()
+	out := Latencies{Whole: whole, Pools: map[string]ledger.Buckets{}}
+	for i := range p.Instances {
+		n := p.Instances[i].Pool
+		out.Pools[n], _ = l.PoolBuckets(n)
+	}
+	if len(out.Pools) < 2 {
+		out.Pools = nil
+	}
+	return out, nil
 }
 
 // TestSteadyStateAgainstSimulatorTruth runs scenarios whose true long-run
