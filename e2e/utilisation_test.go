@@ -53,18 +53,19 @@ func withBatchLimits(cfg *config.Config, cl *sim.Cluster) {
 
 // The utilisation run: the simulator at wall-clock speed (its busy and
 // idle seconds are simulated seconds, which a faster run would put above
-// one per wall second) and a short window, so that 12 s of complete
-// windows, twelve evaluations of the utilisation group, fit in 20 s.
+// one per wall second) and a short window, so that 16 s of complete
+// windows, eight evaluations of the utilisation group (every 2 s), fit in
+// 24 s.
 const (
 	utilWindow = 4 * time.Second
-	utilRunFor = 20 * time.Second
-	utilSpan   = 12 * time.Second
+	utilRunFor = 24 * time.Second
+	utilSpan   = 16 * time.Second
 )
 
 // TestPrometheusUtilisation: the simulated balanced cluster at speed 1
 // (vLLM FlagCX and SGLang), ptdmon serve in-process and the real
 // Prometheus with the generated scrape config and rules. Over the last
-// 12 s of a 20 s run, the engines path's recorded stage utilisation,
+// 16 s of a 24 s run, the engines path's recorded stage utilisation,
 // weighed into the deployment's (prefill by its instances, decode by
 // their batch limits), agrees with ptdmon's own points (prefill's busy
 // instances over its instances up, decode's mean batch over its limit)

@@ -74,6 +74,13 @@ const failureWindow = "1m"
 // alertInterval is the evaluation interval of the alert group.
 const alertInterval = "5s"
 
+// utilisationInterval is the utilisation group's: at 200 vLLM engines an
+// evaluation takes about 0.04 s, so every second it would take the
+// engines path's rules past 0.12 s of evaluation a second
+// (docs/prometheus.md#utilisation). Each sample is ptdmon's point of
+// that second.
+const utilisationInterval = "2s"
+
 // RecordNames returns the recorded names for window w, following the
 // level:metric:operations convention.
 func RecordNames(w string) Names {
@@ -124,7 +131,7 @@ func Rules(in Input) RuleFile {
 		{Name: "ptdmon-alerts", Interval: alertInterval, Rules: append(failureRules(n), alertRules(n, kvMatch(in.PoolKVBytes))...)},
 		{Name: "ptdmon-failure-classes", Interval: alertInterval, Rules: append(engineFailureClassRules(), failureClassRules()...)},
 		{Name: "ptdmon-load-shed", Interval: alertInterval, Rules: append(shedRules(n), waitingReasonRules(n)...)},
-		{Name: "ptdmon-utilisation", Interval: scrapeInterval, Rules: utilisationRules(n, w, decodeLimits(in.Targets))},
+		{Name: "ptdmon-utilisation", Interval: utilisationInterval, Rules: utilisationRules(n, w, decodeLimits(in.Targets))},
 	}}
 }
 

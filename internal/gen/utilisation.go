@@ -52,10 +52,9 @@ func decodeLimits(targets []engine.Target) []targetLimit {
 // the ledger's per-point quantities; ptdmon's ptd_stage_utilisation
 // averages them over a minute (avg_over_time of the stage series).
 //
-// They run every second, as ptdmon's ledger computes them every tick: a
-// recorded sample is then the same window as ptdmon's point of that
-// second. Their range reads cost about what the stage rates' group does
-// (docs/prometheus.md#utilisation).
+// They run every utilisationInterval: a recorded sample is the same
+// window as ptdmon's point of that second. Their range reads cost about
+// what the stage rates' group does (docs/prometheus.md#utilisation).
 func utilisationRules(n Names, w string, limits []targetLimit) []Rule {
 	p := []string{"path", pathEngines}
 	var out []Rule
