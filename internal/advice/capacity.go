@@ -262,6 +262,9 @@ func (l *Learner) saturation(p ledger.Point) [3]string {
 	prefillSat, linkSat, decodeSat := true, true, true
 	anyPFull := false
 	for _, in := range p.Instances {
+		if in.Sleep != "" {
+			continue // asleep on purpose: out of its stage (StagePoint.Asleep)
+		}
 		switch in.Role {
 		case "prefill":
 			nP++

@@ -43,6 +43,9 @@ func points(n int) []point.Point {
 			ip("p0", "prefill", true, 3*float64(s), "", time.UTC),
 			ip("p1", "prefill", true, float64(s)/3, "", time.UTC),
 			ip("d0", "decode", true, 2*float64(s), "", east))
+		// d0, whose times are in the second zone, sleeps now and then at
+		// either level: its sleep state shares the zone's flags.
+		p.Instances[2].Sleep = [...]string{"", "", point.SleepWeightsOffloaded, point.SleepWeightsOffloaded, point.SleepDiscardAll, point.SleepPaused, ""}[s%7]
 		switch {
 		case s < 30:
 			p.Instances = append(p.Instances, ip("d1", "decode", true, float64(s), "", time.UTC))

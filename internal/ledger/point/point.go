@@ -30,6 +30,10 @@ type StagePoint struct {
 	Up        int      `json:"instances_up"`
 	Partial   bool     `json:"partial,omitempty"`
 	Missing   []string `json:"missing,omitempty"`
+	// Asleep are the stage's instances in sleep mode (InstancePoint.Sleep):
+	// up but serving nothing on purpose, they are in neither Instances nor
+	// Up, and none of the stage's sums.
+	Asleep []string `json:"asleep,omitempty"`
 
 	Running Num `json:"running"`
 	Waiting Num `json:"waiting"`
@@ -122,6 +126,15 @@ type Quant struct {
 	P99 Num `json:"p99"`
 }
 
+// Sleep states of an instance (InstancePoint.Sleep), vLLM's
+// engine_sleep_state label values; SleepPaused is an instance whose
+// engines are not awake at either level.
+const (
+	SleepWeightsOffloaded = "weights_offloaded"
+	SleepDiscardAll       = "discard_all"
+	SleepPaused           = "asleep"
+)
+
 // InstancePoint is one target at one tick.
 type InstancePoint struct {
 	Target string `json:"target"`
@@ -131,6 +144,12 @@ type InstancePoint struct {
 	// tick for every reader of the point.
 	Pool string `json:"-"`
 	Up   bool   `json:"up"`
+	// Sleep is the sleep state of an instance none of whose engines is
+	// awake (vLLM's sleep mode: SleepWeightsOffloaded, SleepDiscardAll or
+	// SleepPaused), "" for one that serves or does not say. An instance
+	// asleep is up and not serving, on purpose: its stage counts it apart
+	// (StagePoint.Asleep), never as down or stalled.
+	Sleep string `json:"sleep,omitempty"`
 
 	Instant   Num    `json:"requests_per_second"`
 	Window    Num    `json:"requests_per_second_window"`
