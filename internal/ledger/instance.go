@@ -29,6 +29,7 @@ func (r *instanceRead) point(name string) InstancePoint {
 	ip.PromptTPS = r.windowed(engine.PromptTokens)
 	ip.GenTPS = r.windowed(engine.GenerationTokens)
 	ip.Running, ip.Waiting, ip.KVUsage = r.gauge(engine.Running), r.gauge(engine.Waiting), r.gauge(engine.KVUsage)
+	ip.WaitingDeferred = r.gauge(engine.WaitingDeferred)
 	ip.Queues = Queues{
 		Bootstrap: r.gauge(engine.QueueBootstrap),
 		Inflight:  r.gauge(engine.QueueInflight),

@@ -78,7 +78,7 @@ func (s *stageSum) add(in *instanceRead, ip *InstancePoint, lat *latency, w *wor
 	s.running.add(ip.Running)
 	s.waiting.add(ip.Waiting)
 	s.waitCapacity.add(in.gauge(engine.WaitingCapacity))
-	s.waitDeferred.add(in.gauge(engine.WaitingDeferred))
+	s.waitDeferred.add(ip.WaitingDeferred)
 	s.usage.add(ip.KVUsage)
 	s.promptTPS.add(ip.PromptTPS)
 	s.genTPS.add(ip.GenTPS)

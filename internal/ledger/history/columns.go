@@ -177,6 +177,7 @@ func (c *columns) rows(b *block, from, to int) []point.InstancePoint {
 		k := c.instances.get(b.inst[i])
 		p.Target, p.Role, p.Engine, p.Pool = k.target, k.role, k.engine, k.pool
 		p.Up = b.flags[i]&flagUp != 0
+		p.WaitingDeferred = point.Absent(point.WhyNotKeptDetail)
 		p.Sleep = sleepStates[(b.flags[i]>>flagSleep)%sleepCodes]
 		loc := c.zones[(b.flags[i]>>flagZone)%maxZones]
 		p.WindowFrom, p.WindowTo = fromUnixNano(b.from[i], loc), fromUnixNano(b.to[i], loc)

@@ -32,7 +32,9 @@ func points(n int) []point.Point {
 			p := point.InstancePoint{Target: target, Role: role, Engine: "vllm", Pool: "m", Up: up,
 				Instant: n, Window: n, KVBytes: val(v * 1024), KVBytesW: n, Running: val(float64(s % 4)), Waiting: none,
 				Queues:  point.Queues{Bootstrap: none, Inflight: none, Prealloc: none, Transfer: none},
-				KVUsage: val(0.1 * float64(s%10)), PromptTPS: n, GenTPS: none}
+				KVUsage: val(0.1 * float64(s%10)), PromptTPS: n, GenTPS: none,
+				// What the older detail reads back: it does not keep it.
+				WaitingDeferred: point.Absent(point.WhyNotKeptDetail)}
 			if why == "" {
 				p.WindowFrom, p.WindowTo = now.Add(-5*time.Second).In(zone), now.Add(-time.Millisecond).In(zone)
 			}

@@ -373,6 +373,7 @@ func (rc *rowCursor) fill(c *columns, p *point.InstancePoint) {
 	k := c.instances.get(rc.id)
 	p.Target, p.Role, p.Engine, p.Pool = k.target, k.role, k.engine, k.pool
 	p.Up = rc.up
+	p.WaitingDeferred = point.Absent(point.WhyNotKeptDetail)
 	p.Sleep = sleepStates[rc.sleep%sleepCodes]
 	loc := c.zones[rc.zone]
 	p.WindowFrom, p.WindowTo = fromUnixNano(rc.to-rc.span, loc), fromUnixNano(rc.to, loc)

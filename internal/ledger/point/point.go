@@ -135,6 +135,10 @@ const (
 	SleepPaused           = "asleep"
 )
 
+// WhyNotKeptDetail is the reason of an instance's value the history's
+// older detail does not keep.
+const WhyNotKeptDetail = "not kept in the history's older per-instance detail"
+
 // InstancePoint is one target at one tick.
 type InstancePoint struct {
 	Target string `json:"target"`
@@ -151,16 +155,23 @@ type InstancePoint struct {
 	// (StagePoint.Asleep), never as down or stalled.
 	Sleep string `json:"sleep,omitempty"`
 
-	Instant   Num    `json:"requests_per_second"`
-	Window    Num    `json:"requests_per_second_window"`
-	KVBytes   Num    `json:"kv_bytes_per_second"`
-	KVBytesW  Num    `json:"kv_bytes_per_second_window"`
-	Running   Num    `json:"running"`
-	Waiting   Num    `json:"waiting"`
-	Queues    Queues `json:"queues"`
-	KVUsage   Num    `json:"kv_cache_usage_ratio"`
-	PromptTPS Num    `json:"prompt_tokens_per_second"`
-	GenTPS    Num    `json:"generation_tokens_per_second"`
+	Instant  Num `json:"requests_per_second"`
+	Window   Num `json:"requests_per_second_window"`
+	KVBytes  Num `json:"kv_bytes_per_second"`
+	KVBytesW Num `json:"kv_bytes_per_second_window"`
+	Running  Num `json:"running"`
+	Waiting  Num `json:"waiting"`
+	// WaitingDeferred is the part of Waiting deferred by a transient
+	// constraint where the engine splits its waiting by reason (vLLM's
+	// num_requests_waiting_by_reason; on decode, requests whose KV has not
+	// arrived): not ready for the engine, the advisor's saturation rule
+	// leaves them out. Neither the JSON nor the history's older detail
+	// carries it: read back, it is absent with WhyNotKeptDetail.
+	WaitingDeferred Num    `json:"-"`
+	Queues          Queues `json:"queues"`
+	KVUsage         Num    `json:"kv_cache_usage_ratio"`
+	PromptTPS       Num    `json:"prompt_tokens_per_second"`
+	GenTPS          Num    `json:"generation_tokens_per_second"`
 
 	// WindowFrom and WindowTo are the real times of the first and last
 	// samples the windowed rate was computed from.
