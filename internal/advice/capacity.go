@@ -262,6 +262,9 @@ func (l *Learner) saturation(p ledger.Point) [3]string {
 	prefillSat, linkSat, decodeSat := true, true, true
 	anyPFull := false
 	for _, in := range p.Instances {
+		if in.Sleep != "" {
+			continue // asleep on purpose: out of its stage (StagePoint.Asleep)
+		}
 		switch in.Role {
 		case "prefill":
 			nP++
@@ -318,12 +321,19 @@ func backlog(waiting ledger.Num, min float64) bool {
 // requests still waiting for their KV too, so there the batch must be as
 // large as the instance was ever seen to run and its KV cache full: a link
 // that is slow and steady can look the same (docs/advisor.md#limits).
+// Where vLLM splits its waiting by reason, only the requests waiting for
+// capacity are ready for decode: those deferred for their KV wait for the
+// link or for admission, and a decode holding only them has room for
+// decode work whatever its batch and its KV cache show.
 func (l *Learner) decodeFull(in ledger.InstancePoint, kvFull bool) bool {
 	if !in.Running.OK() || !in.Waiting.OK() {
 		return false
 	}
 	if engine.Engine(in.Engine).WaitingKVReady() {
 		return in.Waiting.V >= l.opts.MinQueue
+	}
+	if d := in.WaitingDeferred; d.OK() && in.Waiting.V-d.V < l.opts.MinQueue {
+		return false
 	}
 	// A batch pinned at its limit with requests waiting is decode at its
 	// capacity, as the verdict judges it, whatever its KV cache holds: a

@@ -61,3 +61,30 @@ func TestBatchLimitedDecodeSaturates(t *testing.T) {
 		t.Errorf("decode capacity %g req/s per instance, want the 2 it carries at its limit", d.PerInstance.V)
 	}
 }
+
+// TestDeferredWaitingIsNotDecodeSaturation: vLLM's waiting by reason. The
+// same pinned batch with its 20 waiting split: where some wait for decode
+// capacity, decode is saturated; where every one is deferred (waiting for
+// its KV), decode has room for decode work, pinned batch or full KV cache
+// alike, and its capacity is not learned. An engine that does not split its
+// waiting keeps the rule without the split.
+func TestDeferredWaitingIsNotDecodeSaturation(t *testing.T) {
+	f := func(name string, deferred ledger.Num, kvUsage float64, learned bool) {
+		t.Helper()
+		pts := batchLimited(120)
+		for i := range pts {
+			d := &pts[i].Instances[2]
+			d.WaitingDeferred, d.KVUsage = deferred, ledger.Val(kvUsage)
+			pts[i].Decode.KVUsage = ledger.Val(kvUsage)
+		}
+		d := Learn(pts, Options{Window: 5 * time.Second})[2]
+		if d.PerInstance.OK() != learned {
+			t.Errorf("%s: decode capacity %+v, want learned %v", name, d.PerInstance, learned)
+		}
+	}
+	f("5 of 20 wait for capacity", ledger.Val(15), 0.3, true)
+	f("all 20 deferred", ledger.Val(20), 0.3, false)
+	f("all 20 deferred, the KV cache full of them", ledger.Val(20), 0.97, false)
+	f("no split", ledger.Absent("no requests_waiting_deferred gauge in the exposition"), 0.3, true)
+	f("no split, the KV cache full", ledger.Absent("no requests_waiting_deferred gauge in the exposition"), 0.97, true)
+}

@@ -74,7 +74,8 @@ func ClassifyInstances(ins []ledger.InstancePoint, window float64, lastError fun
 	for i := range ins {
 		ip := &ins[i]
 		out[i].Group = groupOf(ip)
-		if !ip.Up {
+		// Down or asleep: not a peer whose rate and queue set the norm.
+		if !ip.Up || ip.Sleep != "" {
 			continue
 		}
 		k := peerKey{out[i].Group, ip.Role}
@@ -123,6 +124,13 @@ func classify(st *Standing, ip *ledger.InstancePoint, ps *peerStats, window floa
 		flag(rankDown, "down: "+why, 0)
 		return
 	}
+	// Asleep on purpose (vLLM's sleep mode): it serves nothing and is
+	// neither down nor stalled; none of the rules that compare a serving
+	// instance with its peers applies.
+	if ip.Sleep != "" {
+		flag(rankOK, "asleep: "+SleepText(ip.Sleep), 0)
+		return
+	}
 	work := orZero(ip.Running) + orZero(ip.Waiting)
 	// A rate over less than half of W (a target just added or back from
 	// a restart) is too short to call a silence a stall, or slow.
@@ -158,6 +166,18 @@ func classify(st *Standing, ip *ledger.InstancePoint, ps *peerStats, window floa
 			flag(rankQueued, fmt.Sprintf("queued: %g waiting, over %g (peers' median %g)", ip.Waiting.V, lim, m.V), ip.Waiting.V)
 		}
 	}
+}
+
+// SleepText says what an instance's sleep state (InstancePoint.Sleep)
+// means.
+func SleepText(state string) string {
+	switch state {
+	case ledger.SleepWeightsOffloaded:
+		return "sleep mode, level 1 (weights offloaded, KV cache discarded): serves nothing until woken"
+	case ledger.SleepDiscardAll:
+		return "sleep mode, level 2 (weights and KV cache discarded): serves nothing until woken"
+	}
+	return "sleep mode, no engine awake: serves nothing until woken"
 }
 
 // poissonAtMost is P(X ≤ c) for X ~ Poisson(lambda).

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -137,6 +138,26 @@ func TestOutlierRules(t *testing.T) {
 		outlierUp("p0", "prefill", "vllm", 2, 4, 0), outlierUp("p1", "prefill", "vllm", 2, 4, 0), outlierUp("p2", "prefill", "vllm", 2, 4, 5),
 		outlierDown("p3", "prefill", "vllm"), outlierDown("p4", "prefill", "vllm")),
 		map[string]string{"p2": StatusQueued}, "")
+	// vLLM's sleep mode: an instance asleep serves nothing on purpose. With
+	// requests waiting at it and none completed, it is neither stalled nor
+	// a peer whose zero rate sets the norm: beside three asleep, 9.9 req/s
+	// is still under half of the serving peers' 20.
+	asleep := func(p *ledger.Point, state string, names ...string) *ledger.Point {
+		for i := range p.Instances {
+			if slices.Contains(names, p.Instances[i].Target) {
+				p.Instances[i].Sleep = state
+			}
+		}
+		return p
+	}
+	f("asleep with requests waiting is not stalled", asleep(peers(0, 0, 1), ledger.SleepWeightsOffloaded, "p3"),
+		map[string]string{"p3": StatusOK}, "asleep: sleep mode, level 1 (weights offloaded, KV cache discarded)")
+	f("asleep at level 2", asleep(peers(0, 3, 1), ledger.SleepDiscardAll, "p3"), map[string]string{"p3": StatusOK}, "asleep: sleep mode, level 2")
+	f("asleep peers stay out of the medians", asleep(outlierPoint(
+		outlierUp("p0", "prefill", "vllm", 20, 4, 2), outlierUp("p1", "prefill", "vllm", 20, 4, 2), outlierUp("p2", "prefill", "vllm", 9.9, 4, 2),
+		outlierUp("a0", "prefill", "vllm", 0, 0, 0), outlierUp("a1", "prefill", "vllm", 0, 0, 0), outlierUp("a2", "prefill", "vllm", 0, 0, 0)),
+		ledger.SleepPaused, "a0", "a1", "a2"),
+		map[string]string{"p2": StatusSlow, "a0": StatusOK}, "asleep: sleep mode, no engine awake")
 	absentWait := outlierUp("p3", "prefill", "vllm", 2, 4, 0)
 	absentWait.Waiting = ledger.Absent("the engine exports no waiting gauge")
 	f("an absent value flags nothing", outlierPoint(outlierUp("p0", "prefill", "vllm", 2, 4, 2), outlierUp("p1", "prefill", "vllm", 2, 4, 2), absentWait),

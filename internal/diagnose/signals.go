@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/saturation"
@@ -237,6 +238,10 @@ func measure(w []ledger.Point, th Thresholds) signals {
 		if st.sp.Partial {
 			s.notes = append(s.notes, fmt.Sprintf("%s is partial: %d of %d instances up", st.name, st.sp.Up, st.sp.Instances))
 		}
+		if n := len(st.sp.Asleep); n > 0 {
+			s.notes = append(s.notes, fmt.Sprintf("%s: %d instance(s) asleep (sleep mode), not counted among its %d serving: %s",
+				st.name, n, st.sp.Instances, strings.Join(st.sp.Asleep, ", ")))
+		}
 	}
 	if last.KV.Partial {
 		s.notes = append(s.notes, fmt.Sprintf("KV is partial: %d of %d instances up", last.KV.Up, last.KV.Instances))
@@ -275,7 +280,9 @@ func pinned(w []ledger.Point) (n, reporting int, level float64) {
 			continue
 		}
 		for j := range w[i].Instances {
-			if ip := &w[i].Instances[j]; ip.Role == "decode" {
+			// An instance asleep runs nothing on purpose: not a batch
+			// with room.
+			if ip := &w[i].Instances[j]; ip.Role == "decode" && ip.Sleep == "" {
 				add(ip.Target, ip.Running)
 			}
 		}

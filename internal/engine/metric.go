@@ -101,6 +101,14 @@ const (
 	// the deferred are requests whose remote KV has not arrived.
 	WaitingCapacity
 	WaitingDeferred
+	// Sleep mode (vLLM's engine_sleep_state, one series per engine and
+	// state, 1 on the engine's state): the engines awake, asleep with their
+	// weights offloaded (level 1) and asleep with everything discarded
+	// (level 2). An instance none of whose engines is awake is not serving,
+	// on purpose: neither down nor stalled.
+	EnginesAwake
+	EnginesWeightsOffloaded
+	EnginesDiscardAll
 	numGaugesEnd
 )
 
@@ -254,6 +262,10 @@ var metricNames = [numMetrics]string{
 	StageAllocWait:  "stage_kv_allocation_wait_seconds",
 	WaitingCapacity: "requests_waiting_capacity",
 	WaitingDeferred: "requests_waiting_deferred",
+
+	EnginesAwake:            "engines_awake",
+	EnginesWeightsOffloaded: "engines_asleep_weights_offloaded",
+	EnginesDiscardAll:       "engines_asleep_discard_all",
 }
 
 // String is the metric's canonical snake_case name, as used in JSON.

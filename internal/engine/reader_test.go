@@ -251,6 +251,13 @@ func TestReaderCaptures(t *testing.T) {
 		counters: map[Metric]float64{Shed: 30},
 		gauges:   map[Metric]float64{Waiting: 14, WaitingCapacity: 2, WaitingDeferred: 12, Running: 20},
 	})
+	// vLLM decode in sleep mode: both DP engines asleep at level 1, none
+	// awake, none at level 2.
+	f("vllm_decode_asleep.txt", Decode, want{
+		engine: VLLM, role: Decode, model: "meta-llama/Llama-3.1-8B-Instruct",
+		counters: map[Metric]float64{Completed: 800},
+		gauges:   map[Metric]float64{EnginesAwake: 0, EnginesWeightsOffloaded: 2, EnginesDiscardAll: 0, Running: 0},
+	})
 	// NIXL's multi-process exporter: both TP ranks' agents, each pulling
 	// its own shard, add up (6 GiB + 6 GiB, 12 + 12 transfers, 1 + 2
 	// backend errors).

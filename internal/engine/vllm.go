@@ -93,10 +93,16 @@ func init() {
 			{Name: "vllm:kv_offload_total_time_total", Type: model.MetricTypeCounter, Skip: whyOffload},
 			{Name: "vllm:kv_offload_total_time", Type: model.MetricTypeCounter, Skip: whyOffload},
 			{Name: "vllm:kv_offload_size", Type: model.MetricTypeHistogram, Skip: whyOffload},
-			// Sleep mode: 1 while the engine sleeps (weights or KV
-			// offloaded), deliberately idle rather than down or stalled.
-			{Name: "vllm:engine_sleep_state", Type: model.MetricTypeGauge,
-				Skip: "sleep mode: an engine at 1 is asleep on purpose; its idle stage rates are not a stall"},
+			// Sleep mode (PR #24176): a state set, one series per engine
+			// and sleep_state, 1 on the engine's state. An engine with
+			// awake at 0 sleeps on purpose (weights offloaded or
+			// discarded, the KV cache gone): not serving, neither down nor
+			// stalled.
+			{Name: "vllm:engine_sleep_state", Type: model.MetricTypeGauge, ByLabel: "sleep_state", ByValue: []Reason{
+				{"awake", EnginesAwake},
+				{"weights_offloaded", EnginesWeightsOffloaded},
+				{"discard_all", EnginesDiscardAll},
+			}},
 			// Tokens per engine step, a histogram despite its name: its
 			// count is the steps run, its sum the tokens they processed.
 			{Name: "vllm:iteration_tokens_total", Type: model.MetricTypeHistogram, Metric: IterationTokens},

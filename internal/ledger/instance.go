@@ -23,12 +23,13 @@ func (l *Ledger) read(t *target, now time.Time) instanceRead {
 
 // point is the instance's values at the tick.
 func (r *instanceRead) point(name string) InstancePoint {
-	ip := InstancePoint{Target: name, Role: string(r.role), Engine: string(r.engine), Up: r.t.up}
+	ip := InstancePoint{Target: name, Role: string(r.role), Engine: string(r.engine), Up: r.t.up, Sleep: r.sleep()}
 	ip.Instant, ip.Window, ip.WindowFrom, ip.WindowTo = r.rates(engine.Completed)
 	ip.KVBytes, ip.KVBytesW, _, _ = r.rates(engine.KVBytes)
 	ip.PromptTPS = r.windowed(engine.PromptTokens)
 	ip.GenTPS = r.windowed(engine.GenerationTokens)
 	ip.Running, ip.Waiting, ip.KVUsage = r.gauge(engine.Running), r.gauge(engine.Waiting), r.gauge(engine.KVUsage)
+	ip.WaitingDeferred = r.gauge(engine.WaitingDeferred)
 	ip.Queues = Queues{
 		Bootstrap: r.gauge(engine.QueueBootstrap),
 		Inflight:  r.gauge(engine.QueueInflight),
@@ -36,6 +37,22 @@ func (r *instanceRead) point(name string) InstancePoint {
 		Transfer:  r.gauge(engine.QueueTransfer),
 	}
 	return ip
+}
+
+// sleep is the instance's sleep state when none of its engines is awake
+// (vLLM's engine_sleep_state), "" when one is or the engine does not say.
+// Engines asleep at both levels read as the deeper one.
+func (r *instanceRead) sleep() string {
+	if awake := r.gauge(engine.EnginesAwake); !awake.OK() || awake.V > 0 {
+		return ""
+	}
+	switch {
+	case r.gauge(engine.EnginesDiscardAll).V > 0:
+		return SleepDiscardAll
+	case r.gauge(engine.EnginesWeightsOffloaded).V > 0:
+		return SleepWeightsOffloaded
+	}
+	return SleepPaused
 }
 
 // gauge is gauge m in the newest sample.

@@ -34,6 +34,13 @@ const KindRecomputed = point.KindRecomputed
 // KindShed is load shed before the engine queue, a share of the offered load.
 const KindShed = point.KindShed
 
+// Sleep states of an instance (InstancePoint.Sleep): vLLM's sleep mode.
+const (
+	SleepWeightsOffloaded = point.SleepWeightsOffloaded
+	SleepDiscardAll       = point.SleepDiscardAll
+	SleepPaused           = point.SleepPaused
+)
+
 // WhyNoRouter is the reason of router values that no target gives.
 const WhyNoRouter = point.WhyNoRouter
 

@@ -48,6 +48,7 @@ func (q *queueSums) num(none string) Queues {
 type stageSum struct {
 	instances, up int
 	missing       []string
+	asleep        []string
 
 	rate, rateW, running, waiting, usage, promptTPS, genTPS sum
 	waitCapacity, waitDeferred                              sum
@@ -57,6 +58,12 @@ type stageSum struct {
 }
 
 func (s *stageSum) add(in *instanceRead, ip *InstancePoint, lat *latency, w *work) {
+	// Asleep on purpose: not an instance the stage's rates, gauges and
+	// capacity stand for, and not one missing from them either.
+	if ip.Sleep != "" {
+		s.asleep = append(s.asleep, ip.Target)
+		return
+	}
 	s.instances++
 	if in.why == "" {
 		s.up++
@@ -71,7 +78,7 @@ func (s *stageSum) add(in *instanceRead, ip *InstancePoint, lat *latency, w *wor
 	s.running.add(ip.Running)
 	s.waiting.add(ip.Waiting)
 	s.waitCapacity.add(in.gauge(engine.WaitingCapacity))
-	s.waitDeferred.add(in.gauge(engine.WaitingDeferred))
+	s.waitDeferred.add(ip.WaitingDeferred)
 	s.usage.add(ip.KVUsage)
 	s.promptTPS.add(ip.PromptTPS)
 	s.genTPS.add(ip.GenTPS)
@@ -85,7 +92,7 @@ func (s *stageSum) add(in *instanceRead, ip *InstancePoint, lat *latency, w *wor
 // point is the stage's sums; none is the reason of a value no instance has,
 // role the stage's instances' role.
 func (s *stageSum) point(none, role string) StagePoint {
-	sp := StagePoint{Instances: s.instances, Up: s.up, Missing: s.missing}
+	sp := StagePoint{Instances: s.instances, Up: s.up, Missing: s.missing, Asleep: s.asleep}
 	sp.Partial = s.rateW.n > 0 && len(s.missing) > 0
 	sp.Instant, sp.Window = s.rate.num(none), s.rateW.num(none)
 	sp.Running, sp.Waiting = s.running.num(none), s.waiting.num(none)
@@ -116,6 +123,9 @@ type kvSum struct {
 }
 
 func (k *kvSum) add(in *instanceRead, ip *InstancePoint, lat *latency, kr *kvRates, w *work) {
+	if ip.Sleep != "" {
+		return // transfers nothing on purpose; its stage lists it asleep
+	}
 	k.instances++
 	if in.why == "" {
 		k.up++

@@ -35,6 +35,7 @@ var (
 		engine.Running:       desc("ptd_requests_running", "Requests in the instance's running batch.", instanceLabels...),
 		engine.Waiting:       desc("ptd_requests_waiting", "Requests in the instance's waiting queue.", instanceLabels...),
 		engine.KVUsage:       desc("ptd_kv_cache_usage_ratio", "Fraction of the instance's KV cache in use (0..1).", instanceLabels...),
+		engine.EnginesAwake:  desc("ptd_engines_awake", "Engines of the instance awake (vLLM's engine_sleep_state{sleep_state=\"awake\"}, added over engines): 0 where the instance sleeps on purpose (sleep mode), up and serving nothing, not down.", instanceLabels...),
 		engine.IterationLoop: desc("ptd_iteration_loop_seconds", "Duration of one executor loop (TensorRT-LLM iteration statistics: hostStepTimeMS, or iterLatencyMS halved in overlap mode, where one iteration spans about two loops).", instanceLabels...),
 	}
 	iterLatencyDesc = desc("ptd_iteration_latency_seconds", "Mean iterLatencyMS of the newest poll of TensorRT-LLM iteration statistics, as reported; with scheduler_mode=\"overlap\" it spans about two loops.", append(instanceLabels, "scheduler_mode")...)

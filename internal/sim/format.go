@@ -20,6 +20,7 @@ type InstanceView struct {
 	Connector string
 	Group     Group // for per-engine format options (old names etc.)
 	Engines   []*EngineStats
+	Asleep    bool // in sleep mode (Scenario.Asleep)
 }
 
 // textContentType is what prometheus_client's generate_latest sends.

@@ -58,6 +58,7 @@ type instance struct {
 	grp       *group
 	engines   []*engine
 	down      bool
+	asleep    bool // vLLM's sleep mode (Scenario.Asleep): takes no traffic
 	restarts  int
 	upAt      []int64 // process start offsets (first is 0)
 	pidBase   int
@@ -239,6 +240,9 @@ func NewModel(sc Scenario, seed int64, epoch time.Time) (*Model, error) {
 			m.schedule(&event{t: m.nextArrival(g), kind: evArrival, grp: g})
 		}
 	}
+	for _, name := range sc.Asleep {
+		m.byName[name].asleep = true
+	}
 	for _, r := range sc.Restarts {
 		m.schedule(&event{t: int64(r.At), kind: evDown, inst: m.byName[r.Instance], down: int64(r.Down)})
 	}
@@ -358,7 +362,7 @@ func pick(es []*engine, rr *int, load func(*engine) int) *engine {
 	n := len(es)
 	for k := 0; k < n; k++ {
 		e := es[(*rr+k)%n]
-		if e.inst.down {
+		if e.inst.down || e.inst.asleep {
 			continue
 		}
 		if l := load(e); best == nil || l < bestLoad {

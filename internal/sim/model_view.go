@@ -69,7 +69,7 @@ func (m *Model) Exposition(name string, dst []byte) ([]byte, Format, error) {
 	m.refresh(in)
 	v := InstanceView{
 		Name: in.name, Role: in.role, Model: in.grp.spec.ModelOf(m.sc), Connector: in.grp.spec.Connector,
-		Group: in.grp.spec,
+		Group: in.grp.spec, Asleep: in.asleep,
 	}
 	var buf [8]*EngineStats
 	v.Engines = buf[:0]

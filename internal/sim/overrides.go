@@ -97,5 +97,12 @@ func (o Overrides) Apply(sc *Scenario) error {
 		}
 	}
 	sc.Faults.Instances = fi
+	var as []string
+	for _, n := range sc.Asleep {
+		if names[n] {
+			as = append(as, n)
+		}
+	}
+	sc.Asleep = as
 	return sc.Validate()
 }

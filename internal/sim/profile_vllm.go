@@ -220,6 +220,7 @@ func (vllmFormat) Render(dst []byte, v *InstanceView) []byte {
 		}
 	}
 	dst = vllmWaitingByReason(dst, v)
+	dst = vllmSleepState(dst, v)
 	for _, c := range vllmCounters {
 		dst = vllmCounterFamily(dst, v, c)
 	}
@@ -336,6 +337,29 @@ func vllmWaitingByReason(dst []byte, v *InstanceView) []byte {
 	for _, s := range v.Engines {
 		dst = appendSample(dst, name, "", vllmBase(v, s, &lb), float64(s.WaitCapacity), label{"reason", "capacity"})
 		dst = appendSample(dst, name, "", vllmBase(v, s, &lb), float64(s.WaitDeferred), label{"reason", "deferred"})
+	}
+	return dst
+}
+
+// vllmSleepState prints engine_sleep_state (PR #24176): per engine, one
+// series for each sleep state, 1 on the engine's own. An instance asleep
+// (Scenario.Asleep) sleeps at level 1, weights offloaded.
+func vllmSleepState(dst []byte, v *InstanceView) []byte {
+	const name = "vllm:engine_sleep_state"
+	var lb [2]label
+	awake, offloaded := 1.0, 0.0
+	if v.Asleep {
+		awake, offloaded = 0, 1
+	}
+	dst = appendHeader(dst, name, "Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is awake; "+
+		"weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2.", "gauge")
+	for _, st := range [...]struct {
+		state string
+		v     float64
+	}{{"awake", awake}, {"weights_offloaded", offloaded}, {"discard_all", 0}} {
+		for _, s := range v.Engines {
+			dst = appendSample(dst, name, "", vllmBase(v, s, &lb), st.v, label{"sleep_state", st.state})
+		}
 	}
 	return dst
 }

@@ -54,6 +54,11 @@ type Scenario struct {
 	Groups   []Group   `yaml:"groups" json:"groups"`
 	Restarts []Restart `yaml:"restarts" json:"restarts"`
 	Faults   Faults    `yaml:"faults" json:"faults"`
+	// Asleep names vLLM instances in sleep mode (level 1: weights
+	// offloaded) for the whole run: up, taking no traffic, and saying so in
+	// vllm:engine_sleep_state; every other vLLM instance reports itself
+	// awake.
+	Asleep []string `yaml:"asleep" json:"asleep,omitempty"`
 }
 
 // Group is one P/D serving pool of a single engine kind: requests arriving to
@@ -491,6 +496,9 @@ func (sc Scenario) Validate() error {
 				return bad(p+".at", "overlaps restarts[%d] of the same instance", j)
 			}
 		}
+	}
+	if err := sc.validAsleep(inst, bad); err != nil {
+		return err
 	}
 	f := sc.Faults
 	if f.TimeoutProb < 0 || f.MalformedProb < 0 || f.TimeoutProb+f.MalformedProb > 1 {

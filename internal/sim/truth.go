@@ -75,7 +75,9 @@ type InstanceTruth struct {
 	Engine    string `json:"engine"`
 	Connector string `json:"connector"`
 	Up        bool   `json:"up"`
-	Restarts  int    `json:"restarts"`
+	// Asleep: in sleep mode (Scenario.Asleep), up and serving nothing.
+	Asleep   bool `json:"asleep,omitempty"`
+	Restarts int  `json:"restarts"`
 	// Counts are cumulative over the whole run, across restarts.
 	Counts
 	// Exported is what the instance's own counters show at that instant:
@@ -163,7 +165,7 @@ func (m *Model) TruthAt(d time.Duration) Truth {
 		}
 		tr.Instances = append(tr.Instances, InstanceTruth{
 			Name: in.name, Role: in.role, Engine: in.grp.spec.Engine, Connector: in.grp.spec.Connector,
-			Up: up, Restarts: restarts, Counts: c, Exported: exp,
+			Up: up, Asleep: in.asleep, Restarts: restarts, Counts: c, Exported: exp,
 			Engines: len(in.engines), BusySeconds: in.busySeconds(t),
 		})
 		tr.Totals = tr.Totals.add(c)

@@ -93,6 +93,9 @@ func stripTimes(p ledger.Point) ledger.Point {
 	for i := range in {
 		in[i].WindowFrom, in[i].WindowTo = time.Time{}, time.Time{}
 		in[i].Pool = ""
+		// Nor does an instance's deferred waiting travel (the advisor's
+		// input): it reads absent, never 0.
+		in[i].WaitingDeferred = ledger.Num{}
 	}
 	p.Instances = in
 	// The pools travel in the snapshot's pool objects (and the instance

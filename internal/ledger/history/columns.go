@@ -43,9 +43,30 @@ const noTime = math.MinInt64
 // zone seen. Sample times come from the clock or a TSDB: one zone in practice.
 const maxZones = 1 << 7
 
-// flagUp is the bit of an instance's flags that says it was up; the other
-// seven hold the index of its window times' zone.
-const flagUp = 1
+// flagUp is the bit of an instance's flags that says it was up; the next
+// seven hold the index of its window times' zone, the two above them its
+// sleep state's code (sleepCode).
+const (
+	flagUp     = 1
+	flagZone   = 1 // shift of the zone
+	flagSleep  = 8 // shift of the sleep code
+	sleepCodes = 4
+)
+
+// sleepStates are the sleep states by code; code 0 is an instance that
+// serves (or does not say).
+var sleepStates = [sleepCodes]string{"", point.SleepPaused, point.SleepWeightsOffloaded, point.SleepDiscardAll}
+
+// sleepCode is the code of sleep state s; a state this history does not
+// know reads back as paused, still asleep.
+func sleepCode(s string) uint8 {
+	for i, v := range sleepStates {
+		if v == s {
+			return uint8(i)
+		}
+	}
+	return 1
+}
 
 // block is the per-instance detail of one point, stored by column: one
 // float64 column per series, a row of instance ids interned in the
@@ -56,7 +77,7 @@ const flagUp = 1
 // with the point's time.
 type block struct {
 	inst   []uint32     // instance ids, one per row
-	flags  []uint8      // flagUp | zone<<1
+	flags  []uint16     // flagUp | zone<<flagZone | sleep code<<flagSleep
 	vals   []float64    // numSeries columns of len(inst) values: vals[s*n+i]
 	absent []absentMask // per row: bit s set when series s is absent
 	why    []uint32     // reason codes of the absent values, row by row, in series order
@@ -88,7 +109,7 @@ func (c *columns) compact(ins []point.InstancePoint) *block {
 	}
 	b := &block{
 		inst:   make([]uint32, n),
-		flags:  make([]uint8, n),
+		flags:  make([]uint16, n),
 		vals:   make([]float64, numSeries*n),
 		absent: make([]absentMask, n),
 		why:    make([]uint32, 0, nAbsent),
@@ -98,13 +119,13 @@ func (c *columns) compact(ins []point.InstancePoint) *block {
 	for i := range ins {
 		p := &ins[i]
 		b.inst[i] = c.instances.ref(instanceKey{p.Target, p.Role, p.Engine, p.Pool})
-		var fl uint8
+		var fl uint16
 		if p.Up {
 			fl = flagUp
 		}
 		// Both window times are sample times of one target: one zone.
 		zone := c.zone(p.WindowTo)
-		b.flags[i] = fl | zone<<1
+		b.flags[i] = fl | uint16(zone)<<flagZone | uint16(sleepCode(p.Sleep))<<flagSleep
 		b.from[i], b.to[i] = unixNano(p.WindowFrom), unixNano(p.WindowTo)
 		for s, f := range instanceSeries {
 			v := f(p)
@@ -156,7 +177,9 @@ func (c *columns) rows(b *block, from, to int) []point.InstancePoint {
 		k := c.instances.get(b.inst[i])
 		p.Target, p.Role, p.Engine, p.Pool = k.target, k.role, k.engine, k.pool
 		p.Up = b.flags[i]&flagUp != 0
-		loc := c.zones[b.flags[i]>>1]
+		p.WaitingDeferred = point.Absent(point.WhyNotKeptDetail)
+		p.Sleep = sleepStates[(b.flags[i]>>flagSleep)%sleepCodes]
+		loc := c.zones[(b.flags[i]>>flagZone)%maxZones]
 		p.WindowFrom, p.WindowTo = fromUnixNano(b.from[i], loc), fromUnixNano(b.to[i], loc)
 		for s, f := range instanceSeries {
 			v := f(p)

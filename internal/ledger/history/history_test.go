@@ -32,7 +32,9 @@ func points(n int) []point.Point {
 			p := point.InstancePoint{Target: target, Role: role, Engine: "vllm", Pool: "m", Up: up,
 				Instant: n, Window: n, KVBytes: val(v * 1024), KVBytesW: n, Running: val(float64(s % 4)), Waiting: none,
 				Queues:  point.Queues{Bootstrap: none, Inflight: none, Prealloc: none, Transfer: none},
-				KVUsage: val(0.1 * float64(s%10)), PromptTPS: n, GenTPS: none}
+				KVUsage: val(0.1 * float64(s%10)), PromptTPS: n, GenTPS: none,
+				// What the older detail reads back: it does not keep it.
+				WaitingDeferred: point.Absent(point.WhyNotKeptDetail)}
 			if why == "" {
 				p.WindowFrom, p.WindowTo = now.Add(-5*time.Second).In(zone), now.Add(-time.Millisecond).In(zone)
 			}
@@ -43,6 +45,9 @@ func points(n int) []point.Point {
 			ip("p0", "prefill", true, 3*float64(s), "", time.UTC),
 			ip("p1", "prefill", true, float64(s)/3, "", time.UTC),
 			ip("d0", "decode", true, 2*float64(s), "", east))
+		// d0, whose times are in the second zone, sleeps now and then at
+		// either level: its sleep state shares the zone's flags.
+		p.Instances[2].Sleep = [...]string{"", "", point.SleepWeightsOffloaded, point.SleepWeightsOffloaded, point.SleepDiscardAll, point.SleepPaused, ""}[s%7]
 		switch {
 		case s < 30:
 			p.Instances = append(p.Instances, ip("d1", "decode", true, float64(s), "", time.UTC))

@@ -43,11 +43,14 @@ type segment struct {
 // point, and (bits 2–5) which of the row's previous 15 points' WindowTo its
 // WindowFrom equals, if any: a window starts at a sample an earlier point
 // ended at, so a byte of the header stands for a varint of 3–4 bytes.
+// Bits 6–7 are the instance's sleep code (columns.go's sleepCode), 0 in
+// segments written before there was one.
 const (
 	rowUp      = 1
 	rowMeta    = 2
 	rowFromRef = 2 // shift of the WindowFrom reference
 	fromRefs   = 16
+	rowSleep   = 6 // shift of the sleep code
 )
 
 // rowState is what a row's next point is written against.
@@ -147,11 +150,12 @@ func (st *rowState) put(dst []byte, b *block, r, w int) []byte {
 	n := len(b.inst)
 	why := b.why[w : w+bits.OnesCount16(uint16(b.absent[r]))]
 
-	id, zone, absent := b.inst[r], uint32(b.flags[r]>>1), b.absent[r]
+	id, zone, absent := b.inst[r], uint32((b.flags[r]>>flagZone)%maxZones), b.absent[r]
 	var h byte
 	if b.flags[r]&flagUp != 0 {
 		h |= rowUp
 	}
+	h |= byte((b.flags[r]>>flagSleep)%sleepCodes) << rowSleep
 	meta := !st.started || id != st.id || zone != st.zone || absent != st.absent || !equalCodes(why, st.why)
 	if meta {
 		h |= rowMeta
@@ -253,9 +257,10 @@ type segReader struct {
 
 type rowCursor struct {
 	rowState
-	off  uint32
-	want bool // the read needs this row
-	up   bool
+	off   uint32
+	want  bool // the read needs this row
+	up    bool
+	sleep uint8 // the sleep code
 }
 
 // newSegReader reads seg; with target set, only the rows that ever hold
@@ -317,6 +322,7 @@ func (rc *rowCursor) step(data []byte) {
 	h := data[o]
 	o++
 	rc.up = h&rowUp != 0
+	rc.sleep = h >> rowSleep
 	uv := func() uint64 {
 		v, n := binary.Uvarint(data[o:])
 		o += uint32(n)
@@ -367,6 +373,8 @@ func (rc *rowCursor) fill(c *columns, p *point.InstancePoint) {
 	k := c.instances.get(rc.id)
 	p.Target, p.Role, p.Engine, p.Pool = k.target, k.role, k.engine, k.pool
 	p.Up = rc.up
+	p.WaitingDeferred = point.Absent(point.WhyNotKeptDetail)
+	p.Sleep = sleepStates[rc.sleep%sleepCodes]
 	loc := c.zones[rc.zone]
 	p.WindowFrom, p.WindowTo = fromUnixNano(rc.to-rc.span, loc), fromUnixNano(rc.to, loc)
 	w := 0

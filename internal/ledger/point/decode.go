@@ -51,10 +51,13 @@ func (k *KVPoint) UnmarshalJSON(b []byte) error {
 	return withoutAbsent(b, reflect.ValueOf(k).Elem(), (*alias)(k))
 }
 
-// UnmarshalJSON reads what MarshalJSON writes, reasons included.
+// UnmarshalJSON reads what MarshalJSON writes, reasons included; the
+// deferred waiting, which the JSON does not carry, reads absent.
 func (p *InstancePoint) UnmarshalJSON(b []byte) error {
 	type alias InstancePoint
-	return withoutAbsent(b, reflect.ValueOf(p).Elem(), (*alias)(p))
+	err := withoutAbsent(b, reflect.ValueOf(p).Elem(), (*alias)(p))
+	p.WaitingDeferred = Absent(whyNotInJSON)
+	return err
 }
 
 // UnmarshalJSON reads what MarshalJSON writes, reasons included.

@@ -41,6 +41,9 @@ func TestJSONRoundTrip(t *testing.T) {
 	// The waiting by reason is not carried: it decodes absent.
 	notSent := WaitingReasons{Capacity: Absent(whyNotInJSON), Deferred: Absent(whyNotInJSON)}
 	p.Prefill.WaitingBy, p.Decode.WaitingBy = notSent, notSent
+	for i := range p.Instances {
+		p.Instances[i].WaitingDeferred = Absent(whyNotInJSON)
+	}
 	if !reflect.DeepEqual(got, p) {
 		t.Errorf("round trip differs:\n got %+v\nwant %+v\njson %s", got, p, b)
 	}

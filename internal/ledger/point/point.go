@@ -30,6 +30,10 @@ type StagePoint struct {
 	Up        int      `json:"instances_up"`
 	Partial   bool     `json:"partial,omitempty"`
 	Missing   []string `json:"missing,omitempty"`
+	// Asleep are the stage's instances in sleep mode (InstancePoint.Sleep):
+	// up but serving nothing on purpose, they are in neither Instances nor
+	// Up, and none of the stage's sums.
+	Asleep []string `json:"asleep,omitempty"`
 
 	Running Num `json:"running"`
 	Waiting Num `json:"waiting"`
@@ -129,6 +133,19 @@ type Quant struct {
 	P99 Num `json:"p99"`
 }
 
+// Sleep states of an instance (InstancePoint.Sleep), vLLM's
+// engine_sleep_state label values; SleepPaused is an instance whose
+// engines are not awake at either level.
+const (
+	SleepWeightsOffloaded = "weights_offloaded"
+	SleepDiscardAll       = "discard_all"
+	SleepPaused           = "asleep"
+)
+
+// WhyNotKeptDetail is the reason of an instance's value the history's
+// older detail does not keep.
+const WhyNotKeptDetail = "not kept in the history's older per-instance detail"
+
 // InstancePoint is one target at one tick.
 type InstancePoint struct {
 	Target string `json:"target"`
@@ -138,17 +155,30 @@ type InstancePoint struct {
 	// tick for every reader of the point.
 	Pool string `json:"-"`
 	Up   bool   `json:"up"`
+	// Sleep is the sleep state of an instance none of whose engines is
+	// awake (vLLM's sleep mode: SleepWeightsOffloaded, SleepDiscardAll or
+	// SleepPaused), "" for one that serves or does not say. An instance
+	// asleep is up and not serving, on purpose: its stage counts it apart
+	// (StagePoint.Asleep), never as down or stalled.
+	Sleep string `json:"sleep,omitempty"`
 
-	Instant   Num    `json:"requests_per_second"`
-	Window    Num    `json:"requests_per_second_window"`
-	KVBytes   Num    `json:"kv_bytes_per_second"`
-	KVBytesW  Num    `json:"kv_bytes_per_second_window"`
-	Running   Num    `json:"running"`
-	Waiting   Num    `json:"waiting"`
-	Queues    Queues `json:"queues"`
-	KVUsage   Num    `json:"kv_cache_usage_ratio"`
-	PromptTPS Num    `json:"prompt_tokens_per_second"`
-	GenTPS    Num    `json:"generation_tokens_per_second"`
+	Instant  Num `json:"requests_per_second"`
+	Window   Num `json:"requests_per_second_window"`
+	KVBytes  Num `json:"kv_bytes_per_second"`
+	KVBytesW Num `json:"kv_bytes_per_second_window"`
+	Running  Num `json:"running"`
+	Waiting  Num `json:"waiting"`
+	// WaitingDeferred is the part of Waiting deferred by a transient
+	// constraint where the engine splits its waiting by reason (vLLM's
+	// num_requests_waiting_by_reason; on decode, requests whose KV has not
+	// arrived): not ready for the engine, the advisor's saturation rule
+	// leaves them out. Neither the JSON nor the history's older detail
+	// carries it: read back, it is absent with WhyNotKeptDetail.
+	WaitingDeferred Num    `json:"-"`
+	Queues          Queues `json:"queues"`
+	KVUsage         Num    `json:"kv_cache_usage_ratio"`
+	PromptTPS       Num    `json:"prompt_tokens_per_second"`
+	GenTPS          Num    `json:"generation_tokens_per_second"`
 
 	// WindowFrom and WindowTo are the real times of the first and last
 	// samples the windowed rate was computed from.
