@@ -1,10 +1,10 @@
 package e2e
 
 import (
-	"flag"
 	"os"
-	"strconv"
 	"testing"
+
+	"github.com/ptdmon/ptdmon/internal/testutil"
 )
 
 // parallelTests is how many of this package's parallel tests run at once
@@ -15,14 +15,4 @@ import (
 // are not parallel and still run alone.
 const parallelTests = 16
 
-func TestMain(m *testing.M) {
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		if err := flag.Set("test.parallel", strconv.Itoa(parallelTests)); err != nil {
-			panic(err)
-		}
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { os.Exit(testutil.MainParallel(m, parallelTests)) }
