@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,17 +30,17 @@ func simInput(t testing.TB, name string, seed int64, dur time.Duration, edit fun
 	if edit != nil {
 		edit(&sc)
 	}
-	res, err := simtest.RunHistograms(sc, seed, dur)
+	js, err := json.Marshal(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := simRun(sc, js, seed, dur)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var targets []Target
 	for _, in := range res.Instances {
 		targets = append(targets, Target{Name: in.Name, Role: in.Role, Engine: in.Engine, Model: sc.Model})
-	}
-	js, err := json.Marshal(sc)
-	if err != nil {
-		t.Fatal(err)
 	}
 	return Input{
 		Meta: Meta{Targets: targets, BRequest: kvsize.Request{Bytes: sc.KVBytesPerRequest, Basis: kvsize.BasisSimulator},
@@ -48,6 +49,36 @@ func simInput(t testing.TB, name string, seed int64, dur time.Duration, edit fun
 		Points:  res.Points,
 		Buckets: func(from, to time.Time) (ledger.Buckets, bool) { return simBuckets(res, from, to) },
 	}, res.Model
+}
+
+// simRuns are the simulated runs of this package's tests, by what was
+// run: the scenario as edited (its JSON), the seed and the length. A run
+// in simulated time is the same every time (the golden files rest on
+// it), and several tests read the same run (TestGolden the one
+// TestHTMLInChromium shows, TestReportOffersAndServes the first round of
+// TestCompareAdviceApplied), so each is simulated once. Nothing changes a
+// run's result after it: reports are built from it, never into it.
+var simRuns sync.Map // simRunKey → *simRunOnce
+
+type simRunKey struct {
+	scenario string
+	seed     int64
+	dur      time.Duration
+}
+
+type simRunOnce struct {
+	once sync.Once
+	res  *simtest.Result
+	err  error
+}
+
+// simRun is simtest.RunHistograms(sc, seed, dur), sc's JSON being js, run
+// once per key.
+func simRun(sc sim.Scenario, js []byte, seed int64, dur time.Duration) (*simtest.Result, error) {
+	v, _ := simRuns.LoadOrStore(simRunKey{string(js), seed, dur}, &simRunOnce{})
+	r := v.(*simRunOnce)
+	r.once.Do(func() { r.res, r.err = simtest.RunHistograms(sc, seed, dur) })
+	return r.res, r.err
 }
 
 // simBuckets are the latency histograms' increases between two scrapes of
