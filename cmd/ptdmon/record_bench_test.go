@@ -22,6 +22,7 @@ import (
 // client view anchored to the command's end, and exports it for
 // llm-d-benchmark's tooling.
 func TestRecordKeepsTheBenchmarkResult(t *testing.T) {
+	t.Parallel() // its own simulator and directory; reads loadRecording, which only serial tests replace
 	cfg := recordingSimConfig(t, "balanced")
 	tmp := t.TempDir()
 	dir, outDir := filepath.Join(tmp, "round1"), filepath.Join(tmp, "results")

@@ -252,6 +252,7 @@ func recordingSimConfig(t *testing.T, scenario string) string {
 // ptdmon record runs the command, exits with its status, marks its start
 // and end in the recording and says how to report on it.
 func TestRecordWrapsACommand(t *testing.T) {
+	t.Parallel() // its own simulator and directory, as TestRecordedBucketsCountTheCompletions
 	cfg := recordingSimConfig(t, "balanced")
 	dir := filepath.Join(t.TempDir(), "round1")
 	var stdout, stderr strings.Builder
@@ -306,6 +307,7 @@ func TestRecordWrapsACommand(t *testing.T) {
 // while the command ran — fails the record command, whatever the
 // command's own status: the run the user wanted is not on disk.
 func TestRecordFailsWhenTheRecordingDoes(t *testing.T) {
+	t.Parallel() // its own simulator and directory
 	cfg := recordingSimConfig(t, "balanced")
 	dir := filepath.Join(t.TempDir(), "round1")
 	var stdout, stderr strings.Builder
@@ -427,6 +429,7 @@ func TestRunTime(t *testing.T) {
 // ptdmon report reads what ptdmon record wrote: what ran (the hash of the
 // configuration, the targets) and the recorded points.
 func TestReportOfARecording(t *testing.T) {
+	t.Parallel() // its own simulator and directory; reads loadRecording, which only serial tests replace
 	cfg := recordingSimConfig(t, "kv-bound")
 	dir := filepath.Join(t.TempDir(), "round1")
 	recordRound(t, cfg, dir, "4")
@@ -529,6 +532,7 @@ func recordRound(t *testing.T, cfg, dir, secs string) {
 
 // ptdmon record counts the targets file_sd gives as it counts its own.
 func TestRecordCountsFileSDTargets(t *testing.T) {
+	t.Parallel() // its own simulator and directory
 	cfg := recordingSimConfig(t, "balanced")
 	b, err := os.ReadFile(cfg)
 	if err != nil {

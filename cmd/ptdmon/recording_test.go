@@ -56,6 +56,7 @@ func TestRecordingLeftOut(t *testing.T) {
 // default build has the TSDB. The bounds are docs/performance.md's
 // measurement with some room.
 func TestLeanBuild(t *testing.T) {
+	t.Parallel() // the go command in processes of its own
 	if testing.Short() {
 		t.Skip("runs the go command")
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,18 +31,17 @@ func simInput(t testing.TB, name string, seed int64, dur time.Duration, edit fun
 	if edit != nil {
 		edit(&sc)
 	}
-	tp := &tape{}
-	res, err := simtest.RunWith(sc, seed, dur, simtest.Options{Tap: tp})
+	js, err := json.Marshal(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, tp, err := simRun(sc, js, seed, dur)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var targets []Target
 	for _, in := range res.Instances {
 		targets = append(targets, Target{Name: in.Name, Role: in.Role, Engine: in.Engine, Model: sc.Model})
-	}
-	js, err := json.Marshal(sc)
-	if err != nil {
-		t.Fatal(err)
 	}
 	kv := kvsize.Request{Bytes: sc.KVBytesPerRequest, Basis: kvsize.BasisSimulator}
 	return Input{
@@ -51,6 +51,41 @@ func simInput(t testing.TB, name string, seed int64, dur time.Duration, edit fun
 		Points:  res.Points,
 		Buckets: func(from, to time.Time) (Latencies, error) { return tp.latencies(kv, from, to) },
 	}, res.Model
+}
+
+// simRuns are the simulated runs of this package's tests, by what was
+// run: the scenario as edited (its JSON), the seed and the length. A run
+// in simulated time is the same every time (the golden files rest on
+// it), and several tests read the same run (TestGolden the one
+// TestHTMLInChromium shows, TestReportOffersAndServes the first round of
+// TestCompareAdviceApplied), so each is simulated once. Nothing changes a
+// run's result or its tape after it: reports are built from them, never
+// into them.
+var simRuns sync.Map // simRunKey → *simRunOnce
+
+type simRunKey struct {
+	scenario string
+	seed     int64
+	dur      time.Duration
+}
+
+type simRunOnce struct {
+	once sync.Once
+	res  *simtest.Result
+	tp   *tape
+	err  error
+}
+
+// simRun is simtest.RunWith(sc, seed, dur) with its inputs taped, sc's
+// JSON being js, run once per key.
+func simRun(sc sim.Scenario, js []byte, seed int64, dur time.Duration) (*simtest.Result, *tape, error) {
+	v, _ := simRuns.LoadOrStore(simRunKey{string(js), seed, dur}, &simRunOnce{})
+	r := v.(*simRunOnce)
+	r.once.Do(func() {
+		r.tp = &tape{}
+		r.res, r.err = simtest.RunWith(sc, seed, dur, simtest.Options{Tap: r.tp})
+	})
+	return r.res, r.tp, r.err
 }
 
 // tape keeps a simulated run's inputs to its ledger in their order, so

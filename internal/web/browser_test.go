@@ -41,6 +41,7 @@ var updateScreenshots = flag.Bool("update-screenshots", false, "rewrite docs/scr
 // the three curves drawn with data, a KV verdict, every instance in the
 // table. It writes a screenshot and reports the page's weight and CPU.
 func TestDashboardInChromium(t *testing.T) {
+	t.Parallel() // a demo process of its own, waited on (demoTests)
 	testutil.NeedChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
 	defer cancel()
@@ -141,6 +142,7 @@ func TestDashboardInChromium(t *testing.T) {
 // docs/screenshots/<scenario>.png; otherwise they go to the artifacts
 // directory only, so a normal run leaves tracked files alone.
 func TestScenarioScreenshots(t *testing.T) {
+	t.Parallel() // a demo process of its own, waited on (demoTests)
 	testutil.NeedChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
@@ -261,8 +263,17 @@ var built struct {
 	err  error
 }
 
+// The tests that run `ptdmon demo` in a process of their own (demoTest)
+// spend most of their time waiting for it to have run long enough (a
+// verdict, the advisor's estimates, seconds of data): they are parallel,
+// and all of them run at once unless -parallel is given. Those that serve
+// the page from this process, over a ledger fed here, are not: they
+// compute, and their checks of what the page asks for and when would
+// wait on the others.
+const demoTests = 16
+
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := testutil.MainParallel(m, demoTests)
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}
@@ -759,6 +770,7 @@ func (w *logWriter) Write(b []byte) (int, error) {
 // advice panel shows the advised decode count /api/v1/advice gives, and a
 // percentage for each SLO and a goodput.
 func TestAdvicePanelInChromium(t *testing.T) {
+	t.Parallel() // a demo process of its own, waited on (demoTests)
 	testutil.NeedChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 170*time.Second)
 	defer cancel()
@@ -839,6 +851,7 @@ func TestAdvicePanelInChromium(t *testing.T) {
 // page's Balanced verdict names the stage /api/v1/advice says will limit
 // first, and that the headroom line shows each stage's utilisation.
 func TestBalancedVerdictNamesNextLimit(t *testing.T) {
+	t.Parallel() // a demo process of its own, waited on (demoTests)
 	testutil.NeedChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()

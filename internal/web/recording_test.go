@@ -19,6 +19,7 @@ import (
 // whole run, says it is a recording, and its time-range control narrows the
 // charts to a part of the run and back.
 func TestRecordedRunInChromium(t *testing.T) {
+	t.Parallel() // a demo process of its own, waited on (demoTests)
 	testutil.NeedChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()

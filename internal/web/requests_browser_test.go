@@ -63,6 +63,7 @@ func postRequest(t *testing.T, otlpAddr, id string, a time.Time, q, wait, dec fl
 // phase's true span (the KV transfer marked inferred), and a click on the
 // stage chart lists the requests in flight then.
 func TestRequestsInChromium(t *testing.T) {
+	t.Parallel() // a demo process of its own, waited on (demoTests)
 	testutil.NeedChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()

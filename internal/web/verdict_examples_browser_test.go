@@ -18,6 +18,7 @@ import (
 // opens its waterfall. Its E2E, over the 60 s SLO, is marked in the
 // request table and blamed on its decode.
 func TestVerdictExamplesInChromium(t *testing.T) {
+	t.Parallel() // a demo process of its own, waited on (demoTests)
 	testutil.NeedChromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
