@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -80,14 +82,39 @@ func scenario(t *testing.T) sim.Scenario {
 	return sc
 }
 
+// freePort returns a loopback port nothing listens on, below the kernel's
+// ephemeral range: a listener on port 0 (the simulators', ptdmon's, any
+// other package's running beside) is never given it, so the process the
+// test starts next can bind it, and bind it again after a restart.
 func freePort(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	lo := ephemeralLow()
+	for range 200 {
+		p := strconv.Itoa(10000 + rand.IntN(lo-10000))
+		if ln, err := net.Listen("tcp", "127.0.0.1:"+p); err == nil {
+			ln.Close()
+			return p
+		}
 	}
-	defer ln.Close()
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	t.Fatal("no free port below the ephemeral range")
+	return ""
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (Linux'
+// default 32768 where it cannot be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 32768
+	}
+	if n, err := strconv.Atoi(f[0]); err == nil && n > 11000 {
+		return n
+	}
+	return 32768
 }
 
 type stageRates struct{ prefill, kv, decode float64 }

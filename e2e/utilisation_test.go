@@ -23,14 +23,18 @@ import (
 // recorded stage sample held to ptdmon's point nearest in time (the same
 // quantity over the same W, from the same engines' scrapes, which the two
 // take at different instants); prefill, and each target's busy fraction,
-// to the simulator's true busy fraction over the same windows, which the
-// vLLM prefill_time basis overstates by its batches' spread
-// (docs/advisor.md#busy-time).
+// to the simulator's true busy fraction over the same windows. A window
+// of 4 s holds two or three prefill batches, so where a batch ends
+// against a window's edge moves one window's busy time by a share of a
+// batch; the vLLM prefill_time basis, which counts each request's prefill
+// as its step's, also reads high by its batches' spread
+// (docs/advisor.md#busy-time): its targets are held to a wider bound.
 const (
-	utilTolPtdmon = 0.04
-	utilTolTruth  = 0.06
-	utilTolTarget = 0.05
-	utilLag       = 500 * time.Millisecond
+	utilTolPtdmon       = 0.04
+	utilTolTruth        = 0.06
+	utilTolTarget       = 0.05
+	utilTolTargetApprox = 0.08
+	utilLag             = 500 * time.Millisecond
 )
 
 // withBatchLimits gives each decode target of cfg the simulator's batch
@@ -53,19 +57,19 @@ func withBatchLimits(cfg *config.Config, cl *sim.Cluster) {
 
 // The utilisation run: the simulator at wall-clock speed (its busy and
 // idle seconds are simulated seconds, which a faster run would put above
-// one per wall second) and a short window, so that 16 s of complete
-// windows, eight evaluations of the utilisation group (every 2 s), fit in
-// 24 s.
+// one per wall second) and a short window, so that 24 s of complete
+// windows, twelve evaluations of the utilisation group (every 2 s), fit in
+// 32 s.
 const (
 	utilWindow = 4 * time.Second
-	utilRunFor = 24 * time.Second
-	utilSpan   = 16 * time.Second
+	utilRunFor = 32 * time.Second
+	utilSpan   = 24 * time.Second
 )
 
 // TestPrometheusUtilisation: the simulated balanced cluster at speed 1
 // (vLLM FlagCX and SGLang), ptdmon serve in-process and the real
 // Prometheus with the generated scrape config and rules. Over the last
-// 16 s of a 24 s run, the engines path's recorded stage utilisation,
+// 24 s of a 32 s run, the engines path's recorded stage utilisation,
 // weighed into the deployment's (prefill by its instances, decode by
 // their batch limits), agrees with ptdmon's own points (prefill's busy
 // instances over its instances up, decode's mean batch over its limit)
@@ -221,8 +225,12 @@ func checkTargetBusy(t *testing.T, promURL string, cl *sim.Cluster, name string,
 		k := float64(len(r.Values))
 		rec, truth = rec/k, truth/k
 		t.Logf("target %-10s %-7s busy %.3f  truth %.3f (%+.3f, %s)", target, r.Metric["role"], rec, truth, rec-truth, r.Metric["basis"])
-		if !(math.Abs(rec-truth) <= utilTolTarget) {
-			t.Errorf("target %s: recorded busy fraction %.3f (%s), true %.3f: beyond ±%.2f", target, rec, r.Metric["basis"], truth, utilTolTarget)
+		tol := utilTolTarget
+		if r.Metric["basis"] == ledger.BasisPrefillTime {
+			tol = utilTolTargetApprox
+		}
+		if !(math.Abs(rec-truth) <= tol) {
+			t.Errorf("target %s: recorded busy fraction %.3f (%s), true %.3f: beyond ±%.2f", target, rec, r.Metric["basis"], truth, tol)
 		}
 	}
 }

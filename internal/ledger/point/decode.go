@@ -39,10 +39,13 @@ func (s *StagePoint) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// UnmarshalJSON reads what MarshalJSON writes, reasons included.
+// UnmarshalJSON reads what MarshalJSON writes, reasons included; the step
+// time, which the JSON does not carry, reads absent.
 func (b *Batch) UnmarshalJSON(data []byte) error {
 	type alias Batch
-	return withoutAbsent(data, reflect.ValueOf(b).Elem(), (*alias)(b))
+	err := withoutAbsent(data, reflect.ValueOf(b).Elem(), (*alias)(b))
+	b.Step = Absent(whyNotInJSON)
+	return err
 }
 
 // UnmarshalJSON reads what MarshalJSON writes, reasons included.
