@@ -27,11 +27,6 @@ func startPrometheus(t *testing.T, ctx context.Context, bin, dir, configFile str
 // real run exposes.
 func checkRulesHealthy(t *testing.T, promURL string) {
 	t.Helper()
-	resp, err := http.Get(promURL + "/api/v1/rules")
-	if err != nil {
-		t.Fatalf("rules: %v", err)
-	}
-	defer resp.Body.Close()
 	var body struct {
 		Data struct {
 			Groups []struct {
@@ -44,9 +39,7 @@ func checkRulesHealthy(t *testing.T, promURL string) {
 			} `json:"groups"`
 		} `json:"data"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		t.Fatalf("rules: %v", err)
-	}
+	getJSON(t, promURL+"/api/v1/rules", &body)
 	n := 0
 	for _, g := range body.Data.Groups {
 		for _, r := range g.Rules {
@@ -58,5 +51,19 @@ func checkRulesHealthy(t *testing.T, promURL string) {
 	}
 	if n == 0 {
 		t.Error("Prometheus has loaded no rules")
+	}
+}
+
+// getJSON decodes the JSON answer of a GET of u into v, failing the test
+// on any error.
+func getJSON(t *testing.T, u string, v any) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatalf("GET %s: %v", u, err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", u, err)
 	}
 }

@@ -332,11 +332,6 @@ func waitReady(t *testing.T, u string) {
 // them is absent.
 func snapshot(t *testing.T, u string) (stageRates, bool) {
 	t.Helper()
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatalf("snapshot: %v", err)
-	}
-	defer resp.Body.Close()
 	var s struct {
 		Point *struct {
 			Prefill, KV, Decode struct {
@@ -344,9 +339,7 @@ func snapshot(t *testing.T, u string) (stageRates, bool) {
 			}
 		} `json:"point"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&s); err != nil {
-		t.Fatalf("snapshot: %v", err)
-	}
+	getJSON(t, u, &s)
 	p := s.Point
 	if p == nil || p.Prefill.Window == nil || p.KV.Window == nil || p.Decode.Window == nil {
 		return stageRates{}, false

@@ -2,10 +2,8 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -257,11 +255,6 @@ type utilPoint struct {
 // while either is absent.
 func ptdmonUtilisation(t *testing.T, u string) (utilPoint, bool) {
 	t.Helper()
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatalf("snapshot: %v", err)
-	}
-	defer resp.Body.Close()
 	var s struct {
 		Point *struct {
 			Time    time.Time `json:"time"`
@@ -277,9 +270,7 @@ func ptdmonUtilisation(t *testing.T, u string) (utilPoint, bool) {
 			} `json:"decode"`
 		} `json:"point"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&s); err != nil {
-		t.Fatalf("snapshot: %v", err)
-	}
+	getJSON(t, u, &s)
 	p := s.Point
 	if p == nil || p.Prefill.Busy == nil || p.Prefill.Up == 0 || p.Decode.Batch == nil ||
 		p.Decode.Batch.Running == nil || p.Decode.Batch.Limit == nil || *p.Decode.Batch.Limit <= 0 {
@@ -323,11 +314,6 @@ func trueBusy(cl *sim.Cluster, end time.Time, pool string, poolOf map[string]str
 // utilisation group's beside the others'.
 func logGroupTimes(t *testing.T, promURL string) {
 	t.Helper()
-	resp, err := http.Get(promURL + "/api/v1/rules")
-	if err != nil {
-		t.Fatalf("rules: %v", err)
-	}
-	defer resp.Body.Close()
 	var body struct {
 		Data struct {
 			Groups []struct {
@@ -336,9 +322,7 @@ func logGroupTimes(t *testing.T, promURL string) {
 			} `json:"groups"`
 		} `json:"data"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		t.Fatalf("rules: %v", err)
-	}
+	getJSON(t, promURL+"/api/v1/rules", &body)
 	for _, g := range body.Data.Groups {
 		t.Logf("rule group %-24s last evaluation %.2f ms", g.Name, 1e3*g.EvaluationTime)
 	}
