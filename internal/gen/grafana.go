@@ -355,12 +355,18 @@ func Instance(in Input) (dashboard.Dashboard, error) {
 				queries: []query{{sel(n.TargetKVUsage, f...), "{{target}} · {{path}}"}}},
 		}},
 		{"Health", []panelSpec{
-			{title: "KV transfer failures/s (1m)", unit: "short", span: 12, height: 7,
+			{title: "KV transfer failures/s (1m)", unit: "short", span: 8, height: 7,
 				queries: []query{{sel(n.TargetKVFailures, f...), "{{target}} · {{path}}"}}},
-			{title: "Up", unit: "short", span: 12, height: 7, max: &one,
+			{title: "Up", unit: "short", span: 8, height: 7, max: &one,
 				queries: []query{
 					{sel("ptd_target_up", filterTarget), "{{target}} · ptdmon"},
 					{sel("up", onlyPtd, `ptd_target=~"$target"`), "{{ptd_target}} · engines"},
+				}},
+			{title: "Engines awake", unit: "short", span: 8, height: 7,
+				desc: "vLLM's engines awake per instance (sleep mode): 0 is an instance asleep on purpose, neither down nor stalled; no series where the engine has no sleep mode.",
+				queries: []query{
+					{sel("ptd_engines_awake", filterTarget), "{{target}} · ptdmon"},
+					{sel(n.TargetEnginesAwake, f...), "{{target}} · {{path}}"},
 				}},
 		}},
 		{"Latency (engines scraped directly)", latencyPanels("ptd_target", `ptd_target=~"$target"`)},

@@ -38,15 +38,18 @@ type Rule struct {
 // last two samples count); windowed rates are rate over W. Labels: target
 // level {path, target, role, engine, model}, stage level {path, stage, model}.
 type Names struct {
-	TargetCompleted  [2]string // irate, rate<W>
-	TargetKVBytes    [2]string
-	PathKVBytes      [2]string
-	Stage            [2]string
-	KVRequestBytes   string
-	TargetRunning    string
-	TargetQueue      string
-	TargetKVUsage    string
-	TargetKVFailures string
+	TargetCompleted [2]string // irate, rate<W>
+	TargetKVBytes   [2]string
+	PathKVBytes     [2]string
+	Stage           [2]string
+	KVRequestBytes  string
+	TargetRunning   string
+	TargetQueue     string
+	TargetKVUsage   string
+	// TargetEnginesAwake is an engine target's engines awake (vLLM's
+	// sleep mode): 0 is an instance asleep on purpose, not down.
+	TargetEnginesAwake string
+	TargetKVFailures   string
 	// The engines path's counters per engine process at their last scrape
 	// (labels ptd_target, ptd_role, ptd_engine, model_name and the
 	// engine's own, plus source for KV bytes), which its rates read.
@@ -87,22 +90,23 @@ func RecordNames(w string) Names {
 	ops := [2]string{"irate", "rate" + w}
 	two := func(prefix string) [2]string { return [2]string{prefix + ops[0], prefix + ops[1]} }
 	return Names{
-		TargetCompleted:  two("target:ptd_requests_completed:"),
-		TargetKVBytes:    two("target:ptd_kv_transfer_bytes:"),
-		PathKVBytes:      two("path:ptd_kv_transfer_bytes:"),
-		Stage:            two("stage:ptd_requests:"),
-		KVRequestBytes:   "path:ptd_kv_request_bytes:max",
-		TargetRunning:    "target:ptd_requests_running:sum",
-		TargetQueue:      "target:ptd_queue_requests:sum",
-		TargetKVUsage:    "target:ptd_kv_cache_usage_ratio:avg",
-		TargetKVFailures: "target:ptd_kv_transfer_failures:rate" + failureWindow,
-		ProcessCompleted: "process:ptd_requests_completed_total:last",
-		ProcessKVBytes:   "process:ptd_kv_transfer_bytes_total:last",
-		TargetBusy:       "target:ptd_busy_ratio:avg" + w,
-		TargetRunningAvg: "target:ptd_requests_running:avg" + w,
-		TargetBatchLimit: "target:ptd_max_num_seqs:config",
-		StageUtilisation: "stage:ptd_utilisation:avg" + w,
-		Ops:              ops,
+		TargetCompleted:    two("target:ptd_requests_completed:"),
+		TargetKVBytes:      two("target:ptd_kv_transfer_bytes:"),
+		PathKVBytes:        two("path:ptd_kv_transfer_bytes:"),
+		Stage:              two("stage:ptd_requests:"),
+		KVRequestBytes:     "path:ptd_kv_request_bytes:max",
+		TargetRunning:      "target:ptd_requests_running:sum",
+		TargetQueue:        "target:ptd_queue_requests:sum",
+		TargetKVUsage:      "target:ptd_kv_cache_usage_ratio:avg",
+		TargetEnginesAwake: "target:ptd_engines_awake:sum",
+		TargetKVFailures:   "target:ptd_kv_transfer_failures:rate" + failureWindow,
+		ProcessCompleted:   "process:ptd_requests_completed_total:last",
+		ProcessKVBytes:     "process:ptd_kv_transfer_bytes_total:last",
+		TargetBusy:         "target:ptd_busy_ratio:avg" + w,
+		TargetRunningAvg:   "target:ptd_requests_running:avg" + w,
+		TargetBatchLimit:   "target:ptd_max_num_seqs:config",
+		StageUtilisation:   "stage:ptd_utilisation:avg" + w,
+		Ops:                ops,
 	}
 }
 
@@ -284,7 +288,20 @@ func engineGaugeRules(n Names) []Rule {
 			out = append(out, record(n.TargetQueue, e, "path", pathEngines, "queue", q.name))
 		}
 	}
-	return append(out, record(n.TargetKVUsage, gauge("avg", engine.KVUsage), p...))
+	out = append(out, record(n.TargetKVUsage, gauge("avg", engine.KVUsage), p...))
+	// The engines awake, from a state set (one series per sleep state).
+	var awake []string
+	for _, a := range adapters {
+		for _, f := range a.Families {
+			if g, ok := byValueFamily(f, engine.EnginesAwake); ok && !f.Deprecated && f.Skip == "" && f.KV == engine.KVAuto {
+				awake = append(awake, series(perTarget("sum"), a, []engine.Family{g}, "", lastGauge))
+			}
+		}
+	}
+	if len(awake) > 0 {
+		out = append(out, record(n.TargetEnginesAwake, toTargetLabels("sum", union(awake...)), p...))
+	}
+	return out
 }
 
 // waitingReasonRules record vLLM's waiting by reason per target on the
