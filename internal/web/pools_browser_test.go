@@ -6,21 +6,18 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/advice"
-	"github.com/ptdmon/ptdmon/internal/api"
 	"github.com/ptdmon/ptdmon/internal/diagnose"
 	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/sim"
 	"github.com/ptdmon/ptdmon/internal/sim/simtest"
 	"github.com/ptdmon/ptdmon/internal/slo"
 	"github.com/ptdmon/ptdmon/internal/testutil"
-	"github.com/ptdmon/ptdmon/internal/web"
 )
 
 // poolRow is one row of the pools panel as the page shows it.
@@ -54,13 +51,11 @@ func TestPoolsPanelInChromium(t *testing.T) {
 	own := map[string]kvsize.Request{sc.Model: {Bytes: sc.KVBytesPerRequest, Basis: "config"}}
 	r, err := simtest.RunWith(sc, 1, 60*time.Second, simtest.Options{PoolRequests: own})
 	must(t, err)
-	s := &api.Server{Ledger: r.Ledger, SLO: slo.Thresholds{TTFT: 15, E2E: 12}, Extra: web.Routes()}
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(func() { s.CloseStreams(); srv.Close() })
+	srvURL := serveLedger(t, r.Ledger, slo.Thresholds{TTFT: 15, E2E: 12})
 
 	// The ground truth: the snapshot the panel reads (the ledger no longer
 	// moves).
-	resp, err := http.Get(srv.URL + "/api/v1/snapshot?instances=0")
+	resp, err := http.Get(srvURL + "/api/v1/snapshot?instances=0")
 	must(t, err)
 	type rates struct {
 		Window *float64          `json:"requests_per_second_window"`
@@ -93,7 +88,7 @@ func TestPoolsPanelInChromium(t *testing.T) {
 	}
 
 	b := startBrowser(t, ctx)
-	must(t, navigate(b, srv.URL+"/"))
+	must(t, navigate(b, srvURL+"/"))
 	var rows []poolRow
 	testutil.Eventually(t, 30*time.Second, 300*time.Millisecond, func() (bool, string) {
 		js := `JSON.stringify([...document.querySelectorAll("#pools tr[data-pool]")].map((tr) => ({
@@ -210,10 +205,8 @@ func TestPoolsPanelOnePool(t *testing.T) {
 		sc.Groups[0].Router, sc.Groups[0].DecodeOnlyFraction = router, 0.4
 		r, err := simtest.RunWith(sc, 3, 40*time.Second, simtest.Options{})
 		must(t, err)
-		s := &api.Server{Ledger: r.Ledger, Extra: web.Routes()}
-		srv := httptest.NewServer(s.Handler())
-		defer func() { s.CloseStreams(); srv.Close() }()
-		resp, err := http.Get(srv.URL + "/api/v1/snapshot?instances=0")
+		srvURL := serveLedger(t, r.Ledger, slo.Thresholds{})
+		resp, err := http.Get(srvURL + "/api/v1/snapshot?instances=0")
 		must(t, err)
 		var snap struct {
 			Pools []struct {
@@ -234,7 +227,7 @@ func TestPoolsPanelOnePool(t *testing.T) {
 		if (p.Router.Arrival != nil) != (router != "") {
 			t.Fatalf("router %q: the API's arrival is %v", router, p.Router.Arrival)
 		}
-		must(t, navigate(b, srv.URL+"/"))
+		must(t, navigate(b, srvURL+"/"))
 		type panel struct {
 			Pools  string   `json:"pools"`
 			Hidden bool     `json:"hidden"`

@@ -54,19 +54,20 @@ func TestWholeRequestOnPage(t *testing.T) {
 	s := &api.Server{Ledger: r.Ledger, SLO: slo.Thresholds{TTFT: 20, E2E: 15}, Extra: web.Routes()}
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(func() { s.CloseStreams(); srv.Close() })
+	srvURL := srv.URL
 
 	var body api.AdviceBody
-	getJSON(t, srv.URL+"/api/v1/advice", &body)
+	getJSON(t, srvURL+"/api/v1/advice", &body)
 	if body.SLO == nil || body.SLO.Request == nil {
 		t.Fatalf("no whole-request attainment: %+v", body.SLO)
 	}
 	var snap api.Snapshot
-	getJSON(t, srv.URL+"/api/v1/snapshot?instances=0", &snap)
+	getJSON(t, srvURL+"/api/v1/snapshot?instances=0", &snap)
 
 	b := startBrowser(t, ctx)
 	_, err = chromedp.Run(b.ctx, chromedp.EmulateViewport(1400, 1000))
 	must(t, err)
-	must(t, navigate(b, srv.URL+"/"))
+	must(t, navigate(b, srvURL+"/"))
 	// Where the stage rates are drawn at first: the panels that arrive
 	// later (pools, failures, phases) must not move them below the fold.
 	const rateTop = `(() => { const c = document.getElementById("chart-rates"); return c ? c.getBoundingClientRect().top : -1; })()`
@@ -198,11 +199,9 @@ func TestKVTileNamesPoolsLeftOut(t *testing.T) {
 	must(t, err)
 	r, err := simtest.RunHistograms(sc, 1, 30*time.Second)
 	must(t, err)
-	s := &api.Server{Ledger: r.Ledger, Extra: web.Routes()}
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(func() { s.CloseStreams(); srv.Close() })
+	srvURL := serveLedger(t, r.Ledger, slo.Thresholds{})
 	var snap api.Snapshot
-	getJSON(t, srv.URL+"/api/v1/snapshot?instances=0", &snap)
+	getJSON(t, srvURL+"/api/v1/snapshot?instances=0", &snap)
 	var out []string
 	for _, p := range snap.Pools {
 		if !p.KV.Window.OK() {
@@ -213,7 +212,7 @@ func TestKVTileNamesPoolsLeftOut(t *testing.T) {
 		t.Fatalf("the case is not the one tested: pools without KV req/s %v of %d", out, len(snap.Pools))
 	}
 	b := startBrowser(t, ctx)
-	must(t, navigate(b, srv.URL+"/"))
+	must(t, navigate(b, srvURL+"/"))
 	var note string
 	testutil.Eventually(t, 20*time.Second, 200*time.Millisecond, func() (bool, string) {
 		note = b.eval(t, `document.querySelector("#big-k .pools-note")?.textContent || ""`)
@@ -236,11 +235,9 @@ func TestRestartInView(t *testing.T) {
 	must(t, err)
 	r, err := simtest.RunHistograms(sc, 1, 50*time.Second)
 	must(t, err)
-	s := &api.Server{Ledger: r.Ledger, Extra: web.Routes()}
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(func() { s.CloseStreams(); srv.Close() })
+	srvURL := serveLedger(t, r.Ledger, slo.Thresholds{})
 	var snap api.Snapshot
-	getJSON(t, srv.URL+"/api/v1/snapshot?instances=0", &snap)
+	getJSON(t, srvURL+"/api/v1/snapshot?instances=0", &snap)
 	h := snap.ScrapeHealth
 	failed := uint64(0)
 	for _, n := range h.Failures {
@@ -252,7 +249,7 @@ func TestRestartInView(t *testing.T) {
 	b := startBrowser(t, ctx)
 	_, err = chromedp.Run(b.ctx, chromedp.EmulateViewport(1400, 1000))
 	must(t, err)
-	must(t, navigate(b, srv.URL+"/"))
+	must(t, navigate(b, srvURL+"/"))
 	type note struct {
 		Failed, Restarted, Text string
 		Bottom                  float64
@@ -267,4 +264,14 @@ func TestRestartInView(t *testing.T) {
 	if got.Failed != fmt.Sprint(failed) || got.Restarted != "sglang-d0,vllm-p0" || got.Bottom > 1000 || !strings.Contains(got.Text, "restarted: sglang-d0, vllm-p0") {
 		t.Errorf("top row %+v; want %d failed scrapes and sglang-d0, vllm-p0 restarted, above the fold", got, failed)
 	}
+}
+
+// serveLedger serves the API and the page over l (with the SLO
+// thresholds th) until the test ends, and returns the server's URL.
+func serveLedger(t *testing.T, l *ledger.Ledger, th slo.Thresholds) string {
+	t.Helper()
+	s := &api.Server{Ledger: l, SLO: th, Extra: web.Routes()}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { s.CloseStreams(); srv.Close() })
+	return srv.URL
 }
