@@ -19,14 +19,22 @@ func capacityCell(c advice.Capacity) string {
 	return "–"
 }
 
-// capacityCellMD is capacityCell with the link's bandwidth where the
-// capacity was learned on it, as Markdown shows it.
-func capacityCellMD(c advice.Capacity) string {
-	v := capacityCell(c)
-	if c.Bytes.OK() {
-		v += " (" + bytesRate(ptr(c.Bytes.V)) + " per link)"
+// linkBandwidth is the link's bandwidth where the capacity was learned on
+// it, "" elsewhere.
+func linkBandwidth(c advice.Capacity) string {
+	if !c.Bytes.OK() {
+		return ""
 	}
-	return v
+	return bytesRate(ptr(c.Bytes.V)) + " per link"
+}
+
+// capacityCellMD is capacityCell with the link's bandwidth, as Markdown
+// shows it.
+func capacityCellMD(c advice.Capacity) string {
+	if bw := linkBandwidth(c); bw != "" {
+		return capacityCell(c) + " (" + bw + ")"
+	}
+	return capacityCell(c)
 }
 
 // basisCell names what a capacity rests on (docs/advisor.md#bases).

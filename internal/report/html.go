@@ -32,6 +32,7 @@ var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"numN":            numN,
 	"ratio":           ratio,
 	"capacityCell":    capacityCell,
+	"linkBandwidth":   linkBandwidth,
 	"basisCell":       basisCell,
 	"utilisationCell": utilisationCell,
 	"headroomLine":    headroomLine,
