@@ -126,7 +126,7 @@ func (s *stream) unknown(now time.Time, quarantine time.Duration) string {
 	return ""
 }
 
-// Stats are one endpoint's totals, for the logs and tests.
+// Stats are one endpoint's totals, as the feed has heard them.
 type Stats struct {
 	Endpoint    string
 	BusySeconds float64
