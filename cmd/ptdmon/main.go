@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"sync"
 
 	"github.com/ptdmon/ptdmon/internal/cli"
 )
@@ -31,6 +32,7 @@ func main() {
 }
 
 func dispatch(args []string, stdout, stderr io.Writer) int {
+	stdout, stderr = &lockedWriter{w: stdout}, &lockedWriter{w: stderr}
 	if len(args) == 0 {
 		usage(stderr)
 		return cli.ExitUsage
@@ -65,4 +67,18 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'ptdmon <command> -h' for the flags of one command, 'ptdmon -version' for the version.")
+}
+
+// lockedWriter serialises writes: a command writes to stdout and stderr
+// from several goroutines (a service's logger beside the command's own
+// lines), which an *os.File takes but a writer in general need not.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
