@@ -30,7 +30,7 @@ type failureMeans struct {
 }
 
 // failureKinds are ledger.FailureKinds, fixed in size for the arrays.
-var failureKinds = [7]ledger.FailureKind(ledger.FailureKinds)
+var failureKinds = [8]ledger.FailureKind(ledger.FailureKinds)
 
 func meanFailures(w []ledger.Point) failureMeans {
 	var m failureMeans
@@ -67,7 +67,7 @@ func noteFailures(v *Verdict, w []ledger.Point) {
 	m := meanFailures(w)
 	var classes []string
 	total := 0.0
-	recompute, shed, shedRate := -1.0, -1.0, 0.0
+	recompute, shed, shedRate, migrated, migratedRate := -1.0, -1.0, 0.0, -1.0, 0.0
 	for k, kind := range failureKinds {
 		if m.n[k] == 0 {
 			continue
@@ -78,6 +78,9 @@ func noteFailures(v *Verdict, w []ledger.Point) {
 			continue
 		case ledger.KindShed:
 			shed, shedRate = m.ratio[k], m.rate[k]
+			continue
+		case ledger.KindMigrated:
+			migrated, migratedRate = m.ratio[k], m.rate[k]
 			continue
 		}
 		inTotal := kind.InTotal()
@@ -106,6 +109,7 @@ func noteFailures(v *Verdict, w []ledger.Point) {
 		}
 		v.Notes = append(v.Notes, fmt.Sprintf("%s of the prompt tokens decode processed were recomputed on decode %s: decode is doing prefill work", pct(recompute), why))
 	}
+	defer noteMigrated(v, migrated, migratedRate)
 	defer noteShed(v, shed, shedRate)
 	switch {
 	case v.Class == DecodeBound && recomputing && failed != "":
@@ -136,6 +140,20 @@ func noteShed(v *Verdict, shed, rate float64) {
 	v.Notes = append(v.Notes, fmt.Sprintf("%s of offered load (%.2g req/s) was shed before the engine by a router or an engine's admission limit: arrivals are the requests served plus these, and the stage rates count only the first", pct(shed), rate))
 	if shed >= failureHeadlineMin && v.Class != Insufficient {
 		v.Headline += fmt.Sprintf("; %s of offered load shed before the engine", pct(shed))
+	}
+}
+
+// noteMigrated adds requests a router sent again to another worker to v:
+// a note at or above failureNoteMin of the offered load, the headline's
+// too at or above failureHeadlineMin. The engines count the attempts, so
+// the stages do more work than the requests served.
+func noteMigrated(v *Verdict, migrated, rate float64) {
+	if migrated < failureNoteMin {
+		return
+	}
+	v.Notes = append(v.Notes, fmt.Sprintf("%s of offered load (%.2g req/s) was sent again to another worker after its first was lost or failed it (a router's migrations or retries): the engines count each attempt, so the stage rates run above the requests served by these", pct(migrated), rate))
+	if migrated >= failureHeadlineMin && v.Class != Insufficient {
+		v.Headline += fmt.Sprintf("; %s of offered load sent again after a worker was lost", pct(migrated))
 	}
 }
 

@@ -42,6 +42,21 @@ func init() {
 			// still to prefill and KV blocks of running decodes.
 			{Name: "dynamo_frontend_worker_active_prefill_tokens", Type: model.MetricTypeGauge, Metric: ActivePrefillTokens},
 			{Name: "dynamo_frontend_worker_active_decode_blocks", Type: model.MetricTypeGauge, Metric: ActiveDecodeBlocks},
+			// The frontend's pipeline stages (label stage only). preprocess,
+			// once per request before dispatch, is the router's own time in
+			// the TTFT. route starts once the worker is chosen (the KV
+			// router's queue lies before it) and is observed once per leg and
+			// per migration: addressing, not routing. transport_roundtrip
+			// holds a whole leg, prefill's or decode's, with no label to
+			// tell which.
+			{Name: "dynamo_frontend_stage_duration_seconds", Type: model.MetricTypeHistogram, ByLabel: "stage", ByValue: []Reason{
+				{"preprocess", RouterPreprocessTime},
+			}},
+			// Requests sent again after their worker was lost, once per
+			// attempt: new_request (the stream could not be made) and
+			// ongoing_request (it broke mid-request). The request itself is
+			// counted once in requests_total.
+			{Name: "dynamo_frontend_model_migration_total", Type: model.MetricTypeCounter, Metric: Migrated},
 		},
 	})
 }

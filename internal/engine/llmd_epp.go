@@ -47,6 +47,12 @@ func init() {
 				{"EvictedDisplaced", Shed},
 			}},
 			{Name: "llm_d_epp_disagg_decision_total", Type: model.MetricTypeCounter, ByLabel: "decision_type", ByValue: decisions},
+			// Flow control's time from enqueue to each request's outcome:
+			// of the dispatched, the router's queue wait in their TTFT; the
+			// rejected and evicted never reach an engine.
+			{Name: "llm_d_epp_flow_control_request_queue_duration_seconds", Type: model.MetricTypeHistogram, ByLabel: "outcome", ByValue: []Reason{
+				{"Dispatched", RouterQueueTime},
+			}},
 			// Before the rename (llm-d-router pkg/epp/metrics/metrics.go,
 			// pkg/epp/framework/plugins/scheduling/profilehandler/disagg/metrics.go).
 			{Name: "inference_objective_request_total", Type: model.MetricTypeCounter, Metric: RouterRequests, Deprecated: true},

@@ -62,6 +62,10 @@ const (
 	// internal/fpm), one series per DP rank; its rate is each rank's busy
 	// fraction.
 	ForwardPassSeconds
+	// Migrated: requests a router sent again to another worker after
+	// the first was lost or failed them (Dynamo's migrations, the SGLang
+	// gateway's retries): each is work done twice.
+	Migrated
 	numCounters
 )
 
@@ -109,6 +113,9 @@ const (
 	EnginesAwake
 	EnginesWeightsOffloaded
 	EnginesDiscardAll
+	// MaxActiveRequests: the most requests the engine keeps active at once,
+	// its own batch limit (TensorRT-LLM's max_num_active_requests).
+	MaxActiveRequests
 	numGaugesEnd
 )
 
@@ -139,6 +146,18 @@ const (
 	// bootstrap handshake (SGLang's decode_kv_allocation_wait, which with
 	// decode_bootstrap_handshake splits decode_bootstrap).
 	StageAllocWait
+	// A router's own time in each request's TTFT (docs/pools.md#where-ttft-goes):
+	// waiting in its queue before dispatch (llm-d's flow control), and
+	// Dynamo's frontend before it dispatches (preprocess: the chat template,
+	// the tokenizer, multimodal data).
+	RouterQueueTime
+	RouterPreprocessTime
+	// HandoverTime: the router's hand-over between the P/D legs, from the
+	// prefill leg's end to the decode leg's send (the SGLang gateway's
+	// sequential P/D); PrefillLegTime: the prefill leg as the router
+	// times it, queue and prefill together.
+	HandoverTime
+	PrefillLegTime
 	numMetrics
 )
 
@@ -266,6 +285,13 @@ var metricNames = [numMetrics]string{
 	EnginesAwake:            "engines_awake",
 	EnginesWeightsOffloaded: "engines_asleep_weights_offloaded",
 	EnginesDiscardAll:       "engines_asleep_discard_all",
+
+	Migrated:             "requests_migrated",
+	MaxActiveRequests:    "max_active_requests",
+	RouterQueueTime:      "router_queue_time_seconds",
+	RouterPreprocessTime: "router_preprocess_seconds",
+	HandoverTime:         "pd_handover_seconds",
+	PrefillLegTime:       "router_prefill_leg_seconds",
 }
 
 // String is the metric's canonical snake_case name, as used in JSON.

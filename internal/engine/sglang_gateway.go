@@ -35,6 +35,27 @@ func init() {
 			// overloaded, by stage (selection, dispatch, and pd_admission:
 			// no decode room freed in time).
 			{Name: "smg_worker_overload_shed_total", Type: model.MetricTypeCounter, Metric: Shed},
+			// The P/D legs as the one component that sees both times them
+			// (model_gateway/src/observability/metrics.rs, record_pd_*): the
+			// prefill leg's request to its answer read through, and, in
+			// sequential P/D over gRPC, the hand-over from the prefill leg's
+			// end to the decode leg's send (not the KV copy, which decode's
+			// connector pulls after it).
+			{Name: "smg_pd_prefill_duration_seconds", Type: model.MetricTypeHistogram, Metric: PrefillLegTime},
+			{Name: "smg_pd_kv_transfer_duration_seconds", Type: model.MetricTypeHistogram, Metric: HandoverTime},
+			// Prefills that handed decode no KV parameters, so that decode
+			// recomputed the prompt: a KV transfer that failed, without a
+			// class (unlabelled).
+			{Name: "smg_pd_kv_transfer_failures_total", Type: model.MetricTypeCounter, Metric: KVFailures},
+			// Requests whose bootstrap fields could not be set (unlabelled).
+			{Name: "smg_pd_bootstrap_failures_total", Type: model.MetricTypeCounter, Metric: BootstrapFailed},
+			// Retries, once per attempt after the first; in P/D a retry
+			// counts once as prefill and once as decode, so the decode
+			// series are not read and each resent request counts once.
+			{Name: "smg_worker_retries_total", Type: model.MetricTypeCounter, ByLabel: "worker_type", ByValue: []Reason{
+				{"regular", Migrated},
+				{"prefill", Migrated},
+			}},
 		},
 	})
 }

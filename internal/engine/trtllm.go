@@ -58,6 +58,13 @@ func init() {
 			{Name: "trtllm_kv_cache_free_blocks", Type: model.MetricTypeGauge, Metric: KVBlocksFree, PrefixOnly: true},
 			{Name: "trtllm_kv_cache_used_blocks", Type: model.MetricTypeGauge, Metric: KVBlocksUsed, PrefixOnly: true},
 			{Name: "trtllm_kv_cache_tokens_per_block", Type: model.MetricTypeGauge, Metric: KVBlockSize, PrefixOnly: true},
+			// The engine's own batch limit (the iteration's
+			// maxNumActiveRequests): decode's batch limit where the target
+			// gives no max_num_seqs.
+			{Name: "trtllm_max_num_active_requests", Type: model.MetricTypeGauge, Metric: MaxActiveRequests, PrefixOnly: true},
+			// numContextRequests ÷ maxNumActiveRequests of the newest
+			// iteration (PR #12636): both are read above.
+			{Name: "trtllm_prefill_batch_occupancy", Type: model.MetricTypeGauge, PrefixOnly: true, Skip: "the newest iteration's num_context_requests ÷ max_num_active_requests, both read"},
 
 			// KV offload and onboarding between the cache tiers (GPU, host,
 			// disk; PR #12413): never P/D transfer bytes.

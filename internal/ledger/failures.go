@@ -12,6 +12,8 @@ type failureSum struct {
 	// routers and engines alike (a request a router sheds never reaches
 	// an engine, so the two never count one request twice).
 	shed sum
+	// migrated: requests a router sent again to another worker.
+	migrated sum
 }
 
 // add adds one instance: its KV failures and transfers where its KV
@@ -22,6 +24,9 @@ func (s *failureSum) add(in *instanceRead, kr *kvRates, kvCounts bool) {
 	t := in.t
 	if t.has(engine.Shed) {
 		s.shed.add(in.windowed(engine.Shed))
+	}
+	if t.has(engine.Migrated) {
+		s.migrated.add(in.windowed(engine.Migrated))
 	}
 	if kvCounts {
 		if t.has(engine.KVTransfers) {
@@ -56,10 +61,15 @@ var whyNoClass = map[engine.FailureClass]string{
 // counts any.
 const whyNoShedCounter = "no target of the pool counts load shed before the engine (llm-d's flow control, the SGLang gateway, Dynamo's frontend, SGLang's queue rejections and vLLM's admission rejections do)"
 
-// shedRate is the pool's shed load and its share of the offered load,
-// served + shed, where served is decode's windowed completions (every
-// request a pool serves ends on decode), else prefill's.
-func (s *failureSum) shedRate(decode, prefill Num) FailureRate {
+// whyNoMigrationCounter is the migrations' reason where no target of a
+// pool counts any.
+const whyNoMigrationCounter = "no router of the pool counts requests sent again to another worker (Dynamo's frontend counts its migrations, the SGLang gateway its retries)"
+
+// offeredRates are the pool's shed load and its migrated requests, each
+// with its share of the offered load, served + shed, where served is
+// decode's windowed completions (every request a pool serves ends on
+// decode), else prefill's.
+func (s *failureSum) offeredRates(decode, prefill Num) (shed, migrated FailureRate) {
 	n := s.shed.num(whyNoShedCounter)
 	served := decode
 	if !served.OK() {
@@ -69,7 +79,9 @@ func (s *failureSum) shedRate(decode, prefill Num) FailureRate {
 	if n.OK() && served.OK() {
 		offered = Val(served.V + n.V)
 	}
-	return FailureRate{PerSecond: n, Ratio: ratio(n, offered, "no load offered in the window")}
+	const none = "no load offered in the window"
+	m := s.migrated.num(whyNoMigrationCounter)
+	return FailureRate{PerSecond: n, Ratio: ratio(n, offered, none)}, FailureRate{PerSecond: m, Ratio: ratio(m, offered, none)}
 }
 
 // point is the pool's failures over the window.

@@ -15,8 +15,11 @@ type phaseSource struct {
 
 // phaseSources are each phase's histograms in order of precedence: an
 // instance counts under the first it exports. Each is the mean of the
-// histogram's observations, so phases add as means do.
-var phaseSources = [5][]phaseSource{
+// histogram's observations, so phases add as means do. The router phase
+// is not among them: it adds several histograms' means (routerParts).
+var phaseSources = [numPhases][]phaseSource{
+	// Router: routerParts.
+	nil,
 	// Queue: waiting for prefill. SGLang's per-stage prefill_waiting,
 	// else vLLM's, SGLang's and TensorRT-LLM's queue time on prefill.
 	{{engine.StageWaiting, engine.Prefill}, {engine.QueueTime, engine.Prefill}},
@@ -26,6 +29,9 @@ var phaseSources = [5][]phaseSource{
 	// Bootstrap and allocation: SGLang's per-stage bootstrap (prefill's,
 	// else decode's), else its KV bootstrap time.
 	{{engine.StageBootstrap, engine.Prefill}, {engine.StageBootstrap, engine.Decode}, {engine.KVBootstrapTime, ""}},
+	// Hand-over: the router's time between the legs (the SGLang gateway's
+	// sequential P/D).
+	{{engine.HandoverTime, engine.Router}},
 	// KV transfer: SGLang's per-stage transfer, else the connector's copy
 	// time (vLLM's NIXL and FlagCX, Dynamo).
 	{{engine.StageKVTransfer, engine.Prefill}, {engine.StageKVTransfer, engine.Decode}, {engine.KVXferTime, ""}},
@@ -34,17 +40,34 @@ var phaseSources = [5][]phaseSource{
 	{{engine.ITL, engine.Decode}},
 }
 
-// phaseBootstrap is the bootstrap phase's index in phaseSources.
-const phaseBootstrap = 2
+// numPhases is the number of phases, PhaseNames' length.
+const numPhases = 7
+
+// The phases' indexes in phaseSources that are read otherwise.
+const (
+	phaseRouter    = 0
+	phaseBootstrap = 3
+)
+
+// routerParts are the routers' histograms of their own time before an
+// engine has the request; a request passes through each, so the router
+// phase is the sum of their means: llm-d's flow-control queue, Dynamo's
+// preprocess stage.
+var routerParts = [...]engine.Metric{engine.RouterQueueTime, engine.RouterPreprocessTime}
 
 // whyNoPhase are the reasons of a phase no instance of the pool exports.
-var whyNoPhase = [5]string{
+var whyNoPhase = [numPhases]string{
+	"no router of the pool times its own part (llm-d's flow-control queue duration, Dynamo's preprocess stage)",
 	"no instance of the pool exports a queue time (vLLM's and TensorRT-LLM's request_queue_time_seconds, SGLang's queue_time_seconds or per-stage prefill_waiting)",
 	"no instance of the pool exports a prefill time (vLLM's and TensorRT-LLM's request_prefill_time_seconds, SGLang's per-stage prefill_forward)",
 	"no instance of the pool exports bootstrap or allocation times (SGLang's per-stage bootstrap stages or kv_bootstrap_time)",
+	"no router of the pool times the hand-over between the legs (the SGLang gateway's pd_kv_transfer_duration_seconds, sequential P/D over gRPC)",
 	"no instance of the pool exports KV transfer times (vLLM's NIXL and FlagCX xfer_time, Dynamo's, SGLang's per-stage transfer stages)",
 	"no decode instance of the pool exports inter-token latency, the decode step",
 }
+
+// whyNoPrefillLeg is the prefill leg's reason where no router times it.
+const whyNoPrefillLeg = "no router of the pool times the prefill leg (the SGLang gateway's pd_prefill_duration_seconds)"
 
 // phaseAcc sums one phase's window increases over the pool's instances.
 type phaseAcc struct {
@@ -53,7 +76,11 @@ type phaseAcc struct {
 }
 
 type phaseSum struct {
-	phases [5]phaseAcc
+	phases [numPhases]phaseAcc
+	// routerParts: routerParts' histograms, added up over the routers;
+	// prefillLeg: the routers' timing of the prefill leg.
+	routerParts [len(routerParts)]phaseAcc
+	prefillLeg  phaseAcc
 	// The TTFT of the prefill leg, the decode leg, decode instances that
 	// time from the arrival, and the routers.
 	ttftP, ttftD, ttftA, ttftR phaseAcc
@@ -85,6 +112,16 @@ func (s *phaseSum) add(in *instanceRead) {
 	}
 	if in.role == engine.Decode && in.t.exports(engine.StageAllocWait) {
 		in.meanPart(engine.StageAllocWait, &s.allocWait)
+	}
+	if in.role == engine.Router {
+		for i, m := range routerParts {
+			if in.t.exports(m) {
+				in.meanPart(m, &s.routerParts[i])
+			}
+		}
+		if in.t.exports(engine.PrefillLegTime) {
+			in.meanPart(engine.PrefillLegTime, &s.prefillLeg)
+		}
 	}
 	var ttft *phaseAcc
 	switch {
@@ -131,6 +168,8 @@ func (s *phaseSum) point() Phases {
 	for i := range s.phases {
 		*p.Phase(i) = s.phases[i].mean(whyNoPhase[i])
 	}
+	p.Router = s.router()
+	p.PrefillLeg = s.prefillLeg.mean(whyNoPrefillLeg)
 	// Decode's bootstrap split in two: the handshake's mean plus the
 	// allocation wait's (each request is observed in both, so their
 	// observations are not pooled); the wait alone where no handshake was
@@ -143,7 +182,7 @@ func (s *phaseSum) point() Phases {
 			*b = w
 		}
 	}
-	p.TTFT, p.TTFTSource = s.ttft()
+	p.TTFT, p.TTFTSource = s.ttft(p.Router)
 	p.Untimed = untimed(&p)
 	return p
 }
@@ -153,19 +192,31 @@ const (
 	ttftRouter  = "router"
 	ttftArrival = "decode from arrival"
 	ttftLegs    = "prefill leg + decode leg"
+	// ttftRouterPhase prefixes an engines' TTFT that the router phase
+	// was added to.
+	ttftRouterPhase = "router phase + "
 )
 
 // ttft is the whole request's mean TTFT and what timed it: the routers',
 // else decode's where it times from the arrival, else the two legs' means
-// added.
-func (s *phaseSum) ttft() (Num, string) {
-	for _, c := range []struct {
-		acc *phaseAcc
-		src string
-	}{{&s.ttftR, ttftRouter}, {&s.ttftA, ttftArrival}} {
-		if c.acc.exported {
-			return c.acc.mean(""), c.src
-		}
+// added; the engines' timings then start when an engine has the request,
+// so the router phase, where a router times it, is added to them.
+func (s *phaseSum) ttft(router Num) (Num, string) {
+	if s.ttftR.exported {
+		return s.ttftR.mean(""), ttftRouter
+	}
+	v, src := s.engineTTFT()
+	if !v.OK() || !router.OK() {
+		return v, src
+	}
+	return Val(router.V + v.V), ttftRouterPhase + src
+}
+
+// engineTTFT is the TTFT the engines time: decode's where it times from
+// the arrival, else the two legs' means added.
+func (s *phaseSum) engineTTFT() (Num, string) {
+	if s.ttftA.exported {
+		return s.ttftA.mean(""), ttftArrival
 	}
 	p := s.ttftP.mean("no prefill instance of the pool exports the TTFT histogram of the prefill leg")
 	d := s.ttftD.mean("no decode instance of the pool exports a TTFT histogram")
@@ -176,6 +227,27 @@ func (s *phaseSum) ttft() (Num, string) {
 		return Absent("the decode instances time the decode leg only: " + p.Why), ""
 	}
 	return Val(p.V + d.V), ttftLegs
+}
+
+// router is the router phase: the sum of the means of routerParts that
+// the pool's routers export, each request passing through every one.
+func (s *phaseSum) router() Num {
+	sum, any := 0.0, false
+	for i := range s.routerParts {
+		a := &s.routerParts[i]
+		if !a.exported {
+			continue
+		}
+		m := a.mean("")
+		if !m.OK() {
+			return Absent("no observations in the window")
+		}
+		sum, any = sum+m.V, true
+	}
+	if !any {
+		return Absent(whyNoPhase[phaseRouter])
+	}
+	return Val(sum)
 }
 
 // untimed is the TTFT less its phases that are there.

@@ -34,6 +34,9 @@ const KindRecomputed = point.KindRecomputed
 // KindShed is load shed before the engine queue, a share of the offered load.
 const KindShed = point.KindShed
 
+// KindMigrated is requests a router sent again, a share of the offered load.
+const KindMigrated = point.KindMigrated
+
 // Sleep states of an instance (InstancePoint.Sleep): vLLM's sleep mode.
 const (
 	SleepWeightsOffloaded = point.SleepWeightsOffloaded

@@ -130,7 +130,7 @@ func (s *poolSum) point(cfg *Config) PoolPoint {
 		pp.Router = NoRouter(s.name)
 	}
 	pp.Failures, pp.Phases = s.failures.point(), s.phases.point()
-	pp.Failures.Shed = s.failures.shedRate(pp.Decode.Window, pp.Prefill.Window)
+	pp.Failures.Shed, pp.Failures.Migrated = s.failures.offeredRates(pp.Decode.Window, pp.Prefill.Window)
 	return pp
 }
 

@@ -24,6 +24,7 @@ const (
 	BasisSampled     = "sampled"      // the share of scrapes with an iteration under way (TensorRT-LLM)
 	BasisMaxNumSeqs  = "max_num_seqs" // the batch limit the configuration gives
 	BasisKVCache     = "kv_cache"     // the requests the KV cache holds, fewer than max_num_seqs
+	BasisEngineLimit = "engine_limit" // the engine's own batch limit (TensorRT-LLM's max_num_active_requests)
 )
 
 // busyRank orders the bases from strongest to weakest.
@@ -202,18 +203,24 @@ func (r *instanceRead) stepBusy() (float64, bool) {
 }
 
 // batchLimit is the largest batch a decode instance can run and its basis:
-// the configured max_num_seqs, or the requests its KV cache holds where
-// that is fewer (docs/advisor.md#decode-batch). The cache alone gives no
-// limit: the engine's own batch limit may be below it.
+// the configured max_num_seqs, else the limit the engine exports
+// (TensorRT-LLM's max_num_active_requests), or the requests its KV cache
+// holds where that is fewer (docs/advisor.md#decode-batch). The cache
+// alone gives no limit: the engine's own batch limit may be below it.
 func (r *instanceRead) batchLimit(kvHeld float64) (float64, string) {
-	n := r.t.maxNumSeqs
+	n, basis := float64(r.t.maxNumSeqs), BasisMaxNumSeqs
+	if n <= 0 {
+		if v, ok := r.gaugeMean(engine.MaxActiveRequests); ok && v >= 1 {
+			n, basis = v, BasisEngineLimit
+		}
+	}
 	switch {
 	case n <= 0:
 		return 0, ""
-	case kvHeld > 0 && kvHeld < float64(n):
+	case kvHeld > 0 && kvHeld < n:
 		return kvHeld, BasisKVCache
 	}
-	return float64(n), BasisMaxNumSeqs
+	return n, basis
 }
 
 // kvHeldBatch is the requests a decode instance's KV cache holds at once:
@@ -377,9 +384,9 @@ func (s *workSum) set(sp *StagePoint, role string) {
 	}
 	switch {
 	case s.limitOf == 0 && s.kvHeldOf == sp.Up && sp.Up > 0:
-		b.Limit = Absent("max_num_seqs not set (the KV caches hold " + strconv.FormatFloat(s.kvHeld, 'f', 0, 64) + " requests: the batch limit is that or less)")
+		b.Limit = Absent("max_num_seqs not set and no engine exports its batch limit (the KV caches hold " + strconv.FormatFloat(s.kvHeld, 'f', 0, 64) + " requests: the batch limit is that or less)")
 	case s.limitOf == 0:
-		b.Limit = Absent("max_num_seqs not set")
+		b.Limit = Absent("max_num_seqs not set and no engine exports its batch limit (TensorRT-LLM's max_num_active_requests)")
 	case s.limitOf < sp.Up:
 		b.Limit = Absent(strconv.Itoa(sp.Up-s.limitOf) + " of " + strconv.Itoa(sp.Up) + " decode instances have no batch limit")
 	default:

@@ -13,7 +13,7 @@ import (
 var failureTitles = map[ledger.FailureKind]string{
 	"network": "network", "timeout": "timeout", "expiry": "expiry",
 	"notification": "notify", "unclassified": "unclass", ledger.KindRecomputed: "recomp.",
-	ledger.KindShed: "shed",
+	ledger.KindShed: "shed", ledger.KindMigrated: "migrated",
 }
 
 // failures writes each pool's KV failures by class as shares of the
@@ -33,9 +33,23 @@ func failures(w *bytes.Buffer, snap *Snapshot, width int) {
 	if !counted {
 		return
 	}
-	nameW := poolNameWidth(snap, width-9*len(ledger.FailureKinds))
-	head := fmt.Sprintf("\n%-*s", nameW, "KV failures (share)")
+	// Migrations have a column only where some pool's routers count them,
+	// so that a deployment without such routers keeps to 80 columns.
+	var kinds []ledger.FailureKind
 	for _, k := range ledger.FailureKinds {
+		shown := k != ledger.KindMigrated
+		for i := range snap.Pools {
+			if f := snap.Pools[i].KVFailures; f != nil && f.Kind(k).PerSecond.OK() {
+				shown = true
+			}
+		}
+		if shown {
+			kinds = append(kinds, k)
+		}
+	}
+	nameW := poolNameWidth(snap, width-9*len(kinds))
+	head := fmt.Sprintf("\n%-*s", nameW, "KV failures (share)")
+	for _, k := range kinds {
 		head += fmt.Sprintf(" %8s", failureTitles[k])
 	}
 	fmt.Fprintln(w, clip(head, width+1))
@@ -43,7 +57,7 @@ func failures(w *bytes.Buffer, snap *Snapshot, width int) {
 		p := &snap.Pools[i]
 		var b strings.Builder
 		fmt.Fprintf(&b, "%-*s", nameW, clipName(p.Name, nameW))
-		for _, k := range ledger.FailureKinds {
+		for _, k := range kinds {
 			r := ledger.Absent("not in the response")
 			if f := p.KVFailures; f != nil {
 				r = f.Kind(k).Ratio

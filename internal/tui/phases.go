@@ -10,7 +10,15 @@ import (
 
 // phaseTitles are the columns of the TTFT phase lines, in
 // ledger.PhaseNames' order.
-var phaseTitles = []string{"queue", "prefill", "bootstr.", "KV xfer", "1st step"}
+var phaseTitles = []string{"router", "queue", "prefill", "bootstr.", "handover", "KV xfer", "1st step"}
+
+// routerPhase says whether phase k is timed by routers only (the router
+// phase, the hand-over): its column is shown only where some pool has it,
+// so that a deployment without such routers keeps to 80 columns.
+func routerPhase(k int) bool {
+	n := ledger.PhaseNames[k]
+	return n == "router_seconds" || n == "handover_seconds"
+}
 
 // phases writes where each pool's TTFT goes: the mean seconds of each
 // phase over the window beside the measured TTFT (docs/pools.md), where
@@ -27,10 +35,25 @@ func phases(w *bytes.Buffer, snap *Snapshot, width int) {
 	if !any {
 		return
 	}
+	var cols []int
+	for k := range ledger.PhaseNames {
+		shown := !routerPhase(k)
+		for i := range snap.Pools {
+			if ph := snap.Pools[i].TTFTPhases; ph != nil && ph.Phase(k).OK() {
+				shown = true
+			}
+		}
+		if shown {
+			cols = append(cols, k)
+		}
+	}
 	const col = 9
-	nameW := max(16, min(longestPoolName(snap), width-col*(len(phaseTitles)+2)))
+	nameW := max(16, min(longestPoolName(snap), width-col*(len(cols)+2)))
 	head := fmt.Sprintf("\n%-*s", nameW, "TTFT (mean s)")
-	for _, t := range append(phaseTitles, "untimed", "TTFT") {
+	for _, k := range cols {
+		head += fmt.Sprintf(" %*s", col-1, phaseTitles[k])
+	}
+	for _, t := range []string{"untimed", "TTFT"} {
 		head += fmt.Sprintf(" %*s", col-1, t)
 	}
 	fmt.Fprintln(w, clip(head, width+1))
@@ -45,7 +68,7 @@ func phases(w *bytes.Buffer, snap *Snapshot, width int) {
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "%-*s", nameW, clipName(p.Name, nameW))
-		for k := range ledger.PhaseNames {
+		for _, k := range cols {
 			fmt.Fprintf(&b, " %*s", col-1, seconds(*ph.Phase(k)))
 		}
 		fmt.Fprintf(&b, " %*s %*s", col-1, seconds(ph.Untimed), col-1, seconds(ph.TTFT))

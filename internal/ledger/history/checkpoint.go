@@ -27,10 +27,11 @@ import (
 
 // CheckpointVersion changes with any change of a piece's layout or of the
 // segments' encoding; a piece of another version is not restored, but for
-// versions 1 and 2: version 1's points lack the stages' work (busy
+// versions 1 to 3: version 1's points lack the stages' work (busy
 // instances, decode batch, link busy time), version 2's decode's step
-// time; they are restored with those absent.
-const CheckpointVersion = 3
+// time, version 3's the routers' phases and migrations; they are restored
+// with those absent.
+const CheckpointVersion = 4
 
 // whyEarlierPiece is the reason of the values a version-1 piece lacks.
 const whyEarlierPiece = "not kept by the version of ptdmon that recorded this point"
@@ -223,7 +224,7 @@ func ParseCheckpointHeader(b []byte) (CheckpointHeader, []byte, error) {
 	if len(b) < 5+8 || !bytes.Equal(b[:4], checkpointMagic[:]) {
 		return h, nil, errors.New("not a checkpoint")
 	}
-	if b[4] != CheckpointVersion && b[4] != 1 && b[4] != 2 {
+	if b[4] < 1 || b[4] > CheckpointVersion {
 		return h, nil, fmt.Errorf("checkpoint version %d: %w", b[4], ErrCheckpointMismatch)
 	}
 	h.Version = b[4]
@@ -367,10 +368,16 @@ func decodePiece(b []byte) (pts []point.Point, err error) {
 			}
 		}
 	}
-	if hd.Version == 2 {
+	if hd.Version <= 2 {
 		// What version 3 added: decode's step time.
 		for i := range pc.Points {
 			withoutStep(&pc.Points[i])
+		}
+	}
+	if hd.Version <= 3 {
+		// What version 4 added: the routers' phases and migrations.
+		for i := range pc.Points {
+			withoutRouterParts(&pc.Points[i])
 		}
 	}
 	var rd *segReader
@@ -391,6 +398,18 @@ func grow[T any](s []T, code uint32) []T {
 		return s
 	}
 	return append(s, make([]T, int(code)+1-len(s))...)
+}
+
+// withoutRouterParts marks the routers' phases of the pools' TTFT and
+// their migrations, which a piece before version 4 did not keep, as
+// absent.
+func withoutRouterParts(p *point.Point) {
+	n := point.Absent(whyEarlierPiece)
+	for i := range p.Pools {
+		ph, f := &p.Pools[i].Phases, &p.Pools[i].Failures
+		ph.Router, ph.Handover, ph.PrefillLeg = n, n, n
+		f.Migrated = point.FailureRate{PerSecond: n, Ratio: n}
+	}
 }
 
 // withoutStep marks decode's step time, which a version-2 piece did not

@@ -37,6 +37,11 @@ type Failures struct {
 	// share of the offered load, taken as served (decode's completions,
 	// else prefill's) plus shed (docs/design.md#load-shed-before-the-engine).
 	Shed FailureRate `json:"shed"`
+	// Migrated is requests a router sent again to another worker after the
+	// first was lost or failed them (Dynamo's migrations, the SGLang
+	// gateway's retries): requests per second, and their share of the
+	// offered load as Shed takes it. Each is work done twice.
+	Migrated FailureRate `json:"migrated"`
 }
 
 // FailureKind names a field of Failures: the failure classes, then
@@ -51,17 +56,22 @@ const KindRecomputed FailureKind = "recomputed_on_decode"
 // of the offered load, not of the KV transfers.
 const KindShed FailureKind = "shed"
 
+// KindMigrated is requests a router sent again to another worker, a share
+// of the offered load too.
+const KindMigrated FailureKind = "migrated"
+
 // FailureKinds lists the kinds in the order views show them.
 var FailureKinds = []FailureKind{
 	FailureKind(engine.FailNetwork), FailureKind(engine.FailTimeout), FailureKind(engine.FailExpiry),
-	FailureKind(engine.FailNotification), FailureKind(engine.FailUnclassified), KindRecomputed, KindShed,
+	FailureKind(engine.FailNotification), FailureKind(engine.FailUnclassified), KindRecomputed, KindShed, KindMigrated,
 }
 
 // InTotal says whether kind k's failures enter the failed KV transfers'
 // total: the failure classes but lost notifications (engine.FailureClass's
-// InTotal); recompute on decode and shed load are no KV transfers.
+// InTotal); recompute on decode, shed load and migrations are no KV
+// transfers.
 func (k FailureKind) InTotal() bool {
-	if k == KindRecomputed || k == KindShed {
+	if k == KindRecomputed || k == KindShed || k == KindMigrated {
 		return false
 	}
 	return engine.FailureClass(k).InTotal()
@@ -84,6 +94,8 @@ func (f *Failures) Kind(k FailureKind) *FailureRate {
 		return &f.Recomputed
 	case KindShed:
 		return &f.Shed
+	case KindMigrated:
+		return &f.Migrated
 	}
 	return nil
 }
@@ -105,5 +117,5 @@ func (f *Failures) UnmarshalJSON(b []byte) error {
 func AbsentFailures(why string) Failures {
 	n := Absent(why)
 	r := FailureRate{PerSecond: n, Ratio: n}
-	return Failures{Transfers: n, Network: r, Timeout: r, Expiry: r, Notification: r, Unclassified: r, Recomputed: r, Shed: r}
+	return Failures{Transfers: n, Network: r, Timeout: r, Expiry: r, Notification: r, Unclassified: r, Recomputed: r, Shed: r, Migrated: r}
 }

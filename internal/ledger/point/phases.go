@@ -8,11 +8,22 @@ import "reflect"
 // absent with the sources that would, never folded into another; what the
 // phases leave of the whole request's TTFT, given beside them, is Untimed.
 type Phases struct {
-	Queue       Num `json:"queue_seconds"`
-	Prefill     Num `json:"prefill_seconds"`
-	Bootstrap   Num `json:"bootstrap_seconds"`
+	// Router is the routers' own time before an engine has the request:
+	// waiting in a router's queue and its pipeline ahead of the engines.
+	Router    Num `json:"router_seconds"`
+	Queue     Num `json:"queue_seconds"`
+	Prefill   Num `json:"prefill_seconds"`
+	Bootstrap Num `json:"bootstrap_seconds"`
+	// Handover is the router's time between the legs: from the prefill
+	// leg's end to the decode leg's send.
+	Handover    Num `json:"handover_seconds"`
 	Transfer    Num `json:"kv_transfer_seconds"`
 	FirstDecode Num `json:"first_decode_step_seconds"`
+	// PrefillLeg is the prefill leg as a router times it (its request to
+	// the prefill instance, answered): queue, prefill and what lies between
+	// them together, so it is no phase of its own and enters no sum; it
+	// checks the engines' queue and prefill phases from outside.
+	PrefillLeg Num `json:"router_prefill_leg_seconds"`
 	// TTFT is the mean time to first token of the whole request, and
 	// TTFTSource what timed it: the router, decode instances that time
 	// from the arrival, or the prefill leg's mean plus the decode leg's
@@ -27,11 +38,11 @@ type Phases struct {
 }
 
 // Phase names the phases in order, as the API writes them.
-var PhaseNames = []string{"queue_seconds", "prefill_seconds", "bootstrap_seconds", "kv_transfer_seconds", "first_decode_step_seconds"}
+var PhaseNames = []string{"router_seconds", "queue_seconds", "prefill_seconds", "bootstrap_seconds", "handover_seconds", "kv_transfer_seconds", "first_decode_step_seconds"}
 
 // Phase returns phase i of PhaseNames' order.
 func (p *Phases) Phase(i int) *Num {
-	return [...]*Num{&p.Queue, &p.Prefill, &p.Bootstrap, &p.Transfer, &p.FirstDecode}[i]
+	return [...]*Num{&p.Router, &p.Queue, &p.Prefill, &p.Bootstrap, &p.Handover, &p.Transfer, &p.FirstDecode}[i]
 }
 
 // MarshalJSON adds the reasons of absent values.
@@ -62,5 +73,5 @@ func (p *Phases) FromOlder() {
 // AbsentPhases is Phases with every value absent for why.
 func AbsentPhases(why string) Phases {
 	n := Absent(why)
-	return Phases{Queue: n, Prefill: n, Bootstrap: n, Transfer: n, FirstDecode: n, TTFT: n, Untimed: n}
+	return Phases{Router: n, Queue: n, Prefill: n, Bootstrap: n, Handover: n, Transfer: n, FirstDecode: n, PrefillLeg: n, TTFT: n, Untimed: n}
 }

@@ -1,7 +1,9 @@
 // Where TTFT goes: for each pool, its time to first token split into
-// phases (queue, prefill compute, bootstrap and allocation, KV transfer,
-// first decode step) and what no phase times (untimed) as a stacked chart
-// over time, beside the whole request's TTFT, from the ttft_phases of
+// phases (the router's own time, queue, prefill compute, bootstrap and
+// allocation, the router's hand-over between the legs, KV transfer, first
+// decode step) and what no phase times (untimed) as a stacked chart over
+// time, beside the whole request's TTFT and, where a router times it, the
+// prefill leg's end as the router sees it, from the ttft_phases of
 // /api/v1/snapshot's pools (docs/pools.md). A phase without a source is no
 // band, never a zero band or one folded into its neighbour; the line under
 // the chart says why. The chart shares the other charts' time axis.
@@ -11,9 +13,11 @@ import * as f from "./fmt.js";
 import { timeAxis, sharedRange } from "./charts.js";
 
 const PHASES = [
+  ["router_seconds", "router", "#9c755f"],
   ["queue_seconds", "queue", "#4e79a7"],
   ["prefill_seconds", "prefill", "#59a14f"],
   ["bootstrap_seconds", "bootstrap + alloc", "#b07aa1"],
+  ["handover_seconds", "hand-over", "#edc948"],
   ["kv_transfer_seconds", "KV transfer", "#f28e2b"],
   ["first_decode_step_seconds", "first decode step", "#e15759"],
   ["untimed_seconds", "untimed", "#bab0ac"],
@@ -47,6 +51,8 @@ class PoolChart {
     this.t = [];
     this.raw = PHASES.map(() => []);
     this.ttft = [];
+    this.leg = [];
+    this.legRaw = [];
     const series = [{ value: (u, v) => (v == null ? "" : f.clock(v)) }];
     PHASES.forEach(([, label, color], i) => series.push({
       label, stroke: color, fill: color + "99", width: 1, points: { show: few }, spanGaps: false,
@@ -55,6 +61,10 @@ class PoolChart {
     }));
     series.push({ label: "TTFT, whole request", stroke: "#222", dash: [4, 3], width: 1.25, points: { show: few },
       value: (u, v, si, di) => secs(di == null ? this.ttft[this.ttft.length - 1] : this.ttft[di]) });
+    // The prefill leg as a router times it ends at the router phase plus
+    // the leg: a check of the engines' queue and prefill from outside.
+    series.push({ label: "prefill leg's end (router)", stroke: "#59a14f", dash: [1, 3], width: 1.5, points: { show: few },
+      value: (u, v, si, di) => secs(di == null ? this.legRaw[this.legRaw.length - 1] : this.legRaw[di]) });
     // Each band fills from its phase's top down to the top of the stack
     // beneath it.
     const bands = PHASES.slice(1).map((_, i) => ({ series: [i + 2, i + 1] }));
@@ -67,7 +77,7 @@ class PoolChart {
       scales: { x: { time: true, range: () => sharedRange(this.t[0], this.t[this.t.length - 1]) }, y: { range: (u, min, max) => uPlot.rangeNum(0, max > 0 ? max : 1, 0.1, true) } },
       axes: [timeAxis(), { size: 58, label: "seconds", labelSize: 14 }],
       series, bands,
-    }, [[], ...PHASES.map(() => []), []], this.plot);
+    }, [[], ...PHASES.map(() => []), [], []], this.plot);
     this.el._u = this.u;
   }
 
@@ -83,10 +93,15 @@ class PoolChart {
     this.t.push(t);
     PHASES.forEach(([k], i) => this.raw[i].push(ph ? ph[k] : null));
     this.ttft.push(ph ? ph.ttft_seconds : null);
+    const leg = ph ? ph.router_prefill_leg_seconds : null;
+    this.legRaw.push(leg);
+    this.leg.push(leg == null ? null : leg + ((ph && ph.router_seconds) || 0));
     if (this.t.length > KEEP) {
       this.t.shift();
       this.raw.forEach((c) => c.shift());
       this.ttft.shift();
+      this.leg.shift();
+      this.legRaw.shift();
     }
     // Stack: each phase on top of the present ones beneath it; an absent
     // phase draws nothing.
@@ -100,7 +115,7 @@ class PoolChart {
         stacked[i].push(acc);
       });
     }
-    this.u.setData([this.t, ...stacked, this.ttft]);
+    this.u.setData([this.t, ...stacked, this.ttft, this.leg]);
     const src = ph && ph.ttft_source;
     this.head.textContent = `Where TTFT goes — ${this.name}` + (src ? ` · TTFT of the whole request, from ${src}` : ph && ph.absent && ph.absent.ttft_seconds ? ` · TTFT: ${ph.absent.ttft_seconds}` : "");
     this.el.dataset.ttftSource = src || "";
