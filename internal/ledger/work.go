@@ -384,9 +384,9 @@ func (s *workSum) set(sp *StagePoint, role string) {
 	}
 	switch {
 	case s.limitOf == 0 && s.kvHeldOf == sp.Up && sp.Up > 0:
-		b.Limit = Absent("max_num_seqs not set and no engine exports its batch limit (the KV caches hold " + strconv.FormatFloat(s.kvHeld, 'f', 0, 64) + " requests: the batch limit is that or less)")
+		b.Limit = Absent("max_num_seqs not set (the KV caches hold " + strconv.FormatFloat(s.kvHeld, 'f', 0, 64) + " requests: the batch limit is that or less)")
 	case s.limitOf == 0:
-		b.Limit = Absent("max_num_seqs not set and no engine exports its batch limit (TensorRT-LLM's max_num_active_requests)")
+		b.Limit = Absent("max_num_seqs not set")
 	case s.limitOf < sp.Up:
 		b.Limit = Absent(strconv.Itoa(sp.Up-s.limitOf) + " of " + strconv.Itoa(sp.Up) + " decode instances have no batch limit")
 	default:
