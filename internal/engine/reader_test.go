@@ -238,6 +238,32 @@ func TestReaderCaptures(t *testing.T) {
 		counters: map[Metric]float64{FrontendRequests: 900, Errored: 90, Shed: 84},
 		series:   map[Metric]int{Shed: 2, Errored: 3},
 	})
+	// The SGLang gateway's P/D legs (sequential vLLM over gRPC): 300
+	// prefill legs of 0.3 s and 100 of 0.7 s, 380 hand-overs of 0.02 s and
+	// 20 of 0.1 s; 12 prefills that handed over no KV, 3 bootstraps
+	// refused; 7 P/D retries counted once (the decode series are their
+	// twins) and 2 regular ones.
+	f("sglang_gateway_pd_legs.txt", RoleUnknown, want{
+		engine: SGLangGateway, role: Router, model: "Qwen/Qwen3-32B",
+		counters: map[Metric]float64{RouterRequests: 400, KVFailures: 12, BootstrapFailed: 3, Migrated: 9},
+		series:   map[Metric]int{Migrated: 2},
+		hists:    map[Metric][2]float64{PrefillLegTime: {400, 160}, HandoverTime: {400, 9.6}},
+	})
+	// Dynamo's frontend stages: preprocess (400 of 4 ms, 100 of 20 ms)
+	// is the router's own time; route and transport_roundtrip, once per
+	// leg, are not read. 4 + 9 migrations.
+	f("dynamo_frontend_stages.txt", RoleUnknown, want{
+		engine: DynamoFrontend, role: Router, model: "Qwen/Qwen3-32B",
+		counters: map[Metric]float64{FrontendRequests: 500, Migrated: 13},
+		hists:    map[Metric][2]float64{RouterPreprocessTime: {500, 3.6}},
+	})
+	// llm-d's flow-control queue: the dispatched requests' wait (600 of
+	// 0.2 s, 300 of 0.6 s), not the evicted or the rejected.
+	f("llmd_epp_queue.txt", RoleUnknown, want{
+		engine: LLMDEPP, role: Router, model: "Qwen/Qwen3-32B",
+		counters: map[Metric]float64{RouterRequests: 1000},
+		hists:    map[Metric][2]float64{RouterQueueTime: {900, 300}},
+	})
 	// SGLang's waiting-queue rejections, every reason shed: 30 + 2 + 8.
 	f("sglang_queue_rejected.txt", RoleUnknown, want{
 		engine: SGLang, role: Prefill, model: "Qwen/Qwen3-32B",
@@ -332,6 +358,7 @@ func TestReaderCaptures(t *testing.T) {
 		gauges: map[Metric]float64{
 			IterationLatency: 0.025, ContextRequests: 0, GenerationRequests: 48, Running: 48,
 			KVBlocks: 8192, KVBlocksFree: 2048, KVBlocksUsed: 6144, KVBlockSize: 32,
+			MaxActiveRequests: 64,
 		},
 	})
 	// vLLM, two engines: 100 steps of 8192 tokens and 60 steps of 409600

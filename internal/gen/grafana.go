@@ -225,9 +225,12 @@ func overviewRows(n Names) []rowSpec {
 			{title: "Prompt tokens recomputed on decode", unit: "percentunit", span: 12, height: 8,
 				desc:    "The share of decode's prompt tokens decode computed itself (vLLM's prompt_tokens_by_source_total): after failed KV loads, or for requests sent to decode alone. Decode doing prefill work.",
 				queries: []query{{sel(modelRecomputeRatio, filterPath, filterModel), "{{model}}"}}},
-			{title: "Load shed before the engine", unit: "percentunit", span: 24, height: 7,
+			{title: "Load shed before the engine", unit: "percentunit", span: 12, height: 7,
 				desc:    "The share of the load offered to each model that routers and engines turned away for capacity before any engine queued it (llm-d's flow control, the SGLang gateway's overload shedding, Dynamo's overload errors, SGLang's queue rejections, vLLM's admission rejections): offered = served on decode + shed. Stage rates count only what was served.",
 				queries: []query{{sel(modelShedRatio, filterPath, filterModel), "{{model}} · {{path}}"}}},
+			{title: "Requests sent again to another worker", unit: "percentunit", span: 12, height: 7,
+				desc:    "The share of the load offered to each model that a router sent again to another worker after the first was lost or failed it (Dynamo's migrations, the SGLang gateway's retries, once per attempt): the engines redo that work, so the stage rates run above the requests served (docs/pools.md).",
+				queries: []query{{sel(modelMigratedRatio, filterPath, filterModel), "{{model}} · {{path}}"}}},
 		}},
 		{"Routers and where TTFT goes", []panelSpec{
 			{title: "Router arrival and P/D decisions", unit: "reqps", span: 12, height: 8,
@@ -238,7 +241,7 @@ func overviewRows(n Names) []rowSpec {
 					{sel("ptd_router_decisions_per_second", filterPool), "{{pool}} {{decision}}"},
 				}},
 			{title: "Where TTFT goes (mean seconds)", unit: "s", span: 12, height: 8,
-				desc: "The mean of each phase of the time to first token per pool over the window (queue, prefill, bootstrap, kv_transfer, first_decode_step), from the engines' phase histograms, and the TTFT the instances measured: the gap between the phases' sum and the TTFT is what no engine times (docs/pools.md#where-ttft-goes). A phase no engine of the pool times has no series. From ptdmon's /metrics.",
+				desc: "The mean of each phase of the time to first token per pool over the window (router, queue, prefill, bootstrap, handover, kv_transfer, first_decode_step), from the engines' and routers' phase histograms, and the TTFT the instances measured: the gap between the phases' sum and the TTFT is what no engine times (docs/pools.md#where-ttft-goes). A phase no engine of the pool times has no series. From ptdmon's /metrics.",
 				queries: []query{
 					{sel("ptd_pool_ttft_phase_seconds", filterPool), "{{pool}} {{phase}}"},
 					{sel("ptd_pool_ttft_seconds", filterPool), "{{pool}} TTFT measured"},

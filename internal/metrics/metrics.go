@@ -29,14 +29,16 @@ var (
 		engine.KVTransfers:      desc("ptd_kv_transfers_total", "KV transfers counted by the instance's connector (rank-level for vLLM connectors), reset-adjusted.", instanceLabels...),
 		// On a decode instance: prefill work it did itself (docs/design.md#kv-failure-classes).
 		engine.Shed:                 desc("ptd_requests_shed_total", "Requests the instance (an engine's server or a router) turned away for capacity before any engine queued them (llm-d's flow control rejections and evictions, the SGLang gateway's overload shedding, Dynamo's overload errors, SGLang's queue rejections, vLLM's admission rejections), reset-adjusted.", instanceLabels...),
+		engine.Migrated:             desc("ptd_requests_migrated_total", "Requests the router sent again to another worker after the first was lost or failed them, once per attempt (Dynamo's migrations; the SGLang gateway's retries, a P/D retry counted once), reset-adjusted.", instanceLabels...),
 		engine.PromptTokensComputed: desc("ptd_prompt_tokens_computed_total", "Prompt tokens the instance computed itself rather than receiving their KV or finding them cached (vLLM's prompt_tokens_by_source_total{source=\"local_compute\"}), reset-adjusted.", instanceLabels...),
 	}
 	gaugeDescs = map[engine.Metric]*prometheus.Desc{
-		engine.Running:       desc("ptd_requests_running", "Requests in the instance's running batch.", instanceLabels...),
-		engine.Waiting:       desc("ptd_requests_waiting", "Requests in the instance's waiting queue.", instanceLabels...),
-		engine.KVUsage:       desc("ptd_kv_cache_usage_ratio", "Fraction of the instance's KV cache in use (0..1).", instanceLabels...),
-		engine.EnginesAwake:  desc("ptd_engines_awake", "Engines of the instance awake (vLLM's engine_sleep_state{sleep_state=\"awake\"}, added over engines): 0 where the instance sleeps on purpose (sleep mode), up and serving nothing, not down.", instanceLabels...),
-		engine.IterationLoop: desc("ptd_iteration_loop_seconds", "Duration of one executor loop (TensorRT-LLM iteration statistics: hostStepTimeMS, or iterLatencyMS halved in overlap mode, where one iteration spans about two loops).", instanceLabels...),
+		engine.Running:           desc("ptd_requests_running", "Requests in the instance's running batch.", instanceLabels...),
+		engine.Waiting:           desc("ptd_requests_waiting", "Requests in the instance's waiting queue.", instanceLabels...),
+		engine.KVUsage:           desc("ptd_kv_cache_usage_ratio", "Fraction of the instance's KV cache in use (0..1).", instanceLabels...),
+		engine.EnginesAwake:      desc("ptd_engines_awake", "Engines of the instance awake (vLLM's engine_sleep_state{sleep_state=\"awake\"}, added over engines): 0 where the instance sleeps on purpose (sleep mode), up and serving nothing, not down.", instanceLabels...),
+		engine.MaxActiveRequests: desc("ptd_max_active_requests", "The most requests the instance's engine keeps active at once, its own batch limit (TensorRT-LLM's max_num_active_requests), added over DP ranks.", instanceLabels...),
+		engine.IterationLoop:     desc("ptd_iteration_loop_seconds", "Duration of one executor loop (TensorRT-LLM iteration statistics: hostStepTimeMS, or iterLatencyMS halved in overlap mode, where one iteration spans about two loops).", instanceLabels...),
 	}
 	iterLatencyDesc = desc("ptd_iteration_latency_seconds", "Mean iterLatencyMS of the newest poll of TensorRT-LLM iteration statistics, as reported; with scheduler_mode=\"overlap\" it spans about two loops.", append(instanceLabels, "scheduler_mode")...)
 	queueDesc       = desc(NameQueueRequests, "Requests in a P/D hand-off queue (SGLang: bootstrap and inflight on prefill, prealloc and transfer on decode), or waiting by reason (vLLM: waiting_capacity, waiting_deferred: on decode, their remote KV not arrived).", append(instanceLabels, "queue")...)

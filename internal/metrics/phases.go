@@ -10,9 +10,11 @@ import (
 
 var (
 	phaseDesc = desc("ptd_pool_ttft_phase_seconds",
-		"Mean seconds of each phase of the time to first token of each pool over the window (phase: queue, prefill, bootstrap, kv_transfer, first_decode_step), from its engines' phase histograms (docs/pools.md#where-ttft-goes). A phase no engine of the pool times has no series.", "pool", "phase", "window")
+		"Mean seconds of each phase of the time to first token of each pool over the window (phase: router, queue, prefill, bootstrap, handover, kv_transfer, first_decode_step), from its engines' phase histograms (docs/pools.md#where-ttft-goes). A phase no engine of the pool times has no series.", "pool", "phase", "window")
 	ttftDesc = desc("ptd_pool_ttft_seconds",
 		"Mean time to first token each pool's instances measured over the window, beside its phases (docs/pools.md#where-ttft-goes).", "pool", "window")
+	prefillLegDesc = desc("ptd_pool_router_prefill_leg_seconds",
+		"Mean seconds of each pool's prefill leg as its routers time it over the window (the SGLang gateway's pd_prefill_duration_seconds): queue and prefill together, so no phase of its own (docs/pools.md#where-ttft-goes).", "pool", "window")
 )
 
 // PhaseCollector exports where each pool's time to first token goes: the
@@ -27,6 +29,7 @@ type PhaseCollector struct {
 func (c *PhaseCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- phaseDesc
 	ch <- ttftDesc
+	ch <- prefillLegDesc
 }
 
 // Collect implements prometheus.Collector.
@@ -43,5 +46,6 @@ func (c *PhaseCollector) Collect(ch chan<- prometheus.Metric) {
 			emit(phaseDesc, *pp.Phases.Phase(k), pp.Name, strings.TrimSuffix(name, "_seconds"), w)
 		}
 		emit(ttftDesc, pp.Phases.TTFT, pp.Name, w)
+		emit(prefillLegDesc, pp.Phases.PrefillLeg, pp.Name, w)
 	}
 }

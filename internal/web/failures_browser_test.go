@@ -33,6 +33,7 @@ func TestFailurePanelInChromium(t *testing.T) {
 		{Name: "chat-p0", URL: "http://127.0.0.1:9/metrics", Role: engine.Prefill, Engine: engine.VLLM, Labels: chat},
 		{Name: "chat-d0", URL: "http://127.0.0.1:9/metrics", Role: engine.Decode, Engine: engine.VLLM, Labels: chat},
 		{Name: "batch-p0", URL: "http://127.0.0.1:9/metrics", Role: engine.Prefill, Engine: engine.VLLM, Labels: batch},
+		{Name: "chat-r0", URL: "http://127.0.0.1:9/metrics", Role: engine.Router, Engine: engine.LLMDEPP, Labels: chat},
 	})
 	// Per second: 90 transfers, 6 network failures and 4 expired leases
 	// (6% and 4% of 100 attempted); decode computes 1,000 of its 5,000
@@ -58,6 +59,12 @@ func TestFailurePanelInChromium(t *testing.T) {
 		hist(d0, engine.KVXferTime, 0.125)
 		hist(d0, engine.ITL, 0.025)
 		hist(d0, engine.TTFT, 1.1)
+		// chat's router: 0.1 s in flow control's queue, and a prefill leg
+		// of 0.8 s as a router times it.
+		r0 := &engine.Observation{Engine: engine.LLMDEPP, Role: engine.Router, Counters: []engine.CounterValue{cv(engine.RouterRequests, 3)}}
+		hist(r0, engine.RouterQueueTime, 0.1)
+		hist(r0, engine.PrefillLegTime, 0.8)
+		l.Record(ledger.Scrape{Target: "chat-r0", Time: now, Obs: r0})
 		l.Record(ledger.Scrape{Target: "chat-p0", Time: now, Obs: p0})
 		l.Record(ledger.Scrape{Target: "chat-d0", Time: now, Obs: d0})
 		l.Record(ledger.Scrape{Target: "batch-p0", Time: now, Obs: &engine.Observation{Engine: engine.VLLM, Role: engine.Prefill, Counters: []engine.CounterValue{
@@ -88,8 +95,8 @@ func TestFailurePanelInChromium(t *testing.T) {
 		return p.Counted == "1" && len(p.Pools) == 2, fmt.Sprintf("the failure panel shows no pools: %+v", p)
 	})
 	want := map[string]map[string]string{
-		"chat":  {"network": "6.0%", "timeout": "—", "expiry": "4.0%", "notification": "—", "unclassified": "—", "recomputed_on_decode": "20.0%", "shed": "—"},
-		"batch": {"network": "—", "timeout": "—", "expiry": "—", "notification": "—", "unclassified": "—", "recomputed_on_decode": "—", "shed": "—"},
+		"chat":  {"network": "6.0%", "timeout": "—", "expiry": "4.0%", "notification": "—", "unclassified": "—", "recomputed_on_decode": "20.0%", "shed": "—", "migrated": "—"},
+		"batch": {"network": "—", "timeout": "—", "expiry": "—", "notification": "—", "unclassified": "—", "recomputed_on_decode": "—", "shed": "—", "migrated": "—"},
 	}
 	for pool, kinds := range want {
 		cells := p.Pools[pool]
@@ -112,29 +119,32 @@ func TestFailurePanelInChromium(t *testing.T) {
 	}
 
 	// Where TTFT goes: the chat pool's stacked chart, each phase's own
-	// mean in its legend, bootstrap absent with its reason; batch has no
-	// phase at all.
+	// mean in its legend (the router's first), bootstrap and the
+	// hand-over absent with their reasons, the router's prefill leg a
+	// line at its end; batch has no phase at all.
 	type phaseChart struct {
 		Legend  map[string]string
 		Absent  string
 		Text    string
 		Canvas  bool
 		Stacked []float64
+		LegEnd  float64
 	}
 	const phasesJS = `(() => { const out = {}; for (const el of document.querySelectorAll("[data-phases-pool]")) {
 		const legend = {}; for (const tr of el.querySelectorAll(".u-legend .u-series")) { const l = tr.querySelector(".u-label"); if (l) legend[l.textContent] = tr.querySelector(".u-value").textContent; }
 		const d = el._u.data; const last = d[0].length - 1;
 		out[el.dataset.phasesPool] = { Legend: legend, Absent: el.dataset.absent || "", Text: el.textContent, Canvas: !!el.querySelector("canvas"),
-			Stacked: last < 0 ? [] : d.slice(1, 6).map((c) => c[last] == null ? -1 : c[last]) }; } return out; })()`
+			Stacked: last < 0 ? [] : d.slice(1, 8).map((c) => c[last] == null ? -1 : c[last]), LegEnd: last < 0 || d[10][last] == null ? -1 : d[10][last] }; } return out; })()`
 	var charts map[string]phaseChart
 	testutil.Eventually(t, 20*time.Second, 250*time.Millisecond, func() (bool, string) {
 		var err error
 		charts, err = chromedp.Run(b.ctx, chromedp.Evaluate[map[string]phaseChart](phasesJS))
 		must(t, err)
-		return len(charts["chat"].Stacked) == 5, fmt.Sprintf("no phase chart for chat: %+v", charts)
+		return len(charts["chat"].Stacked) == 7, fmt.Sprintf("no phase chart for chat: %+v", charts)
 	})
 	chatPh := charts["chat"]
-	for label, want := range map[string]string{"queue": "200 ms", "prefill": "500 ms", "bootstrap + alloc": "absent", "KV transfer": "125 ms", "first decode step": "25.0 ms",
+	for label, want := range map[string]string{"router": "100 ms", "queue": "200 ms", "prefill": "500 ms", "bootstrap + alloc": "absent", "hand-over": "absent",
+		"KV transfer": "125 ms", "first decode step": "25.0 ms", "prefill leg's end (router)": "800 ms",
 		// Decode's 1.1 s is the decode leg's alone, never the request's: the
 		// whole request's TTFT is absent here, and so what it leaves untimed.
 		"TTFT, whole request": "absent", "untimed": "absent"} {
@@ -142,13 +152,17 @@ func TestFailurePanelInChromium(t *testing.T) {
 			t.Errorf("chat's %s phase reads %q, want %q (legend %v)", label, got, want, chatPh.Legend)
 		}
 	}
-	// Stacked: 0.2, 0.7, (absent: the stack stays at 0.7), 0.825, 0.85.
-	for i, want := range []float64{0.2, 0.7, 0.7, 0.825, 0.85} {
+	// Stacked: 0.1, 0.3, 0.8, (absent twice: the stack stays at 0.8),
+	// 0.925, 0.95; the prefill leg ends at the router's 0.1 + its 0.8.
+	for i, want := range []float64{0.1, 0.3, 0.8, 0.8, 0.8, 0.925, 0.95} {
 		if math.Abs(chatPh.Stacked[i]-want) > 1e-9 {
 			t.Errorf("chat's stack at phase %d is %v, want %v (%v)", i, chatPh.Stacked[i], want, chatPh.Stacked)
 		}
 	}
-	if chatPh.Absent != "bootstrap_seconds,untimed_seconds" || !strings.Contains(chatPh.Text, "SGLang's per-stage bootstrap") ||
+	if math.Abs(chatPh.LegEnd-0.9) > 1e-9 {
+		t.Errorf("chat's prefill leg ends at %v, want 0.9", chatPh.LegEnd)
+	}
+	if chatPh.Absent != "bootstrap_seconds,handover_seconds,untimed_seconds" || !strings.Contains(chatPh.Text, "SGLang's per-stage bootstrap") ||
 		!strings.Contains(chatPh.Text, "the decode instances time the decode leg only") || !chatPh.Canvas {
 		t.Errorf("chat's absent phases %q, text %q, canvas %v", chatPh.Absent, chatPh.Text, chatPh.Canvas)
 	}

@@ -1,6 +1,7 @@
 // The KV failure panel: each pool's failed KV transfers by class, as a share
-// of the transfers attempted and per second, and the prefill work decode
-// did itself (docs/pools.md), from the pool objects of /api/v1/snapshot. A
+// of the transfers attempted and per second, the prefill work decode did
+// itself, the load shed before the engine and the requests a router sent
+// again (docs/pools.md), from the pool objects of /api/v1/snapshot. A
 // class no source of the pool counts is "—" with the reason as its title,
 // never 0%.
 
@@ -18,6 +19,7 @@ const KINDS = [
   ["unclassified", "unclassified"],
   ["recomputed_on_decode", "recomputed on decode"],
   ["shed", "shed before the engine"],
+  ["migrated", "sent again to another worker"],
 ];
 
 const why = (obj, key) => (obj && obj.absent && obj.absent[key]) || "not in the response";
@@ -40,7 +42,7 @@ function kindCell(fails, kind) {
     c.dataset.kind = kind;
     return c;
   }
-  const of = kind === "recomputed_on_decode" ? "of decode's prompt tokens" : kind === "shed" ? "of the offered load (served + shed)" : "of the KV transfers attempted";
+  const of = kind === "recomputed_on_decode" ? "of decode's prompt tokens" : kind === "shed" || kind === "migrated" ? "of the offered load (served + shed)" : "of the KV transfers attempted";
   const c = cell("td", f.pct(ratio), `${f.si(k.per_second)}${unit}, ${f.pct(ratio)} ${of}`);
   c.dataset.kind = kind;
   if (ratio > 0) c.className = "failing";
