@@ -60,11 +60,9 @@ func offeredRules(n Names, k offeredShare) []Rule {
 		// Both sides are by model alone: they match one to one; a model
 		// that sheds nothing has no shed series, hence "or" 0 for it.
 		part := sumBy("sum", "model", fmt.Sprintf(`%s{path="%s"}`, k.rate, path))
-		offered := served
+		offered := fmt.Sprintf("(%s + %s)", part, served)
 		if k.metric != engine.Shed {
 			offered = fmt.Sprintf("(%s + (%s or %s * 0))", served, shed(path), served)
-		} else {
-			offered = fmt.Sprintf("(%s + %s)", part, served)
 		}
 		return record(k.ratio, fmt.Sprintf("%s / %s", part, offered), "path", path)
 	}
