@@ -109,8 +109,8 @@ func noteFailures(v *Verdict, w []ledger.Point) {
 		}
 		v.Notes = append(v.Notes, fmt.Sprintf("%s of the prompt tokens decode processed were recomputed on decode %s: decode is doing prefill work", pct(recompute), why))
 	}
-	defer noteMigrated(v, migrated, migratedRate)
-	defer noteShed(v, shed, shedRate)
+	defer noteOffered(v, migrated, migratedRate, migratedNote, migratedHeadline)
+	defer noteOffered(v, shed, shedRate, shedNote, shedHeadline)
 	switch {
 	case v.Class == DecodeBound && recomputing && failed != "":
 		v.Headline = fmt.Sprintf("Decode-bound by failed KV loads: %s of decode's prompt tokens were recomputed on decode", pct(recompute))
@@ -128,32 +128,31 @@ func noteFailures(v *Verdict, w []ledger.Point) {
 	}
 }
 
-// noteShed adds load shed before the engine to v: a note at or above
-// failureNoteMin of the offered load, the headline's too at or above
-// failureHeadlineMin. Stage rates count only the admitted requests, so a
-// pool that sheds looks as if it kept up with its arrivals while it turns
-// them away (docs/design.md#load-shed-before-the-engine).
-func noteShed(v *Verdict, shed, rate float64) {
-	if shed < failureNoteMin {
-		return
-	}
-	v.Notes = append(v.Notes, fmt.Sprintf("%s of offered load (%.2g req/s) was shed before the engine by a router or an engine's admission limit: arrivals are the requests served plus these, and the stage rates count only the first", pct(shed), rate))
-	if shed >= failureHeadlineMin && v.Class != Insufficient {
-		v.Headline += fmt.Sprintf("; %s of offered load shed before the engine", pct(shed))
-	}
-}
+// Requests counted beside the served ones, as shares of the offered load
+// (served + shed): what the note says after the share and rate, and what
+// the headline says after the share.
+const (
+	// Stage rates count only the admitted requests, so a pool that sheds
+	// looks as if it kept up with its arrivals while it turns them away
+	// (docs/design.md#load-shed-before-the-engine).
+	shedNote     = "was shed before the engine by a router or an engine's admission limit: arrivals are the requests served plus these, and the stage rates count only the first"
+	shedHeadline = "of offered load shed before the engine"
+	// The engines count each attempt of a request a router sent again, so
+	// the stages do more work than the requests served
+	// (docs/design.md#requests-sent-again).
+	migratedNote     = "was sent again to another worker after its first was lost or failed it (a router's migrations or retries): the engines count each attempt, so the stage rates run above the requests served by these"
+	migratedHeadline = "of offered load sent again after a worker was lost"
+)
 
-// noteMigrated adds requests a router sent again to another worker to v:
-// a note at or above failureNoteMin of the offered load, the headline's
-// too at or above failureHeadlineMin. The engines count the attempts, so
-// the stages do more work than the requests served.
-func noteMigrated(v *Verdict, migrated, rate float64) {
-	if migrated < failureNoteMin {
+// noteOffered adds a share of the offered load to v: a note at or above
+// failureNoteMin, the headline's too at or above failureHeadlineMin.
+func noteOffered(v *Verdict, share, rate float64, note, headline string) {
+	if share < failureNoteMin {
 		return
 	}
-	v.Notes = append(v.Notes, fmt.Sprintf("%s of offered load (%.2g req/s) was sent again to another worker after its first was lost or failed it (a router's migrations or retries): the engines count each attempt, so the stage rates run above the requests served by these", pct(migrated), rate))
-	if migrated >= failureHeadlineMin && v.Class != Insufficient {
-		v.Headline += fmt.Sprintf("; %s of offered load sent again after a worker was lost", pct(migrated))
+	v.Notes = append(v.Notes, fmt.Sprintf("%s of offered load (%.2g req/s) %s", pct(share), rate, note))
+	if share >= failureHeadlineMin && v.Class != Insufficient {
+		v.Headline += fmt.Sprintf("; %s %s", pct(share), headline)
 	}
 }
 
