@@ -19,6 +19,6 @@ func (m *Model) OnComplete(f func(Completion)) { m.completed = f }
 
 func (m *Model) completion(d *engine, r *request) Completion {
 	at := func(ns int64) time.Time { return m.epoch.Add(time.Duration(ns)) }
-	return Completion{ID: r.id, Group: d.inst.grp.spec.Name, Arrival: at(r.arrival), First: at(r.firstTok), End: at(m.now),
+	return Completion{ID: r.id, Group: d.inst.grp.spec.Name, Arrival: at(r.arrival), First: at(r.clientFirst), End: at(m.now),
 		InputTokens: m.sc.InputTokens, OutputTokens: r.generated}
 }

@@ -19,7 +19,6 @@ const (
 	// trtTimestampLayout is Python's "%m-%d-%Y %H:%M:%S.%f".
 	trtTimestampLayout = "01-02-2006 15:04:05.000000"
 	trtGPUMemBytes     = 64424509440 // 60 GiB, constant
-	trtMaxActive       = 2048        // maxNumActiveRequests (max_batch_size)
 )
 
 // trtInstance is the iteration-stats state of one TensorRT-LLM worker
@@ -371,7 +370,7 @@ func (m *Model) IterationStats(name string, dst []byte) ([]byte, error) {
 				// The iteration's own time: in overlap mode iterLatencyMS
 				// would span about two (docs/trtllm.md).
 				Timestamp: ts, Iter: f.iter, IterLatencyMS: f.latencyMS, HostStepTimeMS: f.latencyMS,
-				NumActiveRequests: r.active, MaxNumActiveRequests: trtMaxActive,
+				NumActiveRequests: r.active, MaxNumActiveRequests: trtMaxActive(in.grp.spec, in.role),
 				GPUMemUsage: trtGPUMemBytes,
 				KVCacheStats: trtKVCacheJSON{
 					MaxNumBlocks: r.kvMax, FreeNumBlocks: r.kvMax - r.kvUsed, UsedNumBlocks: r.kvUsed,

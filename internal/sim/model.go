@@ -30,8 +30,11 @@ type Model struct {
 	trtDone   []trtRecord // completed TensorRT-LLM requests, in completion order
 	load      Load        // the scenario's load model, computed once
 
-	fails  failures               // failed KV loads (failures.go)
-	phases map[string]*PhaseTruth // by group (phases.go)
+	fails failures // failed KV loads (failures.go)
+	// migrants: requests lost with an instance that their router sends
+	// again (migrate.go).
+	migrants []*request
+	phases   map[string]*PhaseTruth // by group (phases.go)
 	// latencies are each group's completed requests' true times (phases.go).
 	latencies map[string]*latencies
 
@@ -108,31 +111,41 @@ type engine struct {
 }
 
 type request struct {
-	id        uint64
-	grp       *group
-	p, d      *engine
-	pGen      uint64
-	dGen      uint64
-	pSlot     bool
-	dSlot     bool
-	aborted   bool
-	arrival   int64
-	queued    int64 // entered prefill waiting
-	pStart    int64
-	pEnd      int64
-	dSubmit   int64 // handed to decode (after prefill, or at arrival with PreallocFirst)
-	xferStart int64
-	dReady    int64
-	dStart    int64
-	firstTok  int64
-	generated int
-	stop      bool
+	id      uint64
+	grp     *group
+	p, d    *engine
+	pGen    uint64
+	dGen    uint64
+	pSlot   bool
+	dSlot   bool
+	aborted bool
+	arrival int64 // at the router, or the engines where there is none
+	// routed: the router's first dispatch (router_delay after arrival);
+	// sent: the dispatch of this attempt, where the engines' timings start
+	// (a migrated attempt's is later than routed).
+	routed, sent int64
+	queued       int64 // entered prefill waiting
+	pStart       int64
+	pEnd         int64
+	dSubmit      int64 // handed to decode (after prefill, or at arrival with PreallocFirst)
+	xferStart    int64
+	dReady       int64
+	dStart       int64
+	firstTok     int64
+	generated    int
+	stop         bool
 	// decodeOnly: sent straight to decode, no prefill or KV transfer.
 	decodeOnly bool
 	// recompute: its KV load failed and decode computes its prompt
 	// (failures.go); recomputed once a step has.
 	recompute, recomputed bool
 	hit                   bool // its prefix is cached on decode: it moves less KV
+	// streamed: its client has had the first token, at clientFirst (an
+	// earlier attempt's, for a migrated request).
+	streamed    bool
+	clientFirst int64
+	// migrating: noted for migration, once (migrate.go).
+	migrating bool
 }
 
 type eventKind uint8
@@ -144,6 +157,7 @@ const (
 	evDecodeStep
 	evDown
 	evUp
+	evDispatch // a router dispatches a request after its router_delay
 )
 
 type event struct {
@@ -351,6 +365,8 @@ func (m *Model) dispatch(ev *event) {
 		m.schedule(&event{t: m.now + ev.down, kind: evUp, inst: ev.inst})
 	case evUp:
 		m.bringUp(ev.inst)
+	case evDispatch:
+		m.dispatchRequest(ev.req)
 	}
 }
 
@@ -385,7 +401,19 @@ func (m *Model) arrive(g *group) {
 	m.nextReqID++
 	r := &request{id: m.nextReqID, grp: g, arrival: m.now}
 	r.stop = m.rng.Float64() < m.sc.StopFraction
+	if m.holdInRouter(r) {
+		return
+	}
+	m.dispatchRequest(r)
+}
+
+// dispatchRequest sends a request that arrived to its engines: the
+// router's decisions (decode-only, shed) are taken now.
+func (m *Model) dispatchRequest(r *request) {
+	g := r.grp
+	r.routed, r.sent = m.now, m.now
 	if m.routed(g) {
+		m.routerDispatched(r, false)
 		m.sendToDecode(g, r)
 		return
 	}
@@ -394,12 +422,21 @@ func (m *Model) arrive(g *group) {
 	r.hit = g.spec.PrefixHit.Fraction > 0 && m.rng.Float64() < g.spec.PrefixHit.Fraction
 	p := pick(g.prefill, &g.rrP, prefillLoad)
 	if p == nil {
+		m.routerDispatched(r, false)
 		m.dropped++
 		return
 	}
-	if m.shedAt(g, p) {
-		return
+	shed := m.shedAt(g, p)
+	m.routerDispatched(r, shed)
+	if !shed {
+		m.toPrefill(r, p)
 	}
+}
+
+// toPrefill hands r to prefill engine p (and, where decode allocates
+// first, to a decode engine).
+func (m *Model) toPrefill(r *request, p *engine) {
+	g := r.grp
 	r.p, r.pGen = p, p.gen
 	if g.prof.PreallocFirst {
 		d := pick(g.decode, &g.rrD, decodeLoad)

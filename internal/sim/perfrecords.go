@@ -36,7 +36,7 @@ type trtRecord struct {
 func trtRecordOf(r *request, d *engine, now int64) trtRecord {
 	return trtRecord{
 		id: trtDisaggID(r), ctx: r.p.inst, gen: d.inst,
-		arrival: r.arrival, pStart: r.pStart, pEnd: r.pEnd,
+		arrival: r.sent, pStart: r.pStart, pEnd: r.pEnd,
 		xferStart: r.xferStart, kvEnd: r.dReady, dStart: r.dStart, first: r.firstTok,
 		done: now, step: int64(d.inst.grp.spec.Decode.Step(len(d.running))), tokens: r.generated,
 	}

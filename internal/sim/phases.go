@@ -16,11 +16,12 @@ type PhaseTruth struct {
 	// and the first decode step (admission to first token).
 	Queue, Prefill, Transfer, FirstDecode float64
 	Transfers                             uint64 // requests whose copy is in Transfer
-	// Bootstrap is arrival to joining the prefill queue (SGLang's
-	// bootstrap, 0 elsewhere); Handoff the end of the prefill forward to
+	// Router is arrival to the router's first dispatch (Group.RouterDelay,
+	// router_time.go); Bootstrap the dispatch to joining the prefill
+	// queue (SGLang's bootstrap, 0 elsewhere); Handoff the end of the prefill forward to
 	// the KV's arrival (waiting for a copy thread, then the copy), summed
 	// over the Transfers.
-	Bootstrap, Handoff float64
+	Router, Bootstrap, Handoff float64
 }
 
 // PhaseTruth returns group's sums so far.
@@ -43,7 +44,8 @@ func (m *Model) phaseDone(d *engine, r *request) {
 		m.phases[name] = t
 	}
 	t.Requests++
-	t.Bootstrap += float64(r.queued-r.arrival) / 1e9
+	t.Router += float64(r.routed-r.arrival) / 1e9
+	t.Bootstrap += float64(r.queued-r.sent) / 1e9
 	t.Queue += float64(r.pStart-r.queued) / 1e9
 	t.Prefill += float64(r.pEnd-r.pStart) / 1e9
 	if !r.recompute {
@@ -82,10 +84,17 @@ func addLatency(dst *[]RequestLatency, now int64, r *request) {
 	*dst = ls
 }
 
-// firstToken records r's TTFT on decode engine d.
+// firstToken records r's TTFT on decode engine d, as its client and
+// its router see it: once, a migrated request's first token being its
+// first attempt's where that one had it.
 func (m *Model) firstToken(d *engine, r *request) {
+	if r.streamed {
+		return
+	}
+	r.streamed, r.clientFirst = true, m.now
 	l := m.latenciesOf(d.inst.grp.spec.Name)
 	addLatency(&l.ttft, m.now, r)
+	m.routerFirstToken(r)
 }
 
 // latenciesOf is group's latencies, made on first use.
@@ -130,7 +139,7 @@ func (m *Model) prefillStagesDone(p *engine, r *request) {
 		return
 	}
 	s := p.stats
-	for i, d := range [4]int64{r.queued - r.arrival, r.pStart - r.queued, r.pEnd - r.pStart, m.now - r.pEnd} {
+	for i, d := range [4]int64{r.queued - r.sent, r.pStart - r.queued, r.pEnd - r.pStart, m.now - r.pEnd} {
 		h := &s.Stages[i]
 		if h.tbl == nil {
 			*h = newHistogram(sglangStageBuckets)

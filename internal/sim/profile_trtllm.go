@@ -206,8 +206,11 @@ func trtHistFamily(dst []byte, v *InstanceView, base []label, name string, h trt
 // trtIterationGauges prints the iteration gauges of the newest iteration
 // logged (log_iteration_stats): its latency, once there was one, its context
 // and generation requests and the KV cache in blocks, the attention-DP
-// ranks' requests and blocks added.
+// ranks' requests and blocks added; the worker's batch limit
+// (maxNumActiveRequests, the ranks' max_batch_size added) and the share of
+// it the iteration's context requests took (prefill_batch_occupancy).
 func trtIterationGauges(dst []byte, v *InstanceView, base []label) []byte {
+	maxActive := float64(trtMaxActive(v.Group, v.Role) * len(v.Engines))
 	var latency float64
 	var ctx, gen, total, used, size int
 	for _, s := range v.Engines {
@@ -229,6 +232,8 @@ func trtIterationGauges(dst []byte, v *InstanceView, base []label) []byte {
 		{"trtllm_kv_cache_tokens_per_block", "Number of tokens per KV cache block", float64(size)},
 		{"trtllm_num_context_requests", "Number of context (prefill) requests", float64(ctx)},
 		{"trtllm_num_generation_requests", "Number of generation (decode) requests", float64(gen)},
+		{"trtllm_max_num_active_requests", "Maximum number of active requests", maxActive},
+		{"trtllm_prefill_batch_occupancy", "Fraction of max active slots occupied by context requests.", float64(ctx) / maxActive},
 	}
 	for i, g := range gauges {
 		if i == 0 && latency == 0 { // no iteration logged yet
@@ -238,4 +243,14 @@ func trtIterationGauges(dst []byte, v *InstanceView, base []label) []byte {
 		dst = appendSample(dst, g.n, "", base, g.v)
 	}
 	return dst
+}
+
+// trtMaxActive is one rank's maxNumActiveRequests: its role's batch limit
+// (decode's max_batch, the limit MaxNumSeqs gives per rank; prefill's,
+// the context requests it batches at once).
+func trtMaxActive(g Group, role string) int {
+	if role == RolePrefill {
+		return g.Prefill.MaxBatch
+	}
+	return g.Decode.MaxBatch
 }

@@ -25,6 +25,7 @@ func (m *Model) takeDown(in *instance) {
 		}
 		e.freeThr = len(e.threadBusy)
 	}
+	m.migrate()
 }
 
 func (m *Model) bringUp(in *instance) {
@@ -61,6 +62,7 @@ func (m *Model) killPrefill(p *engine) {
 					continue
 				}
 				r.aborted = true
+				m.lost(r)
 				changed = true
 				if r.dSlot {
 					r.dSlot = false
@@ -78,6 +80,7 @@ func (m *Model) killPrefill(p *engine) {
 		for _, r := range q {
 			if r != nil {
 				r.aborted = true
+				m.lost(r)
 			}
 		}
 	}
@@ -100,6 +103,7 @@ func (m *Model) killDecode(d *engine) {
 	for li, q := range lists {
 		for _, r := range q {
 			r.aborted = true
+			m.lost(r)
 			p := r.p
 			if p == nil || p.inst.down || r.pGen != p.gen {
 				continue

@@ -27,6 +27,11 @@ const RoleRouter = "router"
 type routing struct {
 	arrivals, decodeOnly, remote []int64
 	answered                     []int64 // completed on decode
+	// times: the router's own histograms, where the group sets a router
+	// delay (router_time.go).
+	times *routerTimes
+	// newRequest, ongoing: Dynamo's migrations, by type (migrate.go).
+	newRequest, ongoing []int64
 }
 
 // routerName is the router instance of group g.
@@ -180,7 +185,8 @@ func (m *Model) renderDynamoFrontend(g *group, dst []byte) []byte {
 		dst = appendSample(dst, "dynamo_frontend_requests_total", "", []label{{"endpoint", "chat_completions"}, {"error_type", "overload"}, {"model", model}, {"request_type", "stream"}},
 			float64(countAt(g.shed.shed, m.now)), label{"status", "error"})
 	}
-	return dst
+	dst = renderDynamoTimes(dst, g, model)
+	return renderMigrations(dst, g, model, m.now)
 }
 
 // renderRouter appends llm-d's EPP exposition (llm-d/llm-d-router
@@ -208,7 +214,7 @@ func (m *Model) renderRouter(g *group, dst []byte) []byte {
 		dst = appendSample(dst, fc, "", fl("Dispatched"), n(g.shed.offered)-shed)
 		dst = appendSample(dst, fc, "", fl("RejectedCapacity"), shed)
 	}
-	return dst
+	return renderEPPQueue(dst, g, model)
 }
 
 // routerExposition is Exposition for a router instance.

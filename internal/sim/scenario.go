@@ -85,6 +85,9 @@ type Group struct {
 	// KV transfer and go straight to decode.
 	Router             string  `yaml:"router" json:"router,omitempty"`
 	DecodeOnlyFraction float64 `yaml:"decode_only_fraction" json:"decode_only_fraction,omitempty"`
+	// RouterDelay is the mean time, in seconds, each arrival spends in
+	// the router before it is dispatched (router_time.go); 0 none.
+	RouterDelay float64 `yaml:"router_delay" json:"router_delay,omitempty"`
 	// MaxQueued sheds an arrival whose prefill engine already holds this
 	// many requests waiting (shed.go); 0 sheds none.
 	MaxQueued int `yaml:"max_queued" json:"max_queued,omitempty"`
@@ -470,6 +473,9 @@ func (sc Scenario) Validate() error {
 			return bad(p+".decode.kv_slots", "must be >= decode.max_batch")
 		}
 		if err := g.validateRouting(p, bad); err != nil {
+			return err
+		}
+		if err := g.validateRouterDelay(p, bad); err != nil {
 			return err
 		}
 		if err := g.validateShed(p, bad); err != nil {

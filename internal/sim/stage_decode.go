@@ -51,7 +51,7 @@ func (m *Model) decodeStep(d *engine) {
 				s.PromptTokens += uint64(m.sc.InputTokens)
 				m.decodePrompt(d, r)
 			} else {
-				s.TTFT.observe(float64(m.now-r.arrival) / 1e9)
+				s.TTFT.observe(float64(m.now-r.sent) / 1e9)
 			}
 		} else {
 			gaps++
@@ -89,7 +89,7 @@ func (m *Model) decodeFinished(d *engine, r *request) {
 	if !d.inst.grp.prof.SplitLegs {
 		s.Requests++
 		s.PromptTokens += uint64(m.sc.InputTokens)
-		s.E2E.observe(float64(m.now-r.arrival) / 1e9)
+		s.E2E.observe(float64(m.now-r.sent) / 1e9)
 	} else {
 		s.Finished[reason]++
 		s.E2E.observe(float64(m.now-r.dSubmit) / 1e9)

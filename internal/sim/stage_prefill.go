@@ -75,7 +75,7 @@ func (m *Model) prefillLegFinished(p *engine, r *request) {
 	s.PromptTokens += uint64(m.sc.InputTokens)
 	s.GenTokens++
 	s.PrefixQueries += uint64(m.sc.InputTokens)
-	ttft := float64(r.pEnd-r.arrival) / 1e9
+	ttft := float64(r.pEnd-r.sent) / 1e9
 	s.TTFT.observe(ttft)
 	s.E2E.observe(ttft)
 	s.QueueTime.observe(float64(r.pStart-r.queued) / 1e9)

@@ -80,7 +80,7 @@ func (m *Model) transferDone(p *engine, th int, r *request) {
 		es.Requests++
 		es.PromptTokens += uint64(m.sc.InputTokens)
 		es.GenTokens++
-		es.E2E.observe(float64(m.now-r.arrival) / 1e9)
+		es.E2E.observe(float64(m.now-r.sent) / 1e9)
 		p.inst.truth.addPrefill(m.now)
 		m.prefillStagesDone(p, r)
 	}

@@ -39,7 +39,7 @@ func journeyOf(r *request, d *engine, now int64) journeyRecord {
 	return journeyRecord{
 		id: r.id, prof: d.inst.grp.prof, group: d.inst.grp.spec.Name,
 		prefill: r.p.inst.name, decode: d.inst.name,
-		arrival: r.arrival, queued: r.queued, pStart: r.pStart, pEnd: r.pEnd, dSubmit: r.dSubmit,
+		arrival: r.sent, queued: r.queued, pStart: r.pStart, pEnd: r.pEnd, dSubmit: r.dSubmit,
 		xferStart: r.xferStart, dReady: r.dReady, dStart: r.dStart, first: r.firstTok, end: now,
 		generated: r.generated,
 	}

@@ -1,0 +1,108 @@
+package diagnose_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ptdmon/ptdmon/internal/engine"
+	"github.com/ptdmon/ptdmon/internal/kvsize"
+	"github.com/ptdmon/ptdmon/internal/ledger"
+	"github.com/ptdmon/ptdmon/internal/sim"
+)
+
+// The matrix's migration cell: behind Dynamo's frontend, a decode instance
+// and later a prefill instance go down; the frontend sends the requests
+// they held again to the workers left. The pool's migrated requests, its
+// rate added up over the run, are the simulator's count; while they fall
+// in the verdict's window, its notes say that load was sent again to
+// another worker.
+//
+// The frontend's counter has no series until its first migration, and a
+// counter's first value is no increase to the ledger (nor to Prometheus's
+// rate): a decode restart in the warm-up makes the series, and the count
+// is compared from then on.
+func TestMigrationsMatchSimulatorTruth(t *testing.T) {
+	fl := flavours[1] // vllm-nixl
+	g := group(fl, fl.engine, sim.StageNone, 1, false)
+	g.Router = string(engine.DynamoFrontend)
+	sc := scenario("migrations", g)
+	sc.Restarts = []sim.Restart{{Instance: g.Name + "-d1", At: 8 * time.Second, Down: 3 * time.Second},
+		{Instance: g.Name + "-d0", At: 40 * time.Second, Down: 3 * time.Second},
+		{Instance: g.Name + "-p1", At: 80 * time.Second, Down: 3 * time.Second}}
+	pool := sc.Model
+	var pts []ledger.Point
+	var model *sim.Model
+	checks, noted := 0, 0
+	r := run{sc: sc, seed: 17, duration: 120 * time.Second, warmUp: 20 * time.Second, every: 5 * time.Second, keep: &pts, model: &model,
+		pools: map[string]kvsize.Request{pool: {Bytes: sc.KVBytesPerRequest}}}
+	r.check = func(cp checkpoint) {
+		// Checkpoints whose window holds a restart: the migrations are a
+		// large share of the offered load there.
+		near := false
+		for _, rs := range sc.Restarts[1:] {
+			near = near || cp.at > rs.At+2*time.Second && cp.at <= rs.At+15*time.Second
+		}
+		if !near {
+			return
+		}
+		checks++
+		gv, err := groupVerdict(cp.verdict, pool)
+		if err != nil {
+			t.Errorf("%v: %v", cp.at, err)
+			return
+		}
+		if strings.Contains(strings.Join(gv.Notes, " | "), "was sent again to another worker") {
+			noted++
+		} else {
+			t.Errorf("at %v: notes %q do not name the migrations", cp.at, gv.Notes)
+		}
+	}
+	if err := r.do(); err != nil {
+		t.Fatal(err)
+	}
+	if checks == 0 {
+		t.Fatal("no checkpoint near a restart")
+	}
+	const from = 20 * time.Second
+	before, truth := model.MigrationTruth(g.Name, from-5*time.Second), model.MigrationTruth(g.Name, r.duration)
+	want := float64(truth.Total() - before.Total())
+	if before.Total() == 0 || want < 10 {
+		t.Fatalf("migrations: %+v by the warm-up's end, %+v in all: too few to compare", before, truth)
+	}
+	// Each tick's rate is the window's increase over its length: added up
+	// over the ticks, each migration counts once.
+	var got, maxRatio float64
+	for _, p := range pts {
+		if p.Time.Sub(epoch) < from {
+			continue
+		}
+		pp, ok := p.Pool(pool)
+		if !ok {
+			t.Fatalf("at %v: no pool %q", p.Time, pool)
+		}
+		m := pp.Failures.Migrated
+		if !m.PerSecond.OK() {
+			continue
+		}
+		got += m.PerSecond.V
+		// The share's denominator is the window's served load, which
+		// drops while an instance is down: right after a restart it may
+		// run above 1.
+		if m.Ratio.OK() {
+			if m.Ratio.V < 0 || m.PerSecond.V > 0 && m.Ratio.V == 0 {
+				t.Errorf("at %v: migrated share %v at %v/s", p.Time, m.Ratio.V, m.PerSecond.V)
+			}
+			maxRatio = math.Max(maxRatio, m.Ratio.V)
+		}
+	}
+	t.Logf("truth: %.0f migrations after the warm-up (%+v in all); ledger %.1f, highest share %.2f; notes in %d of %d checkpoints near a restart",
+		want, truth, got, maxRatio, noted, checks)
+	if math.Abs(got-want) > math.Max(0.1*want, 2) {
+		t.Errorf("ledger's migrations %.1f, truth %.0f", got, want)
+	}
+	if maxRatio < 0.05 {
+		t.Errorf("highest migrated share %.3f: the restarts' migrations are a large share of their windows", maxRatio)
+	}
+}
