@@ -109,8 +109,8 @@ func noteFailures(v *Verdict, w []ledger.Point) {
 		}
 		v.Notes = append(v.Notes, fmt.Sprintf("%s of the prompt tokens decode processed were recomputed on decode %s: decode is doing prefill work", pct(recompute), why))
 	}
-	defer noteOffered(v, migrated, migratedRate, migratedNote, migratedHeadline)
-	defer noteOffered(v, shed, shedRate, shedNote, shedHeadline)
+	defer noteOffered(v, migrated, migratedRate, migratedOf, migratedNote, migratedHeadline)
+	defer noteOffered(v, shed, shedRate, shedOf, shedNote, shedHeadline)
 	switch {
 	case v.Class == DecodeBound && recomputing && failed != "":
 		v.Headline = fmt.Sprintf("Decode-bound by failed KV loads: %s of decode's prompt tokens were recomputed on decode", pct(recompute))
@@ -128,29 +128,32 @@ func noteFailures(v *Verdict, w []ledger.Point) {
 	}
 }
 
-// Requests counted beside the served ones, as shares of the offered load
-// (served + shed): what the note says after the share and rate, and what
-// the headline says after the share.
+// Requests counted beside the served ones, as shares: what the note says
+// of the share and after its rate, and what the headline says after it.
 const (
 	// Stage rates count only the admitted requests, so a pool that sheds
 	// looks as if it kept up with its arrivals while it turns them away
-	// (docs/design.md#load-shed-before-the-engine).
+	// (docs/design.md#load-shed-before-the-engine). A share of the offered
+	// load, served + shed.
+	shedOf       = "of offered load"
 	shedNote     = "was shed before the engine by a router or an engine's admission limit: arrivals are the requests served plus these, and the stage rates count only the first"
 	shedHeadline = "of offered load shed before the engine"
 	// The engines count each attempt of a request a router sent again, so
 	// the stages do more work than the requests served
-	// (docs/design.md#requests-sent-again).
-	migratedNote     = "was sent again to another worker after its first was lost or failed it (a router's migrations or retries): the engines count each attempt, so the stage rates run above the requests served by these"
-	migratedHeadline = "of offered load sent again after a worker was lost"
+	// (docs/design.md#requests-sent-again). A share of the requests sent
+	// to workers, served + sent again.
+	migratedOf       = "of the requests sent to workers"
+	migratedNote     = "were sent again after their worker was lost or failed them (a router's migrations or retries): the engines count each attempt, so the stage rates run above the requests served by these"
+	migratedHeadline = "of requests sent again after a worker was lost"
 )
 
-// noteOffered adds a share of the offered load to v: a note at or above
-// failureNoteMin, the headline's too at or above failureHeadlineMin.
-func noteOffered(v *Verdict, share, rate float64, note, headline string) {
+// noteOffered adds a share to v: a note at or above failureNoteMin, the
+// headline's too at or above failureHeadlineMin.
+func noteOffered(v *Verdict, share, rate float64, of, note, headline string) {
 	if share < failureNoteMin {
 		return
 	}
-	v.Notes = append(v.Notes, fmt.Sprintf("%s of offered load (%.2g req/s) %s", pct(share), rate, note))
+	v.Notes = append(v.Notes, fmt.Sprintf("%s %s (%.2g req/s) %s", pct(share), of, rate, note))
 	if share >= failureHeadlineMin && v.Class != Insufficient {
 		v.Headline += fmt.Sprintf("; %s %s", pct(share), headline)
 	}

@@ -229,7 +229,7 @@ func overviewRows(n Names) []rowSpec {
 				desc:    "The share of the load offered to each model that routers and engines turned away for capacity before any engine queued it (llm-d's flow control, the SGLang gateway's overload shedding, Dynamo's overload errors, SGLang's queue rejections, vLLM's admission rejections): offered = served on decode + shed. Stage rates count only what was served.",
 				queries: []query{{sel(modelShedRatio, filterPath, filterModel), "{{model}} · {{path}}"}}},
 			{title: "Requests sent again to another worker", unit: "percentunit", span: 12, height: 7,
-				desc:    "The share of the load offered to each model that a router sent again to another worker after the first was lost or failed it (Dynamo's migrations, the SGLang gateway's retries, once per attempt): the engines redo that work, so the stage rates run above the requests served (docs/pools.md).",
+				desc:    "The share of the requests sent to each model's workers (served + sent again) that a router sent again after their worker was lost or failed them (Dynamo's migrations, the SGLang gateway's retries, once per attempt): the engines redo that work, so the stage rates run above the requests served (docs/design.md#requests-sent-again).",
 				queries: []query{{sel(modelMigratedRatio, filterPath, filterModel), "{{model}} · {{path}}"}}},
 		}},
 		{"Routers and where TTFT goes", []panelSpec{

@@ -7,17 +7,17 @@ import (
 )
 
 // Load shed before the engine queue (docs/design.md#load-shed-before-the-engine),
-// and requests a router sent again to another worker (docs/pools.md): per
-// model, the requests per second and their share of the offered load,
-// served on decode plus shed.
+// and requests a router sent again to another worker
+// (docs/design.md#requests-sent-again): per model, the requests per second
+// and their share of served on decode plus themselves (the offered load for
+// shed requests, the requests sent to workers for migrated ones).
 const (
 	modelShed          = "model:ptd_requests_shed:rate" + failureWindow
 	modelShedRatio     = "model:ptd_requests_shed:ratio_rate" + failureWindow
 	modelMigrated      = "model:ptd_requests_migrated:rate" + failureWindow
 	modelMigratedRatio = "model:ptd_requests_migrated:ratio_rate" + failureWindow
-	// offeredThreshold: the share of offered load shed or migrated that
-	// raises PTDLoadShed or PTDRequestsMigrated, the verdict's
-	// failureHeadlineMin.
+	// offeredThreshold: the share shed or migrated that raises PTDLoadShed
+	// or PTDRequestsMigrated, the verdict's failureHeadlineMin.
 	offeredThreshold = "0.05"
 )
 
@@ -42,7 +42,7 @@ var (
 	migratedShare = offeredShare{
 		counter: "ptd_requests_migrated_total", metric: engine.Migrated, rate: modelMigrated, ratio: modelMigratedRatio,
 		alert:   "PTDRequestsMigrated",
-		summary: "Over 5% of the load offered to {{ $labels.model }} is sent again to another worker ({{ $labels.path }} path)",
+		summary: "Over 5% of the requests sent to {{ $labels.model }}'s workers are sent again after a worker was lost ({{ $labels.path }} path)",
 		desc:    "A router re-sends requests whose worker was lost or failed them (Dynamo's migrations, the SGLang gateway's retries): the engines redo their work, so the stage rates run above the requests served. Look for workers restarting or dropping streams.",
 	}
 )
@@ -55,16 +55,12 @@ func shedRules(n Names) []Rule {
 
 func offeredRules(n Names, k offeredShare) []Rule {
 	rate := func(s string) string { return rangeFn("rate", s, failureWindow) }
-	shed := func(path string) string { return sumBy("sum", "model", fmt.Sprintf(`%s{path="%s"}`, modelShed, path)) }
 	ratio := func(path, served string) Rule {
-		// Both sides are by model alone: they match one to one; a model
-		// that sheds nothing has no shed series, hence "or" 0 for it.
+		// Both sides are by model alone: they match one to one. The share
+		// is of served + the kind: of the offered load for shed requests,
+		// of the requests sent to workers for migrated ones.
 		part := sumBy("sum", "model", fmt.Sprintf(`%s{path="%s"}`, k.rate, path))
-		offered := fmt.Sprintf("(%s + %s)", part, served)
-		if k.metric != engine.Shed {
-			offered = fmt.Sprintf("(%s + (%s or %s * 0))", served, shed(path), served)
-		}
-		return record(k.ratio, fmt.Sprintf("%s / %s", part, offered), "path", path)
+		return record(k.ratio, fmt.Sprintf("%[1]s / (%[1]s + %[2]s)", part, served), "path", path)
 	}
 	out := []Rule{
 		record(k.rate, sumBy("sum", "model", rate(k.counter)), "path", pathPtdmon),

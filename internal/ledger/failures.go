@@ -65,23 +65,26 @@ const whyNoShedCounter = "no target of the pool counts load shed before the engi
 // pool counts any.
 const whyNoMigrationCounter = "no router of the pool counts requests sent again to another worker (Dynamo's frontend counts its migrations, the SGLang gateway its retries)"
 
-// offeredRates are the pool's shed load and its migrated requests, each
-// with its share of the offered load, served + shed, where served is
-// decode's windowed completions (every request a pool serves ends on
-// decode), else prefill's.
+// offeredRates are the pool's shed load, with its share of the offered
+// load, served + shed, and its migrated requests, with their share of the
+// requests sent to workers, served + migrated; served is decode's windowed
+// completions (every request a pool serves ends on decode), else
+// prefill's. Migrations come in bursts as a worker goes while completions
+// stall: over the offered load their share could pass 1.
 func (s *failureSum) offeredRates(decode, prefill Num) (shed, migrated FailureRate) {
-	n := s.shed.num(whyNoShedCounter)
 	served := decode
 	if !served.OK() {
 		served = prefill
 	}
-	offered := served
-	if n.OK() && served.OK() {
-		offered = Val(served.V + n.V)
+	plus := func(n Num) Num {
+		if n.OK() && served.OK() {
+			return Val(served.V + n.V)
+		}
+		return served
 	}
 	const none = "no load offered in the window"
-	m := s.migrated.num(whyNoMigrationCounter)
-	return FailureRate{PerSecond: n, Ratio: ratio(n, offered, none)}, FailureRate{PerSecond: m, Ratio: ratio(m, offered, none)}
+	n, m := s.shed.num(whyNoShedCounter), s.migrated.num(whyNoMigrationCounter)
+	return FailureRate{PerSecond: n, Ratio: ratio(n, plus(n), none)}, FailureRate{PerSecond: m, Ratio: ratio(m, plus(m), none)}
 }
 
 // point is the pool's failures over the window.

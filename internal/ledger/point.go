@@ -34,7 +34,7 @@ const KindRecomputed = point.KindRecomputed
 // KindShed is load shed before the engine queue, a share of the offered load.
 const KindShed = point.KindShed
 
-// KindMigrated is requests a router sent again, a share of the offered load.
+// KindMigrated is requests a router sent again, a share of those sent to workers.
 const KindMigrated = point.KindMigrated
 
 // Sleep states of an instance (InstancePoint.Sleep): vLLM's sleep mode.

@@ -40,7 +40,7 @@ type Failures struct {
 	// Migrated is requests a router sent again to another worker after the
 	// first was lost or failed them (Dynamo's migrations, the SGLang
 	// gateway's retries): requests per second, and their share of the
-	// offered load as Shed takes it. Each is work done twice.
+	// requests sent to workers, served + migrated. Each is work done twice.
 	Migrated FailureRate `json:"migrated"`
 }
 
@@ -57,7 +57,7 @@ const KindRecomputed FailureKind = "recomputed_on_decode"
 const KindShed FailureKind = "shed"
 
 // KindMigrated is requests a router sent again to another worker, a share
-// of the offered load too.
+// of the requests sent to workers.
 const KindMigrated FailureKind = "migrated"
 
 // FailureKinds lists the kinds in the order views show them.
