@@ -33,12 +33,9 @@ func (t *target) instant(m engine.Metric) Num {
 	if a.nonFinite[m] || b.nonFinite[m] {
 		return Absent(whyNonFinite)
 	}
-	if !b.hasTotal[m] {
+	if !a.hasTotal[m] || !b.hasTotal[m] {
 		return Absent("no " + m.String() + " counter in the exposition")
 	}
-	// A counter that first appears in b was made since a (engines make a
-	// labelled counter at its first increment): a's total is 0, and its
-	// first value is an increase (bornSince).
 	dt := b.t.Sub(a.t).Seconds()
 	if dt <= 0 {
 		return Absent("samples without time between them")
@@ -81,29 +78,11 @@ func (t *target) windowed(m engine.Metric, now time.Time, w time.Duration) (Num,
 		}
 		return Absent("no sample inside the window"), time.Time{}, time.Time{}
 	}
-	if base := t.bornSince(m, now, w); base != nil && base.t.Before(first.t) {
-		first = base
-	}
 	if first == last {
 		return Absent("one sample inside the window; a rate needs two"), time.Time{}, time.Time{}
 	}
 	dt := last.t.Sub(first.t).Seconds()
 	return Val((last.totals[m] - first.totals[m]) / dt), first.t, last.t
-}
-
-// bornSince is the oldest sample inside the window from before the target
-// first exported counter m, where there is one: engines make a labelled
-// counter at its first increment (Dynamo's migrations, vLLM's shed
-// requests by reason), so its first value is what it counted since that
-// sample, whose total of m is 0. Without it the first burst would be
-// lost. hasTotal is never unset, so such a sample lacks m for that reason
-// alone.
-func (t *target) bornSince(m engine.Metric, now time.Time, w time.Duration) *sample {
-	oldest, _ := t.span(now, w, func(s *sample) bool { return !s.nonFinite[m] })
-	if oldest == nil || oldest.hasTotal[m] {
-		return nil
-	}
-	return oldest
 }
 
 // histWindow is t's histogram increase between the first and last samples
