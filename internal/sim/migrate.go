@@ -6,7 +6,7 @@ import (
 	ptd "github.com/ptdmon/ptdmon/internal/engine"
 )
 
-// Migrations (docs/sim.md#migrations): behind Dynamo's frontend, a request
+// Migrations (docs/sim.md#what-is-modelled): behind Dynamo's frontend, a request
 // whose prefill or decode worker goes down is not lost. The frontend sends
 // it again (lib/llm/src/migration.rs) to the workers left, keeping its
 // arrival: it counts the attempt in

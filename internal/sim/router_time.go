@@ -6,7 +6,7 @@ import (
 	ptd "github.com/ptdmon/ptdmon/internal/engine"
 )
 
-// A router's own time (docs/sim.md#router-time): a group with a router
+// A router's own time (docs/sim.md#what-is-modelled): a group with a router
 // may set RouterDelay, the mean of an exponential time each arrival spends
 // in the router before it is dispatched (llm-d's flow-control queue,
 // Dynamo's preprocessing). Its decisions (decode-only, shed, the engine)
