@@ -107,15 +107,7 @@ func TestPhasesMatchSimulatorTruth(t *testing.T) {
 	f := func(fl flavour) {
 		t.Run(fl.name, func(t *testing.T) {
 			g := group(fl, fl.engine, sim.StageNone, 1, false)
-			sc := scenario("phases", g)
-			pool := sc.Model
-			var pts []ledger.Point
-			var model *sim.Model
-			r := run{sc: sc, seed: 11, duration: 120 * time.Second, keep: &pts, model: &model,
-				pools: map[string]kvsize.Request{pool: {Bytes: sc.KVBytesPerRequest}}}
-			if err := r.do(); err != nil {
-				t.Fatal(err)
-			}
+			pts, model, pool := poolRun(t, scenario("phases", g), 11, 120*time.Second)
 			truth := model.PhaseTruth(fl.engine)
 			if truth.Requests < 200 {
 				t.Fatalf("too few requests: %+v", truth)

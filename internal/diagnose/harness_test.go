@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"testing"
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
@@ -42,6 +43,21 @@ type run struct {
 	// tick, when set, receives every point the ledger's tick returns,
 	// with the targets' metadata at that tick.
 	tick func(p ledger.Point, meta map[string]ledger.TargetMeta)
+}
+
+// poolRun runs sc without checkpoints for d of simulated time, its model
+// one pool with the scenario's B_request, and returns the ledger's points,
+// the model (its truth) and the pool's name.
+func poolRun(t *testing.T, sc sim.Scenario, seed int64, d time.Duration) ([]ledger.Point, *sim.Model, string) {
+	t.Helper()
+	var pts []ledger.Point
+	var model *sim.Model
+	r := run{sc: sc, seed: seed, duration: d, keep: &pts, model: &model,
+		pools: map[string]kvsize.Request{sc.Model: {Bytes: sc.KVBytesPerRequest}}}
+	if err := r.do(); err != nil {
+		t.Fatal(err)
+	}
+	return pts, model, sc.Model
 }
 
 type checkpoint struct {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/engine"
-	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
@@ -25,15 +24,7 @@ func TestRouterPhaseMatchesSimulatorTruth(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			g := group(fl, fl.engine, sim.StageNone, 1, false)
 			g.Router, g.RouterDelay = router, 0.15
-			sc := scenario("router-phase", g)
-			pool := sc.Model
-			var pts []ledger.Point
-			var model *sim.Model
-			r := run{sc: sc, seed: 13, duration: 120 * time.Second, keep: &pts, model: &model,
-				pools: map[string]kvsize.Request{pool: {Bytes: sc.KVBytesPerRequest}}}
-			if err := r.do(); err != nil {
-				t.Fatal(err)
-			}
+			pts, model, pool := poolRun(t, scenario("router-phase", g), 13, 120*time.Second)
 			truth := model.PhaseTruth(fl.engine)
 			if truth.Requests < 200 {
 				t.Fatalf("too few requests: %+v", truth)

@@ -4,9 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
-	"github.com/ptdmon/ptdmon/internal/sim"
 )
 
 // TensorRT-LLM on Prometheus alone, its targets without a
@@ -16,15 +14,7 @@ import (
 func TestTRTLLMBatchLimitFromTheEngine(t *testing.T) {
 	fl := flavours[3] // trtllm, Prometheus text
 	g := group(fl, fl.engine, simDecode, 2, false)
-	sc := scenario("trtllm-limit", g)
-	pool := sc.Model
-	var pts []ledger.Point
-	var model *sim.Model
-	r := run{sc: sc, seed: 19, duration: 40 * time.Second, keep: &pts, model: &model,
-		pools: map[string]kvsize.Request{pool: {Bytes: sc.KVBytesPerRequest}}}
-	if err := r.do(); err != nil {
-		t.Fatal(err)
-	}
+	pts, model, pool := poolRun(t, scenario("trtllm-limit", g), 19, 40*time.Second)
 	want := 0
 	for _, in := range model.Instances() {
 		want += model.MaxNumSeqs(in.Name)
