@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
-	"github.com/ptdmon/ptdmon/internal/kvsize"
 	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
@@ -23,40 +22,22 @@ func TestVerdictNamesFailedKVLoads(t *testing.T) {
 	g := group(f, "vllm", sim.StageNone, 1, false)
 	g.Failures = sim.FailureSpec{Ratio: 0.2, Class: sim.FailNetwork}
 	sc := scenario("failed-loads", g)
-	var pts []ledger.Point
-	var model *sim.Model
-	var wrong []string
-	checks := 0
 	headlines := map[string]int{}
 	// The verdict groups by pool, as the API does: the pool is the model.
-	pool := sc.Model
-	r := run{sc: sc, seed: 7, duration: 150 * time.Second, warmUp: 50 * time.Second, every: 5 * time.Second, keep: &pts, model: &model,
-		pools: map[string]kvsize.Request{pool: {Bytes: sc.KVBytesPerRequest}}}
-	r.check = func(cp checkpoint) {
-		checks++
-		gv, err := groupVerdict(cp.verdict, pool)
-		if err != nil {
-			wrong = append(wrong, err.Error())
-			return
-		}
+	pts, model, pool := judgedPoolRun(t, sc, 7, 150*time.Second, 50*time.Second, 5*time.Second, func(at time.Duration, gv diagnose.GroupVerdict) string {
 		notes := strings.Join(gv.Notes, " | ")
 		headlines[gv.Headline]++
 		switch {
 		case gv.Headline == diagnose.Headline(diagnose.DecodeBound) || gv.Headline == diagnose.Headline(diagnose.KVBound):
-			wrong = append(wrong, fmt.Sprintf("at %v: %q calls a stage slow (%q)", cp.at, gv.Headline, gv.Notes))
+			return fmt.Sprintf("at %v: %q calls a stage slow (%q)", at, gv.Headline, gv.Notes)
 		case !strings.Contains(gv.Headline, "fail"):
-			wrong = append(wrong, fmt.Sprintf("at %v: headline %q does not name the failures", cp.at, gv.Headline))
+			return fmt.Sprintf("at %v: headline %q does not name the failures", at, gv.Headline)
 		case !strings.Contains(notes, "recomputed on decode after failed KV loads (network"):
-			wrong = append(wrong, fmt.Sprintf("at %v: notes %q do not name the failed loads", cp.at, gv.Notes))
+			return fmt.Sprintf("at %v: notes %q do not name the failed loads", at, gv.Notes)
 		}
-	}
-	if err := r.do(); err != nil {
-		t.Fatal(err)
-	}
+		return ""
+	})
 	t.Logf("headlines: %v", headlines)
-	if checks == 0 || len(wrong) > 0 {
-		t.Errorf("%d of %d checkpoints wrong:\n%s", len(wrong), checks, strings.Join(wrong, "\n"))
-	}
 
 	// The ledger's shares over the run's second half against the counts
 	// the simulator kept as it failed the loads.
@@ -178,40 +159,23 @@ func TestVerdictCountsLostNotificationsOnce(t *testing.T) {
 	g := group(f, "vllm", sim.StageNone, 1, false)
 	g.Failures = sim.FailureSpec{Ratio: 0.2, Class: sim.FailNotification}
 	sc := scenario("lost-notifications", g)
-	pool := sc.Model
-	var model *sim.Model
-	var wrong []string
-	checks := 0
-	r := run{sc: sc, seed: 7, duration: 120 * time.Second, warmUp: 60 * time.Second, every: 10 * time.Second, model: &model,
-		pools: map[string]kvsize.Request{pool: {Bytes: sc.KVBytesPerRequest}}}
-	r.check = func(cp checkpoint) {
-		checks++
-		gv, err := groupVerdict(cp.verdict, pool)
-		if err != nil {
-			wrong = append(wrong, err.Error())
-			return
-		}
+	judgedPoolRun(t, sc, 7, 120*time.Second, 60*time.Second, 10*time.Second, func(at time.Duration, gv diagnose.GroupVerdict) string {
 		// "…, while 21% of KV loads fail …" or "KV transfers failing: 21%
 		// of those attempted …": the first share named must be the failed
 		// loads', about 20%, not 40%.
 		var share float64
 		if _, err := fmt.Sscanf(firstShare(gv.Headline), "%g%%", &share); err != nil {
-			wrong = append(wrong, fmt.Sprintf("at %v: headline %q names no failed share", cp.at, gv.Headline))
-			return
+			return fmt.Sprintf("at %v: headline %q names no failed share", at, gv.Headline)
 		}
+		var wrong []string
 		if share < 12 || share > 28 {
-			wrong = append(wrong, fmt.Sprintf("at %v: headline %q: %g%% failed, the truth is 20%%", cp.at, gv.Headline, share))
+			wrong = append(wrong, fmt.Sprintf("at %v: headline %q: %g%% failed, the truth is 20%%", at, gv.Headline, share))
 		}
 		if !strings.Contains(strings.Join(gv.Notes, " | "), "lost notifications") {
-			wrong = append(wrong, fmt.Sprintf("at %v: notes %q do not name the lost notifications", cp.at, gv.Notes))
+			wrong = append(wrong, fmt.Sprintf("at %v: notes %q do not name the lost notifications", at, gv.Notes))
 		}
-	}
-	if err := r.do(); err != nil {
-		t.Fatal(err)
-	}
-	if checks == 0 || len(wrong) > 0 {
-		t.Errorf("%d of %d checkpoints wrong:\n%s", len(wrong), checks, strings.Join(wrong, "\n"))
-	}
+		return strings.Join(wrong, "\n")
+	})
 }
 
 // firstShare is s from its first number on ("" without one).

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,14 +51,43 @@ type run struct {
 // the model (its truth) and the pool's name.
 func poolRun(t *testing.T, sc sim.Scenario, seed int64, d time.Duration) ([]ledger.Point, *sim.Model, string) {
 	t.Helper()
+	return judgedPoolRun(t, sc, seed, d, 0, 0, nil)
+}
+
+// judgedPoolRun is poolRun with checkpoints every every from warmUp on:
+// judge says what is wrong with the pool's verdict at each ("" when
+// nothing is), and the test fails on anything wrong, or on no checkpoint.
+// A nil judge takes no checkpoints.
+func judgedPoolRun(t *testing.T, sc sim.Scenario, seed int64, d, warmUp, every time.Duration,
+	judge func(at time.Duration, gv diagnose.GroupVerdict) string) ([]ledger.Point, *sim.Model, string) {
+	t.Helper()
 	var pts []ledger.Point
 	var model *sim.Model
-	r := run{sc: sc, seed: seed, duration: d, keep: &pts, model: &model,
-		pools: map[string]kvsize.Request{sc.Model: {Bytes: sc.KVBytesPerRequest}}}
+	pool := sc.Model
+	r := run{sc: sc, seed: seed, duration: d, warmUp: warmUp, every: every, keep: &pts, model: &model,
+		pools: map[string]kvsize.Request{pool: {Bytes: sc.KVBytesPerRequest}}}
+	var wrong []string
+	checks := 0
+	if judge != nil {
+		r.check = func(cp checkpoint) {
+			checks++
+			gv, err := groupVerdict(cp.verdict, pool)
+			if err != nil {
+				wrong = append(wrong, err.Error())
+				return
+			}
+			if w := judge(cp.at, gv); w != "" {
+				wrong = append(wrong, w)
+			}
+		}
+	}
 	if err := r.do(); err != nil {
 		t.Fatal(err)
 	}
-	return pts, model, sc.Model
+	if judge != nil && (checks == 0 || len(wrong) > 0) {
+		t.Errorf("%d of %d checkpoints wrong:\n%s", len(wrong), checks, strings.Join(wrong, "\n"))
+	}
+	return pts, model, pool
 }
 
 type checkpoint struct {

@@ -1,14 +1,14 @@
 package diagnose_test
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ptdmon/ptdmon/internal/diagnose"
 	"github.com/ptdmon/ptdmon/internal/engine"
-	"github.com/ptdmon/ptdmon/internal/kvsize"
-	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
 
@@ -31,42 +31,30 @@ func TestMigrationsMatchSimulatorTruth(t *testing.T) {
 	sc.Restarts = []sim.Restart{{Instance: g.Name + "-d1", At: 8 * time.Second, Down: 3 * time.Second},
 		{Instance: g.Name + "-d0", At: 40 * time.Second, Down: 3 * time.Second},
 		{Instance: g.Name + "-p1", At: 80 * time.Second, Down: 3 * time.Second}}
-	pool := sc.Model
-	var pts []ledger.Point
-	var model *sim.Model
 	checks, noted := 0, 0
-	r := run{sc: sc, seed: 17, duration: 120 * time.Second, warmUp: 20 * time.Second, every: 5 * time.Second, keep: &pts, model: &model,
-		pools: map[string]kvsize.Request{pool: {Bytes: sc.KVBytesPerRequest}}}
-	r.check = func(cp checkpoint) {
+	const duration = 120 * time.Second
+	pts, model, pool := judgedPoolRun(t, sc, 17, duration, 20*time.Second, 5*time.Second, func(at time.Duration, gv diagnose.GroupVerdict) string {
 		// Checkpoints whose window holds a restart: the migrations are a
 		// large share of the offered load there.
 		near := false
 		for _, rs := range sc.Restarts[1:] {
-			near = near || cp.at > rs.At+2*time.Second && cp.at <= rs.At+15*time.Second
+			near = near || at > rs.At+2*time.Second && at <= rs.At+15*time.Second
 		}
 		if !near {
-			return
+			return ""
 		}
 		checks++
-		gv, err := groupVerdict(cp.verdict, pool)
-		if err != nil {
-			t.Errorf("%v: %v", cp.at, err)
-			return
+		if !strings.Contains(strings.Join(gv.Notes, " | "), "were sent again after their worker was lost") {
+			return fmt.Sprintf("at %v: notes %q do not name the migrations", at, gv.Notes)
 		}
-		if strings.Contains(strings.Join(gv.Notes, " | "), "were sent again after their worker was lost") {
-			noted++
-		} else {
-			t.Errorf("at %v: notes %q do not name the migrations", cp.at, gv.Notes)
-		}
-	}
-	if err := r.do(); err != nil {
-		t.Fatal(err)
-	}
+		noted++
+		return ""
+	})
 	if checks == 0 {
 		t.Fatal("no checkpoint near a restart")
 	}
 	const from = 20 * time.Second
-	before, truth := model.MigrationTruth(g.Name, from-5*time.Second), model.MigrationTruth(g.Name, r.duration)
+	before, truth := model.MigrationTruth(g.Name, from-5*time.Second), model.MigrationTruth(g.Name, duration)
 	want := float64(truth.Total() - before.Total())
 	if before.Total() == 0 || want < 10 {
 		t.Fatalf("migrations: %+v by the warm-up's end, %+v in all: too few to compare", before, truth)

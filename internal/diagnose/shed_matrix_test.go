@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
-	"github.com/ptdmon/ptdmon/internal/kvsize"
-	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
 
@@ -28,31 +26,15 @@ func TestVerdictNamesShedLoad(t *testing.T) {
 			if b := sc.LoadModel().Groups[0].Bottleneck; b != simPrefill {
 				t.Fatalf("the load model's bottleneck is %s", b)
 			}
-			pool := sc.Model
-			var pts []ledger.Point
-			var model *sim.Model
-			var wrong []string
-			checks := 0
-			r := run{sc: sc, seed: 5, duration: 120 * time.Second, warmUp: 50 * time.Second, every: 10 * time.Second, keep: &pts, model: &model,
-				pools: map[string]kvsize.Request{pool: {Bytes: sc.KVBytesPerRequest}}}
-			r.check = func(cp checkpoint) {
-				checks++
-				gv, err := groupVerdict(cp.verdict, pool)
+			pts, model, pool := judgedPoolRun(t, sc, 5, 120*time.Second, 50*time.Second, 10*time.Second, func(at time.Duration, gv diagnose.GroupVerdict) string {
 				switch {
-				case err != nil:
-					wrong = append(wrong, err.Error())
 				case gv.Class != diagnose.PrefillBound:
-					wrong = append(wrong, fmt.Sprintf("at %v: %s (%q), want prefill-bound", cp.at, gv.Class, gv.Evidence))
+					return fmt.Sprintf("at %v: %s (%q), want prefill-bound", at, gv.Class, gv.Evidence)
 				case !strings.Contains(gv.Headline, "of offered load shed before the engine"):
-					wrong = append(wrong, fmt.Sprintf("at %v: headline %q does not name the shed load (notes %q)", cp.at, gv.Headline, gv.Notes))
+					return fmt.Sprintf("at %v: headline %q does not name the shed load (notes %q)", at, gv.Headline, gv.Notes)
 				}
-			}
-			if err := r.do(); err != nil {
-				t.Fatal(err)
-			}
-			if checks == 0 || len(wrong) > 0 {
-				t.Errorf("%d of %d checkpoints wrong:\n%s", len(wrong), checks, strings.Join(wrong, "\n"))
-			}
+				return ""
+			})
 			// The ledger's share over the run's second half against the
 			// simulator's offered and shed requests over the same span.
 			half := pts[len(pts)/2:]

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/ptdmon/ptdmon/internal/diagnose"
-	"github.com/ptdmon/ptdmon/internal/kvsize"
-	"github.com/ptdmon/ptdmon/internal/ledger"
 	"github.com/ptdmon/ptdmon/internal/sim"
 )
 
@@ -24,31 +22,14 @@ func TestAsleepInstanceIsNeitherDownNorStalled(t *testing.T) {
 	g.Decode.Instances = 3
 	sc := scenario("asleep", g)
 	sc.Asleep = []string{g.Name + "-d2"}
-	pool := sc.Model
-	var pts []ledger.Point
-	var model *sim.Model
-	var wrong []string
-	checks := 0
-	r := run{sc: sc, seed: 3, duration: 60 * time.Second, warmUp: 30 * time.Second, every: 10 * time.Second, keep: &pts, model: &model,
-		pools: map[string]kvsize.Request{pool: {Bytes: sc.KVBytesPerRequest}}}
-	r.check = func(cp checkpoint) {
-		checks++
-		gv, err := groupVerdict(cp.verdict, pool)
-		switch {
-		case err != nil:
-			wrong = append(wrong, err.Error())
-		case !slices.ContainsFunc(gv.Notes, func(n string) bool {
+	pts, model, _ := judgedPoolRun(t, sc, 3, 60*time.Second, 30*time.Second, 10*time.Second, func(at time.Duration, gv diagnose.GroupVerdict) string {
+		if !slices.ContainsFunc(gv.Notes, func(n string) bool {
 			return strings.Contains(n, "asleep (sleep mode)") && strings.Contains(n, sc.Asleep[0])
-		}):
-			wrong = append(wrong, fmt.Sprintf("at %v: no note of %s asleep in %q", cp.at, sc.Asleep[0], gv.Notes))
+		}) {
+			return fmt.Sprintf("at %v: no note of %s asleep in %q", at, sc.Asleep[0], gv.Notes)
 		}
-	}
-	if err := r.do(); err != nil {
-		t.Fatal(err)
-	}
-	if checks == 0 || len(wrong) > 0 {
-		t.Errorf("%d of %d checkpoints wrong:\n%s", len(wrong), checks, strings.Join(wrong, "\n"))
-	}
+		return ""
+	})
 	last := pts[len(pts)-1]
 	truth := model.TruthAt(last.Time.Sub(epoch))
 	var asleep []string
