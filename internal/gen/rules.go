@@ -545,13 +545,18 @@ func byValueFamily(f engine.Family, m engine.Metric) (engine.Family, bool) {
 	if f.ByLabel == "" {
 		return f, false
 	}
+	g := f
+	g.ByValue = reasonsOf(f.ByValue, m)
+	return g, len(g.ByValue) > 0
+}
+
+// reasonsOf are the label values of rs read as m.
+func reasonsOf(rs []engine.Reason, m engine.Metric) []engine.Reason {
 	var keep []engine.Reason
-	for _, r := range f.ByValue {
+	for _, r := range rs {
 		if r.Metric == m {
 			keep = append(keep, r)
 		}
 	}
-	g := f
-	g.ByValue = keep
-	return g, len(keep) > 0
+	return keep
 }

@@ -235,13 +235,7 @@ func byFallbackFamily(f engine.Family, m engine.Metric) (engine.Family, bool) {
 	if f.ByLabel == "" || len(f.ByFallback) == 0 {
 		return f, false
 	}
-	var keep []engine.Reason
-	for _, r := range f.ByFallback {
-		if r.Metric == m {
-			keep = append(keep, r)
-		}
-	}
 	g := f
-	g.ByValue, g.ByFallback = keep, nil
-	return g, len(keep) > 0
+	g.ByValue, g.ByFallback = reasonsOf(f.ByFallback, m), nil
+	return g, len(g.ByValue) > 0
 }
