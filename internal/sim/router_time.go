@@ -119,28 +119,19 @@ func appendRouterHist(dst []byte, name string, base []label, h *Histogram) []byt
 	var acc uint64
 	for i, le := range h.tbl.le {
 		acc += h.counts[i]
-		dst = appendRouterSample(dst, name, "_bucket", append(ls, label{"le", le}), strconv.AppendUint(nil, acc, 10))
+		dst = appendRouterName(dst, name, "_bucket", append(ls, label{"le", le}))
+		dst = append(strconv.AppendUint(dst, acc, 10), '\n')
 	}
-	dst = appendRouterSample(dst, name, "_sum", ls, strconv.AppendFloat(nil, h.sum, 'g', -1, 64))
-	return appendRouterSample(dst, name, "_count", ls, strconv.AppendUint(nil, h.count, 10))
+	dst = append(strconv.AppendFloat(appendRouterName(dst, name, "_sum", ls), h.sum, 'g', -1, 64), '\n')
+	return append(strconv.AppendUint(appendRouterName(dst, name, "_count", ls), h.count, 10), '\n')
 }
 
-func appendRouterSample(dst []byte, name, suffix string, ls []label, v []byte) []byte {
-	dst = append(dst, name...)
-	dst = append(dst, suffix...)
-	dst = append(dst, '{')
-	for i, l := range ls {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, l.k...)
-		dst = append(dst, '=', '"')
-		dst = appendEscaped(dst, l.v)
-		dst = append(dst, '"')
-	}
-	dst = append(dst, '}', ' ')
-	dst = append(dst, v...)
-	return append(dst, '\n')
+// appendRouterName appends a sample's name and its labels in the order
+// given (appendLabels without extra pairs keeps it), and the space before
+// its value.
+func appendRouterName(dst []byte, name, suffix string, ls []label) []byte {
+	dst = append(append(dst, name...), suffix...)
+	return append(appendLabels(dst, ls), ' ')
 }
 
 // renderEPPQueue appends llm-d's flow-control queue duration, a child
