@@ -45,10 +45,10 @@ type verdicts struct {
 	basis map[[2]string]string
 }
 
-func newVerdicts(m Meta) *verdicts {
-	dc := diagnose.Config{}.ForRates(time.Duration(m.Window))
-	return &verdicts{cfg: dc, lookback: dc.Lookback(time.Duration(m.Interval)), pool: map[string]string{}, basis: map[[2]string]string{},
-		learner: advice.NewLearner(advice.Options{Window: time.Duration(m.Window)})}
+func newVerdicts(window, interval Duration) *verdicts {
+	dc := diagnose.Config{}.ForRates(time.Duration(window))
+	return &verdicts{cfg: dc, lookback: dc.Lookback(time.Duration(interval)), pool: map[string]string{}, basis: map[[2]string]string{},
+		learner: advice.NewLearner(advice.Options{Window: time.Duration(window)})}
 }
 
 // observe takes the tick's point and writes its verdict, each pool's and

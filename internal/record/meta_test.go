@@ -2,7 +2,9 @@ package record
 
 import (
 	"errors"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -72,4 +74,28 @@ func testRecording(t *testing.T, dir string) *Recorder {
 		t.Fatal(err)
 	}
 	return rec
+}
+
+// Annotate runs on the caller's goroutine while the writer's loop starts
+// on its own: `ptdmon record` marks the command's start as soon as the
+// recorder is open. Under -race this fails if the loop reads the meta the
+// marks change without their lock.
+func TestAnnotateAsTheRecorderStarts(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 20 {
+		rec := testRecording(t, filepath.Join(dir, strconv.Itoa(i)))
+		if err := rec.Annotate(time.Now(), "start"); err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.Close(); err != nil {
+			t.Fatal(err)
+		}
+		m, err := readMeta(filepath.Join(dir, strconv.Itoa(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Annotations) != 1 || m.Annotations[0].Text != "start" {
+			t.Fatalf("run.json holds the marks %+v, want the one made", m.Annotations)
+		}
+	}
 }

@@ -384,10 +384,15 @@ func (r *Recorder) abandon() error {
 // yet written.
 func (r *Recorder) loop() {
 	defer close(r.done)
-	w := newAppender(r.db, time.Duration(r.meta.Window))
-	w.run = r.meta.RunID
+	// Annotate and the target notes change the meta from other goroutines
+	// while this one starts: read what the loop needs under their lock.
+	r.mu.Lock()
+	window, interval, runID := r.meta.Window, r.meta.Interval, r.meta.RunID
+	r.mu.Unlock()
+	w := newAppender(r.db, time.Duration(window))
+	w.run = runID
 	r.app = w
-	vs := newVerdicts(r.meta)
+	vs := newVerdicts(window, interval)
 	for e := range r.ch {
 		var err error
 		switch {
