@@ -37,6 +37,10 @@ type RoleBuckets struct {
 	E2ERate float64
 }
 
+// routerTimeParts are the router's own times that lie outside both legs
+// of a split request, as the router phase adds them up (phases.go).
+var routerTimeParts = [...]engine.Metric{engine.RouterQueueTime, engine.RouterPreprocessTime, engine.HandoverTime}
+
 // Buckets returns the window's histogram increases at the newest point, and
 // false before the first point.
 func (l *Ledger) Buckets() (Buckets, bool) { return l.bucketsOf("", false) }
@@ -95,6 +99,12 @@ func (l *Ledger) bucketsOf(pool string, onePool bool) (Buckets, bool) {
 			add(&out.Request.Router.TTFT, t, engine.TTFT)
 			add(&out.Request.Router.ITL, t, engine.ITL)
 			add(&out.Request.Router.E2E, t, engine.E2E)
+			if out.Request.RouterTime == nil {
+				out.Request.RouterTime = make([][]slo.Hist, len(routerTimeParts))
+			}
+			for i, m := range routerTimeParts {
+				add(&out.Request.RouterTime[i], t, m)
+			}
 			continue
 		default:
 			continue

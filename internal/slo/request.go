@@ -22,6 +22,14 @@ const (
 	// SourceLegs: the prefill leg and the decode leg, each timed by its
 	// own instances, added as a bound.
 	SourceLegs = "prefill leg + decode leg (bound)"
+	// SourceRouterLegs: the router's own time (its queue, its
+	// preprocessing, its hand-over between the legs) added to the two
+	// legs, as a bound.
+	SourceRouterLegs = "router phase + " + SourceLegs
+	// SourceRouterArrival: the router's own time added to what the decode
+	// instances time from the request's arrival at the engines, as a
+	// bound.
+	SourceRouterArrival = "router phase + " + SourceArrival + " (bound)"
 )
 
 // Latencies are the TTFT, ITL and E2E histograms of some instances, one
@@ -37,6 +45,11 @@ type Latencies struct {
 type RequestInput struct {
 	Router, Arrival       Latencies
 	PrefillLeg, DecodeLeg Latencies
+	// RouterTime is the routers' own time that lies outside both legs,
+	// one entry per part (the queue before dispatch, preprocessing, the
+	// hand-over between the legs), each one histogram per router
+	// instance. It adds to the legs' TTFT and E2E.
+	RouterTime [][]Hist
 	// Rate is the requests/s completed in the window.
 	Rate    float64
 	Seconds float64
@@ -48,9 +61,8 @@ type RequestInput struct {
 // whatever their dependence (Makarov's bounds) and however the
 // observations spread inside a bucket (only the buckets' exact counts are
 // used: a leg as steady as a decode of fixed length defeats the even
-// spread that interpolation assumes). Time no instance measures (the
-// router, the proxy's hand-over) lowers the true fraction, so Max holds
-// while Min may be a little high.
+// spread that interpolation assumes). Time no component measures lowers
+// the true fraction, so Max holds while Min may be a little high.
 type Bound struct {
 	Min float64 `json:"min"`
 	Max float64 `json:"max"`
@@ -76,11 +88,19 @@ func cdf(h Hist, s float64, high bool) float64 {
 }
 
 // SumBound bounds the fraction of X + Y ≤ t from the histograms of X and Y
-// alone: for every split s, {X ≤ s, Y ≤ t−s} ⊂ {X+Y ≤ t} ⊂ {X ≤ s} ∪
-// {Y ≤ t−s}. Both sides are step functions of s, so the splits tried are
-// where either steps.
-func SumBound(x, y Hist, t float64) (Bound, error) {
-	for _, h := range []Hist{x, y} {
+// alone (SumBoundOf).
+func SumBound(x, y Hist, t float64) (Bound, error) { return SumBoundOf([]Hist{x, y}, t) }
+
+// SumBoundOf bounds the fraction of X₁ + … + Xₙ ≤ t from the histogram of
+// each alone: for splits s₁ + … + sₙ = t, {every Xᵢ ≤ sᵢ} ⊂ {ΣXᵢ ≤ t} ⊂
+// {some Xᵢ ≤ sᵢ}, so the fraction is at least ΣFᵢ(sᵢ) − (n−1) and at most
+// ΣFᵢ(sᵢ). Any split gives a bound; sumBound tries those that give the
+// best. Observations are the last part's.
+func SumBoundOf(hs []Hist, t float64) (Bound, error) {
+	if len(hs) == 0 {
+		return Bound{}, fmt.Errorf("no histogram to add")
+	}
+	for _, h := range hs {
 		if err := h.Check(); err != nil {
 			return Bound{}, err
 		}
@@ -91,24 +111,48 @@ func SumBound(x, y Hist, t float64) (Bound, error) {
 	if math.IsNaN(t) || t < 0 {
 		return Bound{}, fmt.Errorf("threshold %g: want ≥ 0", t)
 	}
-	splits := []float64{0, t}
-	for _, b := range x.Bounds {
-		if b <= t {
-			splits = append(splits, b)
+	// The splits tried are the product of every part's bounds but the
+	// last's: the part with the most goes last.
+	parts := slices.Clone(hs)
+	most := 0
+	for i, h := range parts {
+		if len(h.Bounds) > len(parts[most].Bounds) {
+			most = i
 		}
 	}
-	for _, b := range y.Bounds {
-		if b <= t {
-			splits = append(splits, t-b)
+	parts[most], parts[len(parts)-1] = parts[len(parts)-1], parts[most]
+	lo, hi := sumBound(parts, t)
+	return Bound{Min: lo, Max: hi, Observations: hs[len(hs)-1].Total()}, nil
+}
+
+// sumBound is SumBoundOf's bounds, the first part split off the rest, s
+// for the first and t−s for the rest. The proven fraction of the first is
+// a step up at each of its bounds and the rest's lower bound does not fall
+// as t−s grows, so the lower bound is best at the first's bounds; the
+// allowed fraction of the first steps up just after each bound and the
+// rest's upper bound does not fall as t−s grows, so the upper bound is
+// best at the first's bounds and at t. Both are exact for the rest by
+// induction, which keeps the splits to one part's bounds at a time.
+func sumBound(hs []Hist, t float64) (lo, hi float64) {
+	x := hs[0]
+	if len(hs) == 1 {
+		return cdf(x, t, false), cdf(x, t, true)
+	}
+	rest := hs[1:]
+	// Latencies are not negative: the sum is within t only if the first
+	// part is and the rest's sum is.
+	rlo, rhi := sumBound(rest, t)
+	lo = math.Max(0, cdf(x, 0, false)+rlo-1)
+	hi = math.Min(cdf(x, t, true), rhi)
+	for _, s := range x.Bounds {
+		if s > t {
+			break
 		}
+		rlo, rhi := sumBound(rest, t-s)
+		lo = math.Max(lo, cdf(x, s, false)+rlo-1)
+		hi = math.Min(hi, cdf(x, s, true)+rhi)
 	}
-	// Latencies are not negative: the sum is within t only if each is.
-	lo, hi := 0.0, math.Min(cdf(x, t, true), cdf(y, t, true))
-	for _, s := range splits {
-		lo = math.Max(lo, cdf(x, s, false)+cdf(y, t-s, false)-1)
-		hi = math.Min(hi, cdf(x, s, true)+cdf(y, t-s, true))
-	}
-	return Bound{Min: lo, Max: math.Min(1, hi), Observations: y.Total()}, nil
+	return lo, math.Min(1, hi)
 }
 
 // total is the number of observations over the instances.
@@ -147,6 +191,11 @@ func requestMetric(name string, t float64, in RequestInput) Metric {
 		if total(c.hs) <= 0 {
 			continue
 		}
+		if rt := routerTime(in); c.source == SourceArrival && name != "itl" && len(rt) > 0 {
+			// The decode instances time from the request's arrival at the
+			// engines, after the router's own time.
+			return boundMetric(m, append(rt, Merge(c.hs...)), SourceRouterArrival)
+		}
 		w, err := FractionOf(c.hs, t)
 		if err != nil {
 			m.Absent = fmt.Sprintf("%s %s histogram: %v", c.source, name, err)
@@ -166,13 +215,34 @@ func requestMetric(name string, t float64, in RequestInput) Metric {
 	case len(d) == 0:
 		m.Absent = fmt.Sprintf("no decode instance exports the %s histogram of the decode leg", strings.ToUpper(name))
 	default:
-		b, err := SumBound(Merge(p...), Merge(d...), t)
-		if err != nil {
-			m.Absent = fmt.Sprintf("%s of the legs: %v", strings.ToUpper(name), err)
-			return m
+		if rt := routerTime(in); len(rt) > 0 {
+			return boundMetric(m, append(rt, Merge(p...), Merge(d...)), SourceRouterLegs)
 		}
-		m.Bound, m.Source = &b, SourceLegs
+		return boundMetric(m, []Hist{Merge(p...), Merge(d...)}, SourceLegs)
 	}
+	return m
+}
+
+// routerTime is one histogram per part of the routers' own time that has
+// observations in the window, each merged over the router instances.
+func routerTime(in RequestInput) []Hist {
+	var out []Hist
+	for _, part := range in.RouterTime {
+		if total(part) > 0 {
+			out = append(out, Merge(part...))
+		}
+	}
+	return out
+}
+
+// boundMetric is m bounded over parts added up, from source.
+func boundMetric(m Metric, parts []Hist, source string) Metric {
+	b, err := SumBoundOf(parts, m.Threshold)
+	if err != nil {
+		m.Absent = fmt.Sprintf("%s of %s: %v", strings.ToUpper(m.Name), source, err)
+		return m
+	}
+	m.Bound, m.Source = &b, source
 	return m
 }
 

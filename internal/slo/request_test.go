@@ -54,6 +54,43 @@ func TestSumBoundHoldsWhateverTheCoupling(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// A third part, a router's queue in its own buckets: the sums of
+		// three, coupled three ways, within SumBoundOf's bound.
+		z := make([]float64, n)
+		for i := range z {
+			z[i] = rng.ExpFloat64() * 0.4
+		}
+		sort.Float64s(z)
+		b3, err := SumBoundOf([]Hist{hist([]float64{0.05, 0.1, 0.25, 0.5, 1, 2.5}, z), hx, hy}, tt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, triple := range []func(i int) float64{
+			func(i int) float64 { return z[i] + x[i] + y[i] },
+			func(i int) float64 { return z[n-1-i] + x[i] + y[n-1-i] },
+			func(i int) float64 { return z[(i*5+1)%n] + x[i] + y[(i*7+3)%n] },
+		} {
+			in := 0.0
+			for i := range n {
+				if triple(i) <= tt {
+					in++
+				}
+			}
+			if f := in / float64(n); f < b3.Min-1e-12 || f > b3.Max+1e-12 {
+				t.Fatalf("trial %d: true fraction of three parts %.4f outside [%.4f, %.4f] at t=%g", trial, f, b3.Min, b3.Max, tt)
+			}
+		}
+		// The splits SumBoundOf tries give what every split of every
+		// part's bounds gives.
+		if lo, hi := everySplit([]Hist{hist([]float64{0.05, 0.1, 0.25, 0.5, 1, 2.5}, z), hx, hy}, tt); math.Abs(lo-b3.Min) > 1e-12 || math.Abs(hi-b3.Max) > 1e-12 {
+			t.Fatalf("trial %d: bound [%.4f, %.4f], every split gives [%.4f, %.4f]", trial, b3.Min, b3.Max, lo, hi)
+		}
+		if lo, hi := everySplit([]Hist{hx, hy}, tt); math.Abs(lo-b.Min) > 1e-12 || math.Abs(hi-b.Max) > 1e-12 {
+			t.Fatalf("trial %d: bound of two [%.4f, %.4f], every split gives [%.4f, %.4f]", trial, b.Min, b.Max, lo, hi)
+		}
+		if b3.Max > b.Max+1e-12 {
+			t.Fatalf("trial %d: a third part raises the bound's max from %.4f to %.4f", trial, b.Max, b3.Max)
+		}
 		for _, pair := range []func(i int) float64{
 			func(i int) float64 { return x[i] + y[i] },
 			func(i int) float64 { return x[i] + y[n-1-i] },
@@ -70,6 +107,30 @@ func TestSumBoundHoldsWhateverTheCoupling(t *testing.T) {
 			}
 		}
 	}
+}
+
+// everySplit is the sum's bound over every split at any part's bounds
+// (and 0 and t), each part against the rest's bound.
+func everySplit(hs []Hist, t float64) (lo, hi float64) {
+	if len(hs) == 1 {
+		return cdf(hs[0], t, false), cdf(hs[0], t, true)
+	}
+	splits := []float64{0, t}
+	for _, h := range hs {
+		for _, b := range h.Bounds {
+			if b <= t {
+				splits = append(splits, b, t-b)
+			}
+		}
+	}
+	_, rhi := everySplit(hs[1:], t)
+	hi = math.Min(cdf(hs[0], t, true), rhi)
+	for _, s := range splits {
+		rlo, rhi := everySplit(hs[1:], t-s)
+		lo = math.Max(lo, cdf(hs[0], s, false)+rlo-1)
+		hi = math.Min(hi, cdf(hs[0], s, true)+rhi)
+	}
+	return lo, hi
 }
 
 // TestAttainRequestSources: the router first, then decode from the
@@ -102,6 +163,27 @@ func TestAttainRequestSources(t *testing.T) {
 	f("router", routed, map[string]string{"ttft": SourceRouter, "itl": SourceDecode, "e2e": SourceLegs})
 	f("decode leg alone", RequestInput{DecodeLeg: legs.DecodeLeg}, map[string]string{"ttft": "absent", "itl": SourceDecode, "e2e": "absent"})
 	f("from arrival", RequestInput{Arrival: legs.DecodeLeg}, map[string]string{"ttft": SourceArrival, "itl": SourceArrival, "e2e": SourceArrival})
+	// A router's own time (a queue of 0.6–0.9 s) adds to the legs and to
+	// what decode times from the arrival, never to ITL, and never to a
+	// TTFT the router measures itself.
+	queue := hist([]float64{0.5, 1, 2}, []float64{0.6, 0.7, 0.8, 0.9})
+	queued := legs
+	queued.RouterTime = [][]Hist{{queue}, nil}
+	f("legs behind a queue", queued, map[string]string{"ttft": SourceRouterLegs, "itl": SourceDecode, "e2e": SourceRouterLegs})
+	queued.Router = routed.Router
+	f("router's TTFT behind a queue", queued, map[string]string{"ttft": SourceRouter, "itl": SourceDecode, "e2e": SourceRouterLegs})
+	arrival := RequestInput{Arrival: legs.DecodeLeg, RouterTime: [][]Hist{{queue}}}
+	f("from arrival behind a queue", arrival, map[string]string{"ttft": SourceRouterArrival, "itl": SourceArrival, "e2e": SourceRouterArrival})
+	// Decode times every request within 0.5 s of its arrival at the
+	// engines; after a queue the buckets put in (0.75 s, 1 s], and decode's
+	// above 0.25 s, none is within 1 s of the arrival at the router.
+	late := RequestInput{Arrival: Latencies{TTFT: []Hist{hist([]float64{0.25, 0.5, 1}, []float64{0.3, 0.35, 0.4, 0.45})}},
+		RouterTime: [][]Hist{{hist([]float64{0.25, 0.5, 0.75, 1, 2}, []float64{0.8, 0.85, 0.9, 0.95})}}}
+	if a, err := AttainRequest(Thresholds{TTFT: 1}, late); err != nil {
+		t.Fatal(err)
+	} else if ttft := a.Metrics[0]; ttft.Bound == nil || ttft.Bound.Max != 0 {
+		t.Errorf("TTFT of 0.25–0.5 s behind a queue of 0.75–1 s within 1 s: %+v, want a bound of at most 0", ttft)
+	}
 
 	a, err := AttainRequest(th, legs)
 	if err != nil {
