@@ -108,8 +108,8 @@ func SumBoundOf(hs []Hist, t float64) (Bound, error) {
 			return Bound{}, fmt.Errorf("no observations in the window")
 		}
 	}
-	if math.IsNaN(t) || t < 0 {
-		return Bound{}, fmt.Errorf("threshold %g: want ≥ 0", t)
+	if math.IsNaN(t) || math.IsInf(t, 0) || t < 0 {
+		return Bound{}, fmt.Errorf("threshold %g: want a finite threshold ≥ 0", t)
 	}
 	// The splits tried are the product of every part's bounds but the
 	// last's: the part with the most goes last.

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -215,5 +216,23 @@ func TestMixWeighsPools(t *testing.T) {
 	c := Attainment{Rate: 1, Metrics: []Metric{{Name: "ttft", Threshold: 1, Absent: "no router"}}}
 	if m := Mix([]string{"a", "c"}, []Attainment{a, c}); m.Metrics[0].Absent != "pool c: no router" {
 		t.Errorf("absent: %+v", m.Metrics[0])
+	}
+}
+
+// SumBoundOf refuses what it cannot bound, with the reason, and never
+// panics on it.
+func TestSumBoundOfRefuses(t *testing.T) {
+	ok := hist([]float64{0.5, 1}, []float64{0.2, 0.7})
+	f := func(hs []Hist, th float64, want string) {
+		t.Helper()
+		if _, err := SumBoundOf(hs, th); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("SumBoundOf(%d parts, %g): %v, want an error with %q", len(hs), th, err, want)
+		}
+	}
+	f(nil, 1, "no histogram")
+	f([]Hist{ok, {Bounds: []float64{1}, Counts: []float64{1}}}, 1, "no +Inf bucket")
+	f([]Hist{ok, hist([]float64{1}, nil)}, 1, "no observations")
+	for _, th := range []float64{math.Inf(1), math.NaN(), -1} {
+		f([]Hist{ok, ok}, th, "want a finite threshold")
 	}
 }
