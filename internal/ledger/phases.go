@@ -182,7 +182,7 @@ func (s *phaseSum) point() Phases {
 			*b = w
 		}
 	}
-	p.TTFT, p.TTFTSource = s.ttft(p.Router)
+	p.TTFT, p.TTFTSource = s.ttft(p.Router, p.Handover)
 	p.Untimed = untimed(&p)
 	return p
 }
@@ -192,6 +192,8 @@ const (
 	ttftRouter  = "router"
 	ttftArrival = "decode from arrival"
 	ttftLegs    = "prefill leg + decode leg"
+	// ttftLegsHandover: the legs with the router's hand-over between them.
+	ttftLegsHandover = "prefill leg + hand-over + decode leg"
 	// ttftRouterPhase prefixes an engines' TTFT that the router phase
 	// was added to.
 	ttftRouterPhase = "router phase + "
@@ -199,13 +201,17 @@ const (
 
 // ttft is the whole request's mean TTFT and what timed it: the routers',
 // else decode's where it times from the arrival, else the two legs' means
-// added; the engines' timings then start when an engine has the request,
-// so the router phase, where a router times it, is added to them.
-func (s *phaseSum) ttft(router Num) (Num, string) {
+// added, with the router's hand-over between them where it times one; the
+// engines' timings then start when an engine has the request, so the
+// router phase, where a router times it, is added to them.
+func (s *phaseSum) ttft(router, handover Num) (Num, string) {
 	if s.ttftR.exported {
 		return s.ttftR.mean(""), ttftRouter
 	}
 	v, src := s.engineTTFT()
+	if src == ttftLegs && v.OK() && handover.OK() {
+		v, src = Val(v.V+handover.V), ttftLegsHandover
+	}
 	if !v.OK() || !router.OK() {
 		return v, src
 	}

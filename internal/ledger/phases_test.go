@@ -23,6 +23,11 @@ func TestPoolPhases(t *testing.T) {
 		// SGLang decode alone: its bootstrap split into the handshake and
 		// the KV allocation wait (PR #36374's later stage names).
 		{Name: "n-d0", Role: engine.Decode, Labels: pool("n")},
+		// vLLM's legs behind the SGLang gateway over gRPC, which times
+		// its hand-over between them and here no TTFT of its own.
+		{Name: "g-p0", Role: engine.Prefill, Labels: pool("g")},
+		{Name: "g-d0", Role: engine.Decode, Labels: pool("g")},
+		{Name: "g-gw", Role: engine.Router, Engine: engine.SGLangGateway, Labels: pool("g")},
 	}
 	// Per second, each histogram gains 4 observations of the mean given.
 	means := map[string]map[engine.Metric]float64{
@@ -31,6 +36,9 @@ func TestPoolPhases(t *testing.T) {
 		// SGLang: its per-stage waiting takes precedence over queue time.
 		"s-p0": {engine.StageWaiting: 0.3, engine.QueueTime: 9, engine.StageForward: 0.4, engine.StageBootstrap: 0.05, engine.StageKVTransfer: 0.08},
 		"n-d0": {engine.StageBootstrap: 0.04, engine.StageAllocWait: 0.06},
+		"g-p0": {engine.TTFT: 0.6},
+		"g-d0": {engine.TTFT: 0.2},
+		"g-gw": {engine.HandoverTime: 0.03, engine.PrefillLegTime: 0.65},
 	}
 	l := New(Config{Interval: time.Second, Window: 5 * time.Second})
 	l.SetTargets(targets)
@@ -80,6 +88,21 @@ func TestPoolPhases(t *testing.T) {
 	// their means (0.1 s), not their pooled mean (0.05 s).
 	n, _ := p.Pool("n")
 	wantVal(t, "n bootstrap (handshake + allocation wait)", n.Phases.Bootstrap, 0.1)
+
+	// The hand-over lies between the legs: in the TTFT and in the phases,
+	// so that nothing of it is left untimed; the router's own prefill leg
+	// is beside them.
+	g, _ := p.Pool("g")
+	wantVal(t, "g hand-over", g.Phases.Handover, 0.03)
+	wantVal(t, "g ttft (the legs' and the hand-over)", g.Phases.TTFT, 0.6+0.03+0.2)
+	if g.Phases.TTFTSource != "prefill leg + hand-over + decode leg" {
+		t.Errorf("g ttft source %q", g.Phases.TTFTSource)
+	}
+	wantVal(t, "g router's prefill leg", g.Phases.PrefillLeg, 0.65)
+	b, _ := l.PoolBuckets("g")
+	if rt := b.Request.RouterTime; len(rt) != 3 || len(rt[2]) != 1 || rt[2][0].Count < 4 || math.Abs(rt[2][0].Sum/rt[2][0].Count-0.03) > 1e-9 {
+		t.Errorf("g: the whole request's router time %+v, want the gateway's hand-over over the window", rt)
+	}
 }
 
 // The SLO's phase histograms (Buckets) read each instance's phases from
