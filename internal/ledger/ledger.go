@@ -101,6 +101,13 @@ type Scrape struct {
 	Obs     *engine.Observation // nil when the scrape failed
 	Err     error
 	Reason  scrape.Reason // failure class for ptd_scrape_failures_total
+	// Direct says the read is the target's own exposition, read as it
+	// was: a counter missing from the target's read before and present in
+	// this one was made in between (engines make a labelled counter at its
+	// first increment), so its first value is an increase. A TSDB's
+	// rebuilt exposition can show a family late, so its reads are not
+	// direct (docs/design.md#counter-resets).
+	Direct bool
 }
 
 // Ledger is safe for concurrent use.
@@ -220,7 +227,7 @@ func (l *Ledger) Record(s Scrape) {
 	t.up = true
 	t.lastErr = ""
 	t.lastSuccess = s.Time
-	t.ingest(s.Time, s.Obs, l.cfg.Logger, uint64(l.cfg.SeriesStaleAfter))
+	t.ingest(s.Time, s.Obs, s.Direct, l.cfg.Logger, uint64(l.cfg.SeriesStaleAfter))
 	if t.has(engine.KVBytes) {
 		l.sawKV = true
 	}

@@ -357,38 +357,52 @@ func TestKVRequestOwnedByLedger(t *testing.T) {
 	}
 }
 
-// A counter the target did not report until mid-run starts from its
-// first value, as Prometheus' rate() does: a source may show a family late
-// (a TSDB's rebuilt exposition can lack it at first), and its whole total
-// would read as one burst. Its increases from then on count.
-func TestCounterFirstSeenMidRunIsNoBurst(t *testing.T) {
-	l := newLedger(1 << 20)
-	var p Point
-	var instant []Num
-	for s := 0; s <= 4; s++ {
-		o := obs(engine.Prefill, float64(10*s), 0, nil)
-		// Not reported until 3 s, then with a total of 900, one more by 4 s.
-		if s >= 3 {
-			o.Counters = append(o.Counters, engine.CounterValue{Metric: engine.Shed, Series: 3, Value: float64(900 + s - 3)})
+// A counter the target did not report until mid-run: between two direct
+// reads of the target's exposition it was made in between (an engine makes
+// a labelled counter at its first increment), so its first value is an
+// increase, counted from 0 at the read before, by the window's rate and
+// the instant rate. From a source that may show a family late (a TSDB's
+// rebuilt exposition can lack it at first) it starts from its first value,
+// as Prometheus' rate() does: its whole total would read as one burst.
+// Its increases from then on count either way.
+func TestCounterFirstSeenMidRun(t *testing.T) {
+	f := func(direct bool, wantWindow float64, wantFirst Num) {
+		t.Helper()
+		l := newLedger(1 << 20)
+		var p Point
+		var instant []Num
+		for s := 0; s <= 4; s++ {
+			o := obs(engine.Prefill, float64(10*s), 0, nil)
+			// Not reported until 3 s, then with 9, one more by 4 s.
+			if s >= 3 {
+				o.Counters = append(o.Counters, engine.CounterValue{Metric: engine.Shed, Series: 3, Value: float64(9 + s - 3)})
+			}
+			l.Record(Scrape{Target: "p0", Time: at(float64(s)), Obs: o, Direct: direct})
+			l.Record(Scrape{Target: "d0", Time: at(float64(s)), Obs: obs(engine.Decode, float64(10*s), 0, nil), Direct: direct})
+			l.mu.Lock()
+			instant = append(instant, l.targets["p0"].instant(engine.Shed))
+			l.mu.Unlock()
+			p = l.Tick(at(float64(s)))
 		}
-		l.Record(Scrape{Target: "p0", Time: at(float64(s)), Obs: o})
-		l.Record(Scrape{Target: "d0", Time: at(float64(s)), Obs: obs(engine.Decode, float64(10*s), 0, nil)})
-		l.mu.Lock()
-		instant = append(instant, l.targets["p0"].instant(engine.Shed))
-		l.mu.Unlock()
-		p = l.Tick(at(float64(s)))
+		pool, ok := p.Pool("m")
+		if !ok {
+			t.Fatalf("no pool m in %+v", p.Pools)
+		}
+		if got := pool.Failures.Shed.PerSecond; !got.OK() || math.Abs(got.V-wantWindow) > 1e-9 {
+			t.Errorf("direct %v: shed over the window %+v, want %g/s", direct, got, wantWindow)
+		}
+		if got := instant[3]; got.OK() != wantFirst.OK() || got.OK() && math.Abs(got.V-wantFirst.V) > 1e-9 {
+			t.Errorf("direct %v: instant shed rate at its first value %+v, want %+v", direct, got, wantFirst)
+		}
+		if got := instant[2]; got.OK() {
+			t.Errorf("direct %v: instant shed rate before the counter exists %+v, want absent", direct, got)
+		}
+		if got := instant[4]; !got.OK() || math.Abs(got.V-1) > 1e-9 {
+			t.Errorf("direct %v: instant shed rate after its first value %+v, want 1/s", direct, got)
+		}
 	}
-	pool, ok := p.Pool("m")
-	if !ok {
-		t.Fatalf("no pool m in %+v", p.Pools)
-	}
-	if got := pool.Failures.Shed.PerSecond; !got.OK() || math.Abs(got.V-1) > 1e-9 {
-		t.Errorf("shed over the window %+v, want 1/s (the increase after its first value)", got)
-	}
-	if got := instant[3]; got.OK() {
-		t.Errorf("instant shed rate at its first value %+v, want absent", got)
-	}
-	if got := instant[4]; !got.OK() || math.Abs(got.V-1) > 1e-9 {
-		t.Errorf("instant shed rate after its first value %+v, want 1/s", got)
-	}
+	// 10 shed over the window's 4 s; its first 9 in the second before 3 s.
+	f(true, 2.5, Val(9))
+	// 1 shed after its first value, over the second it took.
+	f(false, 1, Absent(""))
 }

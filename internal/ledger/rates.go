@@ -33,13 +33,14 @@ func (t *target) instant(m engine.Metric) Num {
 	if a.nonFinite[m] || b.nonFinite[m] {
 		return Absent(whyNonFinite)
 	}
-	if !a.hasTotal[m] || !b.hasTotal[m] {
+	if !b.hasTotal[m] || !a.hasTotal[m] && !madeBetween(a, b) {
 		return Absent("no " + m.String() + " counter in the exposition")
 	}
 	dt := b.t.Sub(a.t).Seconds()
 	if dt <= 0 {
 		return Absent("samples without time between them")
 	}
+	// A counter made between a and b: a's total is 0 (never set).
 	return Val((b.totals[m] - a.totals[m]) / dt)
 }
 
@@ -78,11 +79,38 @@ func (t *target) windowed(m engine.Metric, now time.Time, w time.Duration) (Num,
 		}
 		return Absent("no sample inside the window"), time.Time{}, time.Time{}
 	}
+	if base := t.madeSince(m, now, w, first); base != nil {
+		first = base
+	}
 	if first == last {
 		return Absent("one sample inside the window; a rate needs two"), time.Time{}, time.Time{}
 	}
 	dt := last.t.Sub(first.t).Seconds()
 	return Val((last.totals[m] - first.totals[m]) / dt), first.t, last.t
+}
+
+// madeBetween says a counter missing from a and present in b, two direct
+// reads of the target, was made between them: its first value in b is
+// what it counted since a.
+func madeBetween(a, b *sample) bool { return a.direct && b.direct }
+
+// madeSince is the oldest sample inside the window, where it lacks counter
+// m and m was made between it and first, the oldest sample with m
+// (madeBetween): its total of m is 0 (hasTotal is never unset, so a sample
+// lacks m only from before the target first reported it), and the window
+// counts m's first value from it, over the same span as the target's other
+// counters. Without it the first burst of a counter an engine makes at its
+// first increment (Dynamo's migrations, shed requests by reason, a
+// gateway's failures) would be lost.
+func (t *target) madeSince(m engine.Metric, now time.Time, w time.Duration, first *sample) *sample {
+	if t.n == 0 || t.at(t.n - 1).hasTotal[m] {
+		return nil // the target had m at its oldest sample kept: the common case
+	}
+	oldest, _ := t.span(now, w, func(s *sample) bool { return !s.nonFinite[m] })
+	if oldest == nil || oldest.hasTotal[m] || !oldest.t.Before(first.t) || !madeBetween(oldest, first) {
+		return nil
+	}
+	return oldest
 }
 
 // histWindow is t's histogram increase between the first and last samples

@@ -93,6 +93,8 @@ type sample struct {
 	// that reason, rather than a NaN that poisons every sum it enters.
 	nonFinite      [engine.NumCounters]bool
 	nonFiniteGauge [engine.NumGauges]bool
+	// direct: the read was the target's own exposition (Scrape.Direct).
+	direct bool
 }
 
 func newTarget(in engine.Target, interval, window time.Duration) *target {
@@ -122,7 +124,7 @@ func (t *target) newSeries(o *engine.Observation) int {
 	return n
 }
 
-func (t *target) ingest(at time.Time, o *engine.Observation, log *slog.Logger, staleAfter uint64) {
+func (t *target) ingest(at time.Time, o *engine.Observation, direct bool, log *slog.Logger, staleAfter uint64) {
 	t.engine, t.role, t.model, t.schedulerMode = o.Engine, o.Role, o.Model, o.SchedulerMode
 	t.notes = append(t.notes[:0], o.Notes...)
 	t.scrapes++
@@ -164,7 +166,7 @@ func (t *target) ingest(at time.Time, o *engine.Observation, log *slog.Logger, s
 		t.totals[c.Metric] += inc
 	}
 	t.evict(staleAfter)
-	s.t = at
+	s.t, s.direct = at, direct
 	s.totals = t.totals
 	s.hasTotal = t.hasTotal
 	s.gauges = o.Gauges

@@ -119,7 +119,7 @@ func BenchmarkRecordedRun(b *testing.B) {
 		b.ReportMetric(float64(size)/float64(samples), "bytes/sample")
 		b.ReportMetric(float64(samples)/float64(len(live)), "samples/tick")
 
-		rec, err := Create(Options{Dir: dir, Meta: Meta{Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
+		rec, err := Create(Options{Dir: dir, Meta: Meta{DirectReads: true, Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -183,7 +183,7 @@ func openBenchDB(b *testing.B) *tsdb.DB {
 func fleetRun(b *testing.B, dir string, n, ticks int) int {
 	b.Helper()
 	obs := [2]*engine.Observation{vllmObservation(b), vllmDecodeObservation(b)}
-	rec, err := Create(Options{Dir: dir, Meta: Meta{Version: "bench", Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
+	rec, err := Create(Options{Dir: dir, Meta: Meta{DirectReads: true, Version: "bench", Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func BenchmarkResumeFleet(b *testing.B) {
 	b.ResetTimer()
 	var took time.Duration
 	for i := 0; i < b.N; i++ {
-		rec, err := Create(Options{Dir: dir, Meta: Meta{Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
+		rec, err := Create(Options{Dir: dir, Meta: Meta{DirectReads: true, Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
 		if err != nil {
 			b.Fatal(err)
 		}

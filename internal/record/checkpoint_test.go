@@ -23,7 +23,7 @@ const ckptRunTicks = 240
 func resumed(t *testing.T, dir string, window time.Duration, history int) ([]ledger.Point, int) {
 	t.Helper()
 	kv := live0KV(t, dir)
-	rec, err := Create(Options{Dir: dir, Meta: Meta{Version: "test", Interval: Duration(time.Second), Window: Duration(window), KVRequest: kv}})
+	rec, err := Create(Options{Dir: dir, Meta: Meta{DirectReads: true, Version: "test", Interval: Duration(time.Second), Window: Duration(window), KVRequest: kv}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -207,7 +207,7 @@ func TestRecordingRefusesAnotherRunsBlocks(t *testing.T) {
 	round(t, b, t0.Add(time.Hour), 10)
 	blk := blocks(t, b)[0]
 	copyDir(t, filepath.Join(b, blk), filepath.Join(a, blk))
-	_, err := Create(Options{Dir: a, Meta: Meta{Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
+	_, err := Create(Options{Dir: a, Meta: Meta{DirectReads: true, Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
 	var fe *ForeignError
 	if !errors.As(err, &fe) || !strings.Contains(err.Error(), blk) {
 		t.Fatalf("recording into a directory with another run's block %s: %v", blk, err)

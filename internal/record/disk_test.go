@@ -29,7 +29,7 @@ func smallDisk(t *testing.T, size string) string {
 // it fails, and nothing panics; what fitted is readable.
 func TestFullDiskKeepsTheLiveView(t *testing.T) {
 	dir := filepath.Join(smallDisk(t, "256k"), "run")
-	rec, err := Create(Options{Dir: dir, Meta: Meta{Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
+	rec, err := Create(Options{Dir: dir, Meta: Meta{DirectReads: true, Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestFullDiskKeepsTheLiveView(t *testing.T) {
 // A scrape that reaches the ledger after the recording closed is not
 // recorded, and does not panic the scrape path.
 func TestInputsAfterCloseAreDropped(t *testing.T) {
-	rec, err := Create(Options{Dir: t.TempDir(), Meta: Meta{Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
+	rec, err := Create(Options{Dir: t.TempDir(), Meta: Meta{DirectReads: true, Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,6 +69,11 @@ type Meta struct {
 	// changed (changes.go). Zero: every read is complete (runs of earlier
 	// versions).
 	CompleteEvery Duration `json:"complete_read_every,omitempty"`
+	// DirectReads says every process of the run read the targets' own
+	// expositions rather than a TSDB's (ledger.Scrape.Direct): a replay
+	// then counts a counter made between two reads from 0, as the live
+	// run did. False for runs of earlier versions.
+	DirectReads bool `json:"direct_reads,omitempty"`
 }
 
 // TargetMeta is one target of the run.

@@ -69,7 +69,7 @@ func TestRunSaysWhatTheTargetsRead(t *testing.T) {
 // interval and W = 5 s.
 func testRecording(t *testing.T, dir string) *Recorder {
 	t.Helper()
-	rec, err := Create(Options{Dir: dir, Meta: Meta{Version: "test", Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
+	rec, err := Create(Options{Dir: dir, Meta: Meta{DirectReads: true, Version: "test", Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,4 +98,22 @@ func TestAnnotateAsTheRecorderStarts(t *testing.T) {
 			t.Fatalf("run.json holds the marks %+v, want the one made", m.Annotations)
 		}
 	}
+}
+
+// A run reads directly only while every process of it did: a resume
+// that reads a TSDB, or one of a run an earlier version recorded (which
+// does not say), makes the whole run's replay read as from a TSDB.
+func TestDirectReadsOfEveryProcess(t *testing.T) {
+	now := time.Now()
+	f := func(old Meta, this, want bool) {
+		t.Helper()
+		if got := merge(old, Meta{DirectReads: this}, now).DirectReads; got != want {
+			t.Errorf("merge(%d processes, direct %v) into direct %v: %v, want %v", len(old.Processes), old.DirectReads, this, got, want)
+		}
+	}
+	f(Meta{}, true, true)
+	f(Meta{}, false, false)
+	f(Meta{DirectReads: true, Processes: []Process{{Start: now}}}, true, true)
+	f(Meta{DirectReads: true, Processes: []Process{{Start: now}}}, false, false)
+	f(Meta{Processes: []Process{{Start: now}}}, true, false)
 }

@@ -405,6 +405,9 @@ func feed(q storage.Queryable, m Meta, texts *errorTexts, l *ledger.Ledger, to, 
 				continue
 			}
 			if order.admit(&e.scrape) {
+				// Reads follow each other as the live run read them; a
+				// prime above stands for the reads left out before it.
+				e.scrape.Direct = m.DirectReads
 				l.Record(e.scrape)
 			}
 		}

@@ -56,7 +56,7 @@ var downFrom, downTarget = 0, 2
 func liveRunOf(t testing.TB, dir string, sc sim.Scenario, secs int, pools map[string]kvsize.Request, end func(*Recorder) error, afterTick func(*ledger.Ledger)) []ledger.Point {
 	t.Helper()
 	kv := kvsize.Request{Bytes: sc.KVBytesPerRequest, Basis: kvsize.BasisSimulator}
-	rec, err := Create(Options{Dir: dir, Meta: Meta{Version: "test", Interval: Duration(time.Second), Window: Duration(5 * time.Second), KVRequest: kv, PoolRequests: pools}})
+	rec, err := Create(Options{Dir: dir, Meta: Meta{DirectReads: true, Version: "test", Interval: Duration(time.Second), Window: Duration(5 * time.Second), KVRequest: kv, PoolRequests: pools}})
 	if err != nil {
 		t.Fatal(err)
 	}

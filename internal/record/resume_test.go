@@ -123,7 +123,7 @@ func TestTornWALIsRecovered(t *testing.T) {
 					t.Fatalf("point %d: %s", i, d)
 				}
 			}
-			rec, err := Create(Options{Dir: dir, Meta: Meta{Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
+			rec, err := Create(Options{Dir: dir, Meta: Meta{DirectReads: true, Interval: Duration(time.Second), Window: Duration(5 * time.Second)}})
 			if err != nil {
 				t.Fatalf("reopen for writing after damage: %v", err)
 			}

@@ -161,6 +161,8 @@ func merge(old, m Meta, now time.Time) Meta {
 			out.RunIDSince = now // a run of an earlier version: its blocks carry no id
 		}
 	}
+	// A run read directly only if every process of it did.
+	out.DirectReads = m.DirectReads && (len(old.Processes) == 0 || old.DirectReads)
 	out.Processes = append(old.Processes, Process{Start: now, ConfigHash: m.ConfigHash})
 	return out
 }

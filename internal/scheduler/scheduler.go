@@ -217,7 +217,7 @@ func (c *Scheduler) once(ctx context.Context, t engine.Target, f *scrape.Fetcher
 	if ctx.Err() != nil {
 		return
 	}
-	s := ledger.Scrape{Target: t.Name, Time: res.Time, Duration: res.Duration, Bytes: len(res.Body)}
+	s := ledger.Scrape{Target: t.Name, Time: res.Time, Duration: res.Duration, Bytes: len(res.Body), Direct: true}
 	if err != nil {
 		s.Time = time.Now()
 		s.Err = err

@@ -40,6 +40,7 @@ func OpenRecorder(cfg *config.Config, kv kvsize.Request, pools map[string]kvsize
 			Interval:     record.Duration(cfg.Interval.Duration),
 			Window:       record.Duration(cfg.Window.Duration),
 			MaxSeries:    cfg.MaxSeries,
+			DirectReads:  cfg.Source == "",
 		},
 	})
 }

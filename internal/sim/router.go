@@ -180,8 +180,9 @@ func (m *Model) renderDynamoFrontend(g *group, dst []byte) []byte {
 	base := []label{{"endpoint", "chat_completions"}, {"model", model}, {"request_type", "stream"}}
 	dst = appendHeader(dst, "dynamo_frontend_requests_total", "Total number of LLM requests processed", "counter")
 	dst = appendSample(dst, "dynamo_frontend_requests_total", "", base, float64(countAt(g.route.answered, m.now)), label{"status", "success"})
-	if g.spec.MaxQueued > 0 {
-		// Shed with 503: an error of error_type="overload".
+	if g.spec.MaxQueued > 0 && countAt(g.shed.shed, m.now) > 0 {
+		// Shed with 503: an error of error_type="overload", a child the
+		// frontend makes at its first increment.
 		dst = appendSample(dst, "dynamo_frontend_requests_total", "", []label{{"endpoint", "chat_completions"}, {"error_type", "overload"}, {"model", model}, {"request_type", "stream"}},
 			float64(countAt(g.shed.shed, m.now)), label{"status", "error"})
 	}
@@ -212,7 +213,10 @@ func (m *Model) renderRouter(g *group, dst []byte) []byte {
 		}
 		shed := n(g.shed.shed)
 		dst = appendSample(dst, fc, "", fl("Dispatched"), n(g.shed.offered)-shed)
-		dst = appendSample(dst, fc, "", fl("RejectedCapacity"), shed)
+		if shed > 0 {
+			// client_golang makes a vector's child at its first use.
+			dst = appendSample(dst, fc, "", fl("RejectedCapacity"), shed)
+		}
 	}
 	return renderEPPQueue(dst, g, model)
 }

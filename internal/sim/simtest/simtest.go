@@ -154,7 +154,7 @@ func RunWith(sc sim.Scenario, seed int64, dur time.Duration, o Options) (*Result
 		hs := make([][engine.NumHistograms]engine.Histogram, len(insts))
 		res.hists = append(res.hists, hs)
 		for i, in := range insts {
-			sc := ledger.Scrape{Target: in.Name, Time: now}
+			sc := ledger.Scrape{Target: in.Name, Time: now, Direct: true}
 			body, ct, err := fetch(m, in.Name, infos[i].IterationStats, buf[:0])
 			if err != nil {
 				sc.Err, sc.Reason = err, "refused"
