@@ -51,10 +51,29 @@ func TestSumBoundHoldsWhateverTheCoupling(t *testing.T) {
 		sort.Float64s(x)
 		sort.Float64s(y)
 		tt := []float64{1, 2.5, 6, 7.3, 10, 30}[trial%6]
+		// within fails unless every coupling's true fraction of sums
+		// within tt lies in b.
+		within := func(parts string, b Bound, couplings ...func(i int) float64) {
+			for _, sum := range couplings {
+				in := 0.0
+				for i := range n {
+					if sum(i) <= tt {
+						in++
+					}
+				}
+				if f := in / float64(n); f < b.Min-1e-12 || f > b.Max+1e-12 {
+					t.Fatalf("trial %d: true fraction of %s %.4f outside [%.4f, %.4f] at t=%g", trial, parts, f, b.Min, b.Max, tt)
+				}
+			}
+		}
 		b, err := SumBound(hx, hy, tt)
 		if err != nil {
 			t.Fatal(err)
 		}
+		within("two parts", b,
+			func(i int) float64 { return x[i] + y[i] },
+			func(i int) float64 { return x[i] + y[n-1-i] },
+			func(i int) float64 { return x[i] + y[(i*7+3)%n] })
 		// A third part, a router's queue in its own buckets: the sums of
 		// three, coupled three ways, within SumBoundOf's bound.
 		z := make([]float64, n)
@@ -62,50 +81,27 @@ func TestSumBoundHoldsWhateverTheCoupling(t *testing.T) {
 			z[i] = rng.ExpFloat64() * 0.4
 		}
 		sort.Float64s(z)
-		b3, err := SumBoundOf([]Hist{hist([]float64{0.05, 0.1, 0.25, 0.5, 1, 2.5}, z), hx, hy}, tt)
+		three := []Hist{hist([]float64{0.05, 0.1, 0.25, 0.5, 1, 2.5}, z), hx, hy}
+		b3, err := SumBoundOf(three, tt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, triple := range []func(i int) float64{
+		within("three parts", b3,
 			func(i int) float64 { return z[i] + x[i] + y[i] },
 			func(i int) float64 { return z[n-1-i] + x[i] + y[n-1-i] },
-			func(i int) float64 { return z[(i*5+1)%n] + x[i] + y[(i*7+3)%n] },
-		} {
-			in := 0.0
-			for i := range n {
-				if triple(i) <= tt {
-					in++
-				}
-			}
-			if f := in / float64(n); f < b3.Min-1e-12 || f > b3.Max+1e-12 {
-				t.Fatalf("trial %d: true fraction of three parts %.4f outside [%.4f, %.4f] at t=%g", trial, f, b3.Min, b3.Max, tt)
-			}
-		}
+			func(i int) float64 { return z[(i*5+1)%n] + x[i] + y[(i*7+3)%n] })
 		// The splits SumBoundOf tries give what every split of every
 		// part's bounds gives.
-		if lo, hi := everySplit([]Hist{hist([]float64{0.05, 0.1, 0.25, 0.5, 1, 2.5}, z), hx, hy}, tt); math.Abs(lo-b3.Min) > 1e-12 || math.Abs(hi-b3.Max) > 1e-12 {
-			t.Fatalf("trial %d: bound [%.4f, %.4f], every split gives [%.4f, %.4f]", trial, b3.Min, b3.Max, lo, hi)
-		}
-		if lo, hi := everySplit([]Hist{hx, hy}, tt); math.Abs(lo-b.Min) > 1e-12 || math.Abs(hi-b.Max) > 1e-12 {
-			t.Fatalf("trial %d: bound of two [%.4f, %.4f], every split gives [%.4f, %.4f]", trial, b.Min, b.Max, lo, hi)
+		for _, c := range []struct {
+			hs []Hist
+			b  Bound
+		}{{[]Hist{hx, hy}, b}, {three, b3}} {
+			if lo, hi := everySplit(c.hs, tt); math.Abs(lo-c.b.Min) > 1e-12 || math.Abs(hi-c.b.Max) > 1e-12 {
+				t.Fatalf("trial %d: bound of %d parts [%.4f, %.4f], every split gives [%.4f, %.4f]", trial, len(c.hs), c.b.Min, c.b.Max, lo, hi)
+			}
 		}
 		if b3.Max > b.Max+1e-12 {
 			t.Fatalf("trial %d: a third part raises the bound's max from %.4f to %.4f", trial, b.Max, b3.Max)
-		}
-		for _, pair := range []func(i int) float64{
-			func(i int) float64 { return x[i] + y[i] },
-			func(i int) float64 { return x[i] + y[n-1-i] },
-			func(i int) float64 { return x[i] + y[(i*7+3)%n] },
-		} {
-			in := 0.0
-			for i := range n {
-				if pair(i) <= tt {
-					in++
-				}
-			}
-			if f := in / float64(n); f < b.Min-1e-12 || f > b.Max+1e-12 {
-				t.Fatalf("trial %d: true fraction %.4f outside [%.4f, %.4f] at t=%g", trial, f, b.Min, b.Max, tt)
-			}
 		}
 	}
 }
