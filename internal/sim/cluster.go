@@ -198,6 +198,13 @@ func (c *Cluster) run(ctx context.Context) {
 
 func (c *Cluster) reconcile() {
 	c.mu.Lock()
+	select {
+	case <-c.done:
+		// Closing: Close took the servers away, which is no restart.
+		c.mu.Unlock()
+		return
+	default:
+	}
 	now := c.opts.Clock()
 	c.model.AdvanceTo(c.offset(now))
 	passes := c.forwardPassMessages(now)
