@@ -38,8 +38,9 @@ type RoleBuckets struct {
 }
 
 // routerTimeParts are the router's own times that lie outside both legs
-// of a split request, as the router phase adds them up (phases.go).
-var routerTimeParts = [...]engine.Metric{engine.RouterQueueTime, engine.RouterPreprocessTime, engine.HandoverTime}
+// of a split request: the router phase's parts (phases.go), then its
+// hand-over between the legs.
+var routerTimeParts = append(routerParts[:len(routerParts):len(routerParts)], engine.HandoverTime)
 
 // Buckets returns the window's histogram increases at the newest point, and
 // false before the first point.

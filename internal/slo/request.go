@@ -87,10 +87,6 @@ func cdf(h Hist, s float64, high bool) float64 {
 	return h.Counts[i] / h.Total()
 }
 
-// SumBound bounds the fraction of X + Y ≤ t from the histograms of X and Y
-// alone (SumBoundOf).
-func SumBound(x, y Hist, t float64) (Bound, error) { return SumBoundOf([]Hist{x, y}, t) }
-
 // SumBoundOf bounds the fraction of X₁ + … + Xₙ ≤ t from the histogram of
 // each alone: for splits s₁ + … + sₙ = t, {every Xᵢ ≤ sᵢ} ⊂ {ΣXᵢ ≤ t} ⊂
 // {some Xᵢ ≤ sᵢ}, so the fraction is at least ΣFᵢ(sᵢ) − (n−1) and at most
@@ -165,8 +161,9 @@ func total(hs []Hist) float64 {
 }
 
 // requestMetric is one SLO of the whole request, from the best source the
-// window has.
-func requestMetric(name string, t float64, in RequestInput) Metric {
+// window has; rt is the routers' own time (routerTime), which adds to the
+// engines' TTFT and E2E.
+func requestMetric(name string, t float64, in RequestInput, rt []Hist) Metric {
 	pick := func(l Latencies) []Hist {
 		switch name {
 		case "ttft":
@@ -191,10 +188,10 @@ func requestMetric(name string, t float64, in RequestInput) Metric {
 		if total(c.hs) <= 0 {
 			continue
 		}
-		if rt := routerTime(in); c.source == SourceArrival && name != "itl" && len(rt) > 0 {
+		if c.source == SourceArrival && name != "itl" && len(rt) > 0 {
 			// The decode instances time from the request's arrival at the
 			// engines, after the router's own time.
-			return boundMetric(m, append(rt, Merge(c.hs...)), SourceRouterArrival)
+			return boundMetric(m, slices.Concat(rt, []Hist{Merge(c.hs...)}), SourceRouterArrival)
 		}
 		w, err := FractionOf(c.hs, t)
 		if err != nil {
@@ -215,8 +212,8 @@ func requestMetric(name string, t float64, in RequestInput) Metric {
 	case len(d) == 0:
 		m.Absent = fmt.Sprintf("no decode instance exports the %s histogram of the decode leg", strings.ToUpper(name))
 	default:
-		if rt := routerTime(in); len(rt) > 0 {
-			return boundMetric(m, append(rt, Merge(p...), Merge(d...)), SourceRouterLegs)
+		if len(rt) > 0 {
+			return boundMetric(m, slices.Concat(rt, []Hist{Merge(p...), Merge(d...)}), SourceRouterLegs)
 		}
 		return boundMetric(m, []Hist{Merge(p...), Merge(d...)}, SourceLegs)
 	}
@@ -255,12 +252,13 @@ func AttainRequest(th Thresholds, in RequestInput) (Attainment, error) {
 		return Attainment{}, err
 	}
 	a := Attainment{Rate: in.Rate}
+	rt := routerTime(in) // merged once, for TTFT and E2E
 	for _, x := range []struct {
 		name string
 		t    float64
 	}{{"ttft", th.TTFT}, {"itl", th.ITL}, {"e2e", th.E2E}} {
 		if x.t > 0 {
-			a.Metrics = append(a.Metrics, requestMetric(x.name, x.t, in))
+			a.Metrics = append(a.Metrics, requestMetric(x.name, x.t, in, rt))
 		}
 	}
 	a.joint()

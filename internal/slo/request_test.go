@@ -66,7 +66,7 @@ func TestSumBoundHoldsWhateverTheCoupling(t *testing.T) {
 				}
 			}
 		}
-		b, err := SumBound(hx, hy, tt)
+		b, err := SumBoundOf([]Hist{hx, hy}, tt)
 		if err != nil {
 			t.Fatal(err)
 		}
